@@ -1,0 +1,61 @@
+"""The ``crsbench`` command: argument parsing and error reporting only.
+
+Each module of this package that defines ``register(subparsers)`` adds its
+sub-commands; the work itself lives in the library. A user error
+(:class:`~crsbench_lib.errors.CRSBenchError`) is printed as one line on stderr
+with exit status 2; an interrupt exits with 130 without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from crsbench_lib import __version__
+from crsbench_lib.errors import CRSBenchError
+
+EXIT_USER_ERROR = 2
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USER_ERROR, f"crsbench: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser, with every sub-command module registered."""
+    parser = _Parser(prog="crsbench", description="CRS-Bench: reliability-aware encoder selection.")
+    parser.add_argument("--version", action="version", version=f"crsbench {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers.required = True
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``crsbench`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.handler(args)
+    except CRSBenchError as exc:
+        print(f"crsbench: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        print("crsbench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return int(result or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

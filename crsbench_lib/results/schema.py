@@ -1,0 +1,221 @@
+"""Schema of the results table and its validation.
+
+One row is one evaluation of one encoder on one dataset at one seed, in one
+arm, under one condition (crs-method section 7). Columns that do not apply to a
+condition hold a neutral value instead of a null, so that every row has a full
+key and duplicate detection is exact:
+
+* ``label_fraction`` is the *requested* fraction of the train split (1.0 for
+  ``clean``, ``corruption`` and ``shift`` rows); ``label_fraction_used`` is the
+  fraction actually used after stratification kept every class.
+* ``corruption`` is ``"none"`` and ``severity`` is 0 outside ``corruption`` rows.
+* ``calibration`` is ``"none"`` except in the post-hoc calibration ablation.
+* ``standard_version`` is ``""`` until a table is scored against a standard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from crsbench_lib.errors import SchemaError
+
+ARMS: tuple[str, ...] = ("frozen", "lora")
+CONDITIONS: tuple[str, ...] = ("clean", "label_fraction", "corruption", "shift")
+CALIBRATIONS: tuple[str, ...] = ("none", "temperature", "vector", "isotonic")
+TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the results table.
+
+    Attributes
+    ----------
+    name : str
+        Column name.
+    kind : {"str", "int", "float"}
+        Logical type; checked on validation and enforced on write.
+    description : str
+        What the column holds (rendered in the book's schema appendix).
+    required : bool
+        Whether a table without it is rejected. Optional columns are filled with
+        their default when missing.
+    default : object
+        Fill value for an optional column.
+    """
+
+    name: str
+    kind: str
+    description: str
+    required: bool = True
+    default: object = None
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("encoder", "str", "Encoder name (one family of the zoo or a hub model)."),
+    Column("dataset", "str", "Dataset name."),
+    Column("domain", "str", "Imaging domain: dermatology, ophthalmology, radiology, ..."),
+    Column("task", "str", "Task type: binary, multiclass or multilabel.", False, "multiclass"),
+    Column("seed", "int", "Seed of the probe's train subsample and solver."),
+    Column("arm", "str", "frozen (linear probe on frozen features) or lora (adapted encoder)."),
+    Column("condition", "str", "clean, label_fraction, corruption or shift."),
+    Column("label_fraction", "float", "Requested fraction of the train labels (1.0 unless condition is label_fraction)."),
+    Column("label_fraction_used", "float", "Fraction of train labels actually used.", False, np.nan),
+    Column("corruption", "str", "Corruption family, 'none' outside corruption rows."),
+    Column("severity", "int", "Corruption severity 1..5, 0 outside corruption rows."),
+    Column("calibration", "str", "Post-hoc calibrator: none, temperature, vector or isotonic."),
+    Column("auroc", "float", "Macro-AUROC on the test split (one-vs-rest; mean over labels)."),
+    Column("ece", "float", "Expected calibration error (bins and variant in ece_bins/ece_variant)."),
+    Column("brier", "float", "Brier score (mean over classes or labels)."),
+    Column("nll", "float", "Negative log-likelihood (mean per example)."),
+    Column("accuracy", "float", "Top-1 accuracy (multi-label: mean per-label accuracy at 0.5)."),
+    Column("n_test", "int", "Number of test examples."),
+    Column("n_skipped", "int", "Classes or labels skipped by AUROC for having one outcome only.", False, 0),
+    Column("ece_bins", "int", "Number of equal-width ECE bins.", False, 15),
+    Column("ece_variant", "str", "ECE variant: top-label (multi-class) or binary-mean (multi-label).", False, ""),
+    Column("config_hash", "str", "Hash of the run configuration that produced the row.", False, ""),
+    Column("package_version", "str", "crsbench version that produced the row.", False, ""),
+    Column("standard_version", "str", "Reference standard version, '' until scored.", False, ""),
+)
+
+COLUMN_BY_NAME: dict[str, Column] = {c.name: c for c in COLUMNS}
+KEY_COLUMNS: tuple[str, ...] = (
+    "encoder",
+    "dataset",
+    "seed",
+    "arm",
+    "condition",
+    "label_fraction",
+    "corruption",
+    "severity",
+    "calibration",
+)
+METRIC_COLUMNS: tuple[str, ...] = ("auroc", "ece", "brier", "nll", "accuracy")
+# Metrics that must lie in [0, 1] whatever the task.
+UNIT_INTERVAL_COLUMNS: tuple[str, ...] = ("auroc", "ece", "brier", "accuracy")
+
+_PANDAS_DTYPES = {"str": "string", "int": "int64", "float": "float64"}
+
+
+def empty_results() -> pd.DataFrame:
+    """An empty results table with every column at its dtype."""
+    return pd.DataFrame({c.name: pd.Series(dtype=_PANDAS_DTYPES[c.kind]) for c in COLUMNS})
+
+
+def _rows(index: pd.Index, mask: np.ndarray | pd.Series, limit: int = 5) -> str:
+    bad = list(index[np.asarray(mask, dtype=bool)])
+    shown = ", ".join(str(i) for i in bad[:limit])
+    more = f" and {len(bad) - limit} more" if len(bad) > limit else ""
+    return f"row{'s' if len(bad) > 1 else ''} {shown}{more}"
+
+
+def _coerce(frame: pd.DataFrame, column: Column, source: str) -> pd.Series:
+    values = frame[column.name]
+    if column.kind == "str":
+        not_str = np.fromiter((not isinstance(v, str) for v in values), dtype=bool, count=len(values))
+        if not_str.any():
+            raise SchemaError(
+                f"{source}: column '{column.name}' must hold text, "
+                f"found {values[not_str].iloc[0]!r} in {_rows(frame.index, not_str)}"
+            )
+        return values.astype("string")
+    numeric = pd.to_numeric(values, errors="coerce")
+    not_numeric = numeric.isna() & values.notna()
+    if not_numeric.any():
+        raise SchemaError(
+            f"{source}: column '{column.name}' must be numeric ({column.kind}), "
+            f"found {values[not_numeric].iloc[0]!r} in {_rows(frame.index, not_numeric)}"
+        )
+    if column.kind == "int":
+        missing = numeric.isna()
+        if missing.any():
+            raise SchemaError(f"{source}: column '{column.name}' has missing values in {_rows(frame.index, missing)}")
+        fractional = numeric != np.round(numeric)
+        if fractional.any():
+            raise SchemaError(
+                f"{source}: column '{column.name}' must hold integers, "
+                f"found {numeric[fractional].iloc[0]!r} in {_rows(frame.index, fractional)}"
+            )
+        return numeric.astype("int64")
+    return numeric.astype("float64")
+
+
+def validate_results(frame: pd.DataFrame, source: str = "results table") -> pd.DataFrame:
+    """Check a results table against the schema and return it with exact dtypes.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table to check. Extra columns are kept as they are.
+    source : str
+        Name used in error messages (a file path, say).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with every schema column at its dtype (text as pandas ``string``,
+        ``int64``, ``float64``), optional columns filled, schema columns first.
+
+    Raises
+    ------
+    SchemaError
+        On a missing required column, a value of the wrong type, a NaN metric,
+        a metric outside [0, 1] (AUROC, ECE, Brier, accuracy), a negative NLL,
+        an unknown arm, condition, calibration or task, a severity outside 0..5,
+        a label fraction outside (0, 1], or duplicate rows (same key). The
+        message names the column and the rows at fault.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise SchemaError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
+    missing = [c.name for c in COLUMNS if c.required and c.name not in frame.columns]
+    if missing:
+        raise SchemaError(f"{source}: missing required column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}")
+    out = frame.copy()
+    for column in COLUMNS:
+        if column.name not in out.columns:
+            out[column.name] = column.default
+        out[column.name] = _coerce(out, column, source)
+
+    for name in METRIC_COLUMNS:
+        nan = out[name].isna()
+        if nan.any():
+            raise SchemaError(f"{source}: column '{name}' is NaN in {_rows(out.index, nan)}")
+    for name in UNIT_INTERVAL_COLUMNS:
+        outside = (out[name] < 0) | (out[name] > 1)
+        if outside.any():
+            raise SchemaError(
+                f"{source}: column '{name}' must lie in [0, 1], "
+                f"found {out.loc[outside, name].iloc[0]!r} in {_rows(out.index, outside)}"
+            )
+    negative = out["nll"] < 0
+    if negative.any():
+        raise SchemaError(f"{source}: column 'nll' must be >= 0, found negative values in {_rows(out.index, negative)}")
+    for name, allowed in (("arm", ARMS), ("condition", CONDITIONS), ("calibration", CALIBRATIONS), ("task", TASKS)):
+        unknown = ~out[name].isin(allowed)
+        if unknown.any():
+            raise SchemaError(
+                f"{source}: column '{name}' has unknown value {out.loc[unknown, name].iloc[0]!r} "
+                f"in {_rows(out.index, unknown)} (expected one of {', '.join(allowed)})"
+            )
+    bad_severity = (out["severity"] < 0) | (out["severity"] > 5)
+    bad_severity |= (out["condition"] == "corruption") & (out["severity"] == 0)
+    if bad_severity.any():
+        raise SchemaError(
+            f"{source}: column 'severity' must be 1..5 on corruption rows and 0 elsewhere, in {_rows(out.index, bad_severity)}"
+        )
+    bad_fraction = ~((out["label_fraction"] > 0) & (out["label_fraction"] <= 1))
+    if bad_fraction.any():
+        raise SchemaError(f"{source}: column 'label_fraction' must lie in (0, 1], in {_rows(out.index, bad_fraction)}")
+    bad_count = out["n_test"] <= 0
+    if bad_count.any():
+        raise SchemaError(f"{source}: column 'n_test' must be positive, in {_rows(out.index, bad_count)}")
+    duplicated = out.duplicated(subset=list(KEY_COLUMNS), keep=False)
+    if duplicated.any():
+        raise SchemaError(
+            f"{source}: duplicate rows (same {', '.join(KEY_COLUMNS)}) in {_rows(out.index, duplicated)}"
+        )
+    ordered = [c.name for c in COLUMNS] + [c for c in out.columns if c not in COLUMN_BY_NAME]
+    return out[ordered]
