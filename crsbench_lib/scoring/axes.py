@@ -1,0 +1,300 @@
+"""The four raw reliability axes and the encoder profile (crs-method section 3).
+
+Per encoder x dataset x seed of one arm, from rows with ``calibration == "none"``:
+
+* ``D`` (discrimination, higher is better): clean macro-AUROC at 100% labels.
+* ``C`` (calibration, lower is better): clean ECE at 100% labels.
+* ``L`` (label efficiency, higher is better): mean over the label fractions
+  ``f < 1`` of ``AUROC_f / AUROC_1.0``.
+* ``R`` (robustness, lower is better): mean of the *available* losses among the
+  average corruption loss (mean over (corruption, severity) of
+  ``loss(AUROC_c,s)``), the worst corruption loss (max over corruptions of the
+  mean over severities) and the shift loss ``loss(AUROC_siteB)``, with
+  ``loss(x) = max(0, AUROC_clean - x)``.
+
+The encoder profile is the mean of each axis over seeds, then over datasets,
+each dataset weighing the same.
+
+Missing pieces are handled as follows (and nowhere silently):
+
+* Every (encoder, dataset, seed) cell that appears in the arm must have exactly
+  one clean row at label fraction 1.0; otherwise :class:`SchemaError` names the
+  cell. ``D`` and ``C`` are therefore always defined.
+* ``L``: a cell with no label-fraction rows at all has ``L = NaN`` (the axis is
+  unavailable there); a cell that has some of the requested fractions but not
+  all raises :class:`SchemaError` naming the missing fraction, because a partial
+  mean would not be comparable. Label fractions of the table that were not
+  requested are ignored.
+* ``R``: losses that cannot be computed are left out of the mean (a dataset with
+  no second site has no shift loss); a cell with neither corruption nor shift
+  rows has ``R = NaN``.
+* In the profile, a NaN axis of a dataset is left out of that axis' mean over
+  datasets (the remaining datasets weigh the same). An encoder whose axis is NaN
+  on every dataset raises :class:`SchemaError` naming the encoder and the axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from crsbench_lib.errors import SchemaError
+from crsbench_lib.results.schema import ARMS, validate_results
+
+#: The axes in their fixed order (columns of every profile array).
+AXES: tuple[str, ...] = ("D", "C", "L", "R")
+#: Direction of each axis: True where a higher raw value is better.
+HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": False}
+
+CELL: list[str] = ["encoder", "dataset", "seed"]
+# Two label fractions closer than this are the same fraction (0.1 vs 0.10000000000000002).
+_FRACTION_ATOL = 1e-9
+
+
+def _cell_name(cell: tuple[object, ...]) -> str:
+    encoder, dataset, seed = cell
+    return f"encoder '{encoder}', dataset '{dataset}', seed {seed}"
+
+
+def _check_arm(arm: str) -> None:
+    if arm not in ARMS:
+        raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
+
+
+def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.DataFrame:
+    """Average and worst corruption loss per cell.
+
+    Parameters
+    ----------
+    clean_auroc : pandas.Series
+        Clean AUROC indexed by (encoder, dataset, seed).
+    corrupted : pandas.DataFrame
+        Corruption rows with columns encoder, dataset, seed, corruption,
+        severity, auroc.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (encoder, dataset, seed): ``avg_corruption_loss`` (mean over
+        (corruption, severity) of ``max(0, AUROC_clean - AUROC_c,s)``),
+        ``worst_corruption_loss`` (max over corruptions of the mean over
+        severities of that loss) and ``n_corruption_rows``.
+    """
+    if corrupted.empty:
+        return pd.DataFrame(
+            {"avg_corruption_loss": [], "worst_corruption_loss": [], "n_corruption_rows": []},
+            index=pd.MultiIndex.from_tuples([], names=CELL),
+        )
+    frame = corrupted[CELL + ["corruption", "severity", "auroc"]].copy()
+    clean = clean_auroc.reindex(pd.MultiIndex.from_frame(frame[CELL])).to_numpy()
+    frame["loss"] = np.maximum(0.0, clean - frame["auroc"].to_numpy(dtype=float))
+    grouped = frame.groupby(CELL, sort=True)["loss"]
+    average = grouped.mean()
+    worst = frame.groupby(CELL + ["corruption"], sort=True)["loss"].mean().groupby(level=CELL).max()
+    return pd.DataFrame(
+        {"avg_corruption_loss": average, "worst_corruption_loss": worst, "n_corruption_rows": grouped.size()}
+    )
+
+
+def raw_axes(
+    results: pd.DataFrame,
+    arm: str = "frozen",
+    label_fractions: Sequence[float] | None = None,
+) -> pd.DataFrame:
+    """Raw D, C, L, R per encoder x dataset x seed of one arm.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table (validated here).
+    arm : {"frozen", "lora"}
+        Which arm to score.
+    label_fractions : sequence of float, optional
+        The label fractions of the reference standard; those below 1 enter
+        ``L``. ``None`` takes every fraction below 1 found on the table's
+        label-fraction rows of the arm.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell, sorted by encoder, dataset, seed, with columns
+        ``encoder, dataset, seed, D, C, L, R`` followed by the pieces:
+        ``avg_corruption_loss, worst_corruption_loss, shift_loss,
+        n_label_fractions, n_corruption_rows``.
+
+    Raises
+    ------
+    SchemaError
+        If the table breaks the schema, the arm has no rows, a cell lacks its
+        clean row (or has several), a cell has only some of the requested label
+        fractions, or a requested label fraction lies outside (0, 1].
+    """
+    _check_arm(arm)
+    table = validate_results(results)
+    rows = table[(table["arm"] == arm) & (table["calibration"] == "none")]
+    if rows.empty:
+        raise SchemaError(f"results table has no rows for arm '{arm}' (with calibration 'none')")
+    rows = rows.assign(encoder=rows["encoder"].astype(str), dataset=rows["dataset"].astype(str))
+    condition = rows["condition"].astype(str)
+    full = np.isclose(rows["label_fraction"].to_numpy(dtype=float), 1.0, rtol=0.0, atol=_FRACTION_ATOL)
+
+    cells = rows[CELL].drop_duplicates().sort_values(CELL, kind="mergesort")
+    index = pd.MultiIndex.from_frame(cells)
+
+    clean = rows[(condition == "clean").to_numpy() & full]
+    duplicated = clean.duplicated(subset=CELL, keep=False)
+    if duplicated.any():
+        cell = tuple(clean.loc[duplicated, CELL].iloc[0])
+        raise SchemaError(f"results table has several clean rows (label fraction 1.0) for {_cell_name(cell)}")
+    clean = clean.set_index(CELL)
+    missing = index.difference(clean.index)
+    if len(missing):
+        more = f" (and {len(missing) - 1} more cells)" if len(missing) > 1 else ""
+        raise SchemaError(
+            f"results table has no clean row (arm '{arm}', label fraction 1.0, calibration 'none') "
+            f"for {_cell_name(missing[0])}{more}"
+        )
+    clean = clean.reindex(index)
+    clean_auroc = clean["auroc"].astype(float)
+
+    out = pd.DataFrame(index=index)
+    out["D"] = clean_auroc.to_numpy()
+    out["C"] = clean["ece"].to_numpy(dtype=float)
+
+    # Label efficiency.
+    lf_rows = rows[(condition == "label_fraction").to_numpy()]
+    if label_fractions is None:
+        fractions = sorted({float(f) for f in lf_rows["label_fraction"] if f < 1.0 - _FRACTION_ATOL}, reverse=True)
+    else:
+        fractions = [float(f) for f in label_fractions]
+        bad = [f for f in fractions if not (0.0 < f <= 1.0)]
+        if bad:
+            raise SchemaError(f"label fraction {bad[0]!r} outside (0, 1]")
+        fractions = [f for f in fractions if f < 1.0 - _FRACTION_ATOL]
+    ratios = pd.DataFrame(index=index)
+    lf_values = lf_rows["label_fraction"].to_numpy(dtype=float)
+    for fraction in fractions:
+        at = lf_rows[np.isclose(lf_values, fraction, rtol=0.0, atol=_FRACTION_ATOL)]
+        auroc = at.groupby(CELL, sort=True)["auroc"].mean()  # one row per cell: keys are unique
+        ratios[fraction] = auroc.reindex(index).to_numpy() / clean_auroc.to_numpy()
+    if fractions:
+        present = ratios.notna()
+        partial = present.any(axis=1) & ~present.all(axis=1)
+        if partial.any():
+            cell = partial[partial].index[0]
+            absent = [f for f in fractions if not present.loc[cell, f]]
+            raise SchemaError(
+                f"results table lacks label fraction {absent[0]!r} for {_cell_name(cell)} "
+                f"(it has other label fractions; L needs all of {', '.join(repr(f) for f in fractions)})"
+            )
+        out["L"] = ratios.mean(axis=1, skipna=False).to_numpy()
+        out["n_label_fractions"] = present.sum(axis=1).to_numpy()
+    else:
+        out["L"] = np.nan
+        out["n_label_fractions"] = 0
+
+    # Robustness.
+    corrupted = rows[(condition == "corruption").to_numpy()]
+    losses = corruption_losses(clean_auroc, corrupted).reindex(index)
+    shift = rows[(condition == "shift").to_numpy() & full].set_index(CELL)["auroc"].astype(float)
+    shift_loss = np.maximum(0.0, clean_auroc - shift.reindex(index))
+    pieces = np.column_stack(
+        [losses["avg_corruption_loss"].to_numpy(dtype=float), losses["worst_corruption_loss"].to_numpy(dtype=float),
+         shift_loss.to_numpy(dtype=float)]
+    )
+    available = ~np.isnan(pieces)
+    counts = available.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["R"] = np.where(counts > 0, np.where(available, pieces, 0.0).sum(axis=1) / np.maximum(counts, 1), np.nan)
+    out["avg_corruption_loss"] = pieces[:, 0]
+    out["worst_corruption_loss"] = pieces[:, 1]
+    out["shift_loss"] = pieces[:, 2]
+    out["n_corruption_rows"] = losses["n_corruption_rows"].fillna(0).astype("int64").to_numpy()
+    out = out.reset_index()
+    out["encoder"] = out["encoder"].astype(str)
+    out["dataset"] = out["dataset"].astype(str)
+    out["seed"] = out["seed"].astype("int64")
+    columns = CELL + list(AXES) + [
+        "avg_corruption_loss", "worst_corruption_loss", "shift_loss", "n_label_fractions", "n_corruption_rows",
+    ]
+    return out[columns]
+
+
+def encoder_profiles(raw: pd.DataFrame) -> pd.DataFrame:
+    """Encoder profiles: each axis averaged over seeds, then over datasets.
+
+    Parameters
+    ----------
+    raw : pandas.DataFrame
+        Output of :func:`raw_axes` (columns encoder, dataset, seed and the axes).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``encoder`` (sorted), columns ``D, C, L, R``. A dataset whose axis
+        is NaN is left out of that axis' mean over datasets.
+
+    Raises
+    ------
+    SchemaError
+        If a column is missing, or an encoder's axis is unavailable on every
+        dataset (no label-fraction rows, or no corruption and shift rows).
+    """
+    missing = [c for c in CELL + list(AXES) if c not in raw.columns]
+    if missing:
+        raise SchemaError(f"raw axes table lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    if raw.empty:
+        raise SchemaError("raw axes table is empty")
+    per_dataset = raw.groupby(["encoder", "dataset"], sort=True)[list(AXES)].mean()
+    profiles = per_dataset.groupby(level="encoder", sort=True).mean()
+    profiles.index = profiles.index.astype(str)
+    profiles.index.name = "encoder"
+    profiles.columns.name = None
+    if profiles.isna().to_numpy().any():
+        encoder, axis = next((e, a) for e in profiles.index for a in AXES if np.isnan(profiles.loc[e, a]))
+        why = "label-fraction rows" if axis == "L" else "corruption or shift rows"
+        raise SchemaError(f"encoder '{encoder}' has axis {axis} unavailable on every dataset (no {why})")
+    return profiles[list(AXES)].astype(float)
+
+
+def per_seed_axes(raw: pd.DataFrame) -> tuple[list[str], list[str], list[int], np.ndarray]:
+    """The raw axes as a dense (encoder, dataset, seed, axis) array.
+
+    Used by the paired-seed bootstrap, which needs the same seeds for every
+    encoder and dataset.
+
+    Returns
+    -------
+    encoders, datasets, seeds : list
+        The sorted labels of the first three array dimensions.
+    values : numpy.ndarray
+        Shape (n_encoders, n_datasets, n_seeds, 4); NaN where an axis is
+        unavailable for a dataset.
+
+    Raises
+    ------
+    SchemaError
+        If some (encoder, dataset) lacks a seed that others have, or an axis is
+        available for some seeds of an (encoder, dataset) but not others.
+    """
+    encoders = sorted(raw["encoder"].astype(str).unique())
+    datasets = sorted(raw["dataset"].astype(str).unique())
+    seeds = sorted(int(s) for s in raw["seed"].unique())
+    full = pd.MultiIndex.from_product([encoders, datasets, seeds], names=CELL)
+    indexed = raw.assign(seed=raw["seed"].astype("int64")).set_index(CELL)[list(AXES)]
+    absent = full.difference(indexed.index)
+    if len(absent):
+        raise SchemaError(
+            f"paired-seed analysis needs every encoder on every dataset and seed; missing {_cell_name(absent[0])}"
+        )
+    values = indexed.reindex(full).to_numpy(dtype=float).reshape(len(encoders), len(datasets), len(seeds), len(AXES))
+    nan = np.isnan(values)
+    uneven = nan.any(axis=2) & ~nan.all(axis=2)
+    if uneven.any():
+        e, d, a = (int(i[0]) for i in np.nonzero(uneven))
+        raise SchemaError(
+            f"axis {AXES[a]} of encoder '{encoders[e]}' on dataset '{datasets[d]}' is available for some seeds only"
+        )
+    return encoders, datasets, seeds, values

@@ -1,0 +1,543 @@
+"""The versioned reference standard (crs-method sections 4 and 5).
+
+A reference standard fixes everything a CRS depends on besides the candidate's
+own profile: the per-axis anchors, the component weights, the label fractions
+that enter ``L``, the ECE binning, and the reference panel (names and
+*normalised* profiles). It is a YAML file::
+
+    format: crs-standard/1
+    version: crs-default-v1
+    created: '2026-11-30T05:00:00Z'
+    description: ...
+    arm: frozen                       # arm the panel was frozen from
+    anchors: {D: {worst: .., best: ..}, C: {...}, L: {...}, R: {...}}
+    weights: {dominance: .., balance: .., floor: ..}
+    label_fractions: [1.0, ...]
+    ece_bins: 15
+    source_results_hash: sha256:...   # the results table the panel came from
+    panel:
+      - {name: enc00, D: .., C: .., L: .., R: ..}
+    content_hash: sha256:...          # over every field but created/description
+
+The method's default numbers live only in ``standards/crs-template.yaml``;
+the code reads them from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from crsbench_lib.atomic import atomic_write_text
+from crsbench_lib.errors import ReferenceStandardError
+from crsbench_lib.paths import standards_dir
+from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
+from crsbench_lib.scoring.axes import AXES, HIGHER_IS_BETTER, encoder_profiles, raw_axes
+from crsbench_lib.scoring.crs import normalise_array
+
+FORMAT = "crs-standard/1"
+WEIGHT_KEYS: tuple[str, ...] = ("dominance", "balance", "floor")
+TEMPLATE_FILENAME = "crs-template.yaml"
+DEFAULT_FILENAME = "crs-default-v1.yaml"
+# Weights must sum to one up to float rounding of the decimal values in the file.
+WEIGHT_SUM_TOLERANCE = 1e-9
+# Fields that describe a standard but do not change any score: left out of the hash.
+_UNHASHED = ("created", "description", "content_hash")
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceStandard:
+    """A validated reference standard.
+
+    Attributes
+    ----------
+    version : str
+        Version id, named by every score computed against it.
+    anchors : dict
+        ``{axis: (worst, best)}`` for axes D, C, L, R.
+    weights : dict
+        ``{"dominance": w, "balance": w, "floor": w}``, non-negative, sum 1.
+    label_fractions : tuple of float
+        Fractions of the protocol; includes 1.0, the others enter ``L``.
+    ece_bins : int
+        Number of equal-width ECE bins the results must have used.
+    panel_names : tuple of str
+        Reference panel members (may be empty in a template).
+    panel_profiles : numpy.ndarray
+        Shape (k, 4), the panel's normalised profiles in [0, 1], axis order D, C, L, R.
+    created, description, arm, source_results_hash : str
+        Provenance.
+    """
+
+    version: str
+    anchors: dict[str, tuple[float, float]]
+    weights: dict[str, float]
+    label_fractions: tuple[float, ...]
+    ece_bins: int
+    panel_names: tuple[str, ...] = ()
+    panel_profiles: np.ndarray = field(default_factory=lambda: np.zeros((0, len(AXES))))
+    created: str = ""
+    description: str = ""
+    arm: str = "frozen"
+    source_results_hash: str = ""
+
+    def __post_init__(self) -> None:
+        # Normalise containers so a standard built in code equals one read from disk.
+        object.__setattr__(self, "anchors", {a: (float(w), float(b)) for a, (w, b) in self.anchors.items()})
+        object.__setattr__(self, "weights", {k: float(v) for k, v in self.weights.items()})
+        object.__setattr__(self, "label_fractions", tuple(float(f) for f in self.label_fractions))
+        object.__setattr__(self, "panel_names", tuple(str(n) for n in self.panel_names))
+        profiles = np.array(self.panel_profiles, dtype=float).reshape(-1, len(AXES))
+        profiles.setflags(write=False)
+        object.__setattr__(self, "panel_profiles", profiles)
+        validate_standard(self)
+
+    # Arrays in axis order, for the vectorised scorer.
+    @property
+    def worst(self) -> np.ndarray:
+        """Worst anchors, shape (4,), axis order D, C, L, R."""
+        return np.array([self.anchors[a][0] for a in AXES], dtype=float)
+
+    @property
+    def best(self) -> np.ndarray:
+        """Best anchors, shape (4,), axis order D, C, L, R."""
+        return np.array([self.anchors[a][1] for a in AXES], dtype=float)
+
+    @property
+    def weight_vector(self) -> np.ndarray:
+        """Weights of (dominance, balance, floor), shape (3,)."""
+        return np.array([self.weights[k] for k in WEIGHT_KEYS], dtype=float)
+
+    @property
+    def panel(self) -> pd.DataFrame:
+        """The panel's normalised profiles as a DataFrame (index encoder)."""
+        return pd.DataFrame(self.panel_profiles, index=pd.Index(self.panel_names, name="encoder"), columns=list(AXES))
+
+    @property
+    def content_hash(self) -> str:
+        """``sha256:<hex>`` of every field that can change a score."""
+        return content_hash(self.to_dict())
+
+    def require_panel(self) -> np.ndarray:
+        """The panel profiles; raises if the panel is empty (a template).
+
+        Raises
+        ------
+        ReferenceStandardError
+            If the standard has no panel members.
+        """
+        if len(self.panel_names) == 0:
+            raise ReferenceStandardError(
+                f"reference standard '{self.version}' has an empty panel and cannot score; "
+                "freeze one from a results table (crsbench freeze) and pass it with --standard"
+            )
+        return self.panel_profiles
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML-ready mapping (without ``content_hash``)."""
+        return {
+            "format": FORMAT,
+            "version": self.version,
+            "created": self.created,
+            "description": self.description,
+            "arm": self.arm,
+            "anchors": {a: {"worst": self.anchors[a][0], "best": self.anchors[a][1]} for a in AXES},
+            "weights": {k: self.weights[k] for k in WEIGHT_KEYS},
+            "label_fractions": list(self.label_fractions),
+            "ece_bins": int(self.ece_bins),
+            "source_results_hash": self.source_results_hash,
+            "panel": [
+                {"name": name, **{a: float(v) for a, v in zip(AXES, row, strict=True)}}
+                for name, row in zip(self.panel_names, self.panel_profiles, strict=True)
+            ],
+        }
+
+
+def content_hash(mapping: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of a standard's mapping, ignoring created/description/content_hash.
+
+    Floats are serialised by ``repr`` (exact round trip), keys sorted.
+    """
+    content = {k: v for k, v in mapping.items() if k not in _UNHASHED}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _fail(source: str, where: str, what: str) -> ReferenceStandardError:
+    return ReferenceStandardError(f"{source}: field '{where}' {what}")
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def validate_standard(std: ReferenceStandard, source: str = "reference standard") -> None:
+    """Check a standard's fields.
+
+    Raises
+    ------
+    ReferenceStandardError
+        Naming the field: empty version; anchors not exactly D, C, L, R, not
+        finite, worst == best, or pointing the wrong way (best must exceed worst
+        on D and L, and lie below it on C and R); weights not exactly
+        dominance/balance/floor, negative, or not summing to 1 within 1e-9;
+        label fractions outside (0, 1], repeated, or without 1.0; ece_bins not a
+        positive integer; panel names empty or repeated; panel profiles outside
+        [0, 1] or not of shape (k, 4).
+    """
+    if not isinstance(std.version, str) or not std.version.strip():
+        raise _fail(source, "version", "must be a non-empty string")
+    if set(std.anchors) != set(AXES):
+        raise _fail(source, "anchors", f"must have exactly the axes {', '.join(AXES)}, found {sorted(std.anchors)}")
+    for axis in AXES:
+        worst, best = std.anchors[axis]
+        if not (math.isfinite(worst) and math.isfinite(best)):
+            raise _fail(source, f"anchors.{axis}", "must hold finite numbers")
+        if worst == best:
+            raise _fail(source, f"anchors.{axis}", f"has worst == best ({worst!r})")
+        if (best > worst) != HIGHER_IS_BETTER[axis]:
+            direction = "above" if HIGHER_IS_BETTER[axis] else "below"
+            raise _fail(source, f"anchors.{axis}", f"best must lie {direction} worst (axis {axis})")
+    if set(std.weights) != set(WEIGHT_KEYS):
+        raise _fail(source, "weights", f"must have exactly {', '.join(WEIGHT_KEYS)}, found {sorted(std.weights)}")
+    for key in WEIGHT_KEYS:
+        if not math.isfinite(std.weights[key]) or std.weights[key] < 0:
+            raise _fail(source, f"weights.{key}", f"must be a finite number >= 0, found {std.weights[key]!r}")
+    total = math.fsum(std.weights.values())
+    if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+        raise _fail(source, "weights", f"must sum to 1, found {total!r}")
+    fractions = std.label_fractions
+    if not fractions:
+        raise _fail(source, "label_fractions", "must not be empty")
+    for f in fractions:
+        if not (math.isfinite(f) and 0.0 < f <= 1.0):
+            raise _fail(source, "label_fractions", f"must lie in (0, 1], found {f!r}")
+    if len(set(fractions)) != len(fractions):
+        raise _fail(source, "label_fractions", "must not repeat a fraction")
+    if 1.0 not in fractions:
+        raise _fail(source, "label_fractions", "must include 1.0")
+    if isinstance(std.ece_bins, bool) or not isinstance(std.ece_bins, (int, np.integer)) or std.ece_bins < 1:
+        raise _fail(source, "ece_bins", f"must be a positive integer, found {std.ece_bins!r}")
+    names = std.panel_names
+    if any(not n.strip() for n in names):
+        raise _fail(source, "panel", "has a member with an empty name")
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise _fail(source, "panel", f"names '{n}' twice")
+        seen.add(n)
+    profiles = std.panel_profiles
+    if profiles.shape != (len(names), len(AXES)):
+        raise _fail(source, "panel", f"profiles must have shape ({len(names)}, {len(AXES)}), found {profiles.shape}")
+    outside = ~((profiles >= 0.0) & (profiles <= 1.0))  # also catches NaN
+    if outside.any():
+        i, a = (int(x[0]) for x in np.nonzero(outside))
+        raise _fail(
+            source, f"panel[{i}].{AXES[a]}", f"(member '{names[i]}') must lie in [0, 1], found {profiles[i, a]!r}"
+        )
+
+
+def _number(mapping: Mapping[str, Any], key: str, source: str, where: str) -> float:
+    if key not in mapping:
+        raise _fail(source, f"{where}.{key}", "is missing")
+    value = mapping[key]
+    if not _finite(value):
+        raise _fail(source, f"{where}.{key}", f"must be a finite number, found {value!r}")
+    return float(value)
+
+
+def standard_from_dict(data: object, source: str = "reference standard") -> ReferenceStandard:
+    """Build and validate a standard from its YAML mapping.
+
+    Raises
+    ------
+    ReferenceStandardError
+        On a missing or malformed field (named), or a ``content_hash`` that
+        does not match the content (the file was edited after freezing).
+    """
+    if not isinstance(data, Mapping):
+        raise ReferenceStandardError(f"{source}: expected a YAML mapping at the top level")
+    fmt = data.get("format", FORMAT)
+    if fmt != FORMAT:
+        raise _fail(source, "format", f"must be '{FORMAT}', found {fmt!r}")
+    for key in ("version", "anchors", "weights", "label_fractions", "ece_bins"):
+        if key not in data:
+            raise _fail(source, key, "is missing")
+    version = data["version"]
+    if not isinstance(version, str):
+        raise _fail(source, "version", f"must be a string, found {version!r}")
+    anchors_in = data["anchors"]
+    if not isinstance(anchors_in, Mapping):
+        raise _fail(source, "anchors", "must be a mapping of axis -> {worst, best}")
+    anchors: dict[str, tuple[float, float]] = {}
+    for axis, pair in anchors_in.items():
+        if not isinstance(pair, Mapping):
+            raise _fail(source, f"anchors.{axis}", "must be a mapping with worst and best")
+        anchors[str(axis)] = (
+            _number(pair, "worst", source, f"anchors.{axis}"),
+            _number(pair, "best", source, f"anchors.{axis}"),
+        )
+    weights_in = data["weights"]
+    if not isinstance(weights_in, Mapping):
+        raise _fail(source, "weights", "must be a mapping of component -> weight")
+    weights = {str(k): _number(weights_in, k, source, "weights") for k in weights_in}
+    fractions_in = data["label_fractions"]
+    if not isinstance(fractions_in, Sequence) or isinstance(fractions_in, str):
+        raise _fail(source, "label_fractions", "must be a list of numbers")
+    for f in fractions_in:
+        if not _finite(f):
+            raise _fail(source, "label_fractions", f"must hold numbers, found {f!r}")
+    ece_bins = data["ece_bins"]
+    if isinstance(ece_bins, bool) or not isinstance(ece_bins, int):
+        raise _fail(source, "ece_bins", f"must be a positive integer, found {ece_bins!r}")
+    panel_in = data.get("panel") or []
+    if not isinstance(panel_in, Sequence) or isinstance(panel_in, str):
+        raise _fail(source, "panel", "must be a list of {name, D, C, L, R}")
+    names: list[str] = []
+    rows: list[list[float]] = []
+    for i, member in enumerate(panel_in):
+        if not isinstance(member, Mapping) or not isinstance(member.get("name"), str):
+            raise _fail(source, f"panel[{i}]", "must be a mapping with a string 'name' and axes D, C, L, R")
+        names.append(member["name"])
+        rows.append([_number(member, a, source, f"panel[{i}]") for a in AXES])
+    created = data.get("created", "")
+    if isinstance(created, datetime):  # YAML parses an unquoted timestamp
+        created = created.isoformat()
+    try:
+        std = ReferenceStandard(
+            version=version,
+            anchors=anchors,
+            weights=weights,
+            label_fractions=tuple(float(f) for f in fractions_in),
+            ece_bins=ece_bins,
+            panel_names=tuple(names),
+            panel_profiles=np.array(rows, dtype=float).reshape(-1, len(AXES)),
+            created=str(created),
+            description=str(data.get("description", "") or ""),
+            arm=str(data.get("arm", "frozen")),
+            source_results_hash=str(data.get("source_results_hash", "") or ""),
+        )
+    except ReferenceStandardError as exc:
+        raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
+    recorded = data.get("content_hash")
+    if recorded is not None and recorded != std.content_hash:
+        raise _fail(
+            source, "content_hash", "does not match the content (the file was edited after freezing; freeze a new version)"
+        )
+    return std
+
+
+def load_standard(path: str | os.PathLike[str]) -> ReferenceStandard:
+    """Read and validate a reference standard YAML file.
+
+    Raises
+    ------
+    ReferenceStandardError
+        If the file is missing, is not YAML, or a field is invalid (named).
+    """
+    source = Path(path)
+    if not source.is_file():
+        raise ReferenceStandardError(f"{source}: no such reference standard file")
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ReferenceStandardError(f"{source}: not a readable YAML file ({type(exc).__name__})") from exc
+    return standard_from_dict(data, source=str(source))
+
+
+def dump_standard(std: ReferenceStandard) -> str:
+    """The YAML text of a standard, with its ``content_hash``."""
+    mapping = std.to_dict()
+    mapping["content_hash"] = std.content_hash
+    header = (
+        f"# CRS-Bench reference standard {std.version}: anchors, weights, label fractions, ECE bins\n"
+        "# and the reference panel's normalised profiles. Do not edit: freeze a new version.\n"
+    )
+    return header + yaml.safe_dump(mapping, sort_keys=False, default_flow_style=None, width=100)
+
+
+def save_standard(std: ReferenceStandard, path: str | os.PathLike[str]) -> Path:
+    """Write a standard as YAML (atomically) and return the path."""
+    destination = Path(path)
+    atomic_write_text(destination, dump_standard(std))
+    return destination
+
+
+def template_standard_path() -> Path:
+    """The shipped template (method defaults, empty panel)."""
+    return standards_dir() / TEMPLATE_FILENAME
+
+
+def load_template() -> ReferenceStandard:
+    """The method's defaults, read from ``standards/crs-template.yaml``."""
+    return load_standard(template_standard_path())
+
+
+def default_standard_path() -> Path:
+    """The shipped default standard, ``standards/crs-default-v1.yaml``.
+
+    Raises
+    ------
+    ReferenceStandardError
+        If it does not exist yet, with what to do instead.
+    """
+    path = standards_dir() / DEFAULT_FILENAME
+    if not path.is_file():
+        raise ReferenceStandardError(
+            f"no default reference standard at {path}; freeze one with "
+            "'crsbench freeze RESULTS --version ID --out FILE' and pass it with --standard"
+        )
+    return path
+
+
+def results_hash(results: pd.DataFrame) -> str:
+    """``sha256:<hex>`` of a results table's schema columns, independent of row order."""
+    table = validate_results(results)
+    table = table[[c.name for c in COLUMNS]].sort_values(list(KEY_COLUMNS), kind="mergesort").reset_index(drop=True)
+    hashed = pd.util.hash_pandas_object(table, index=False).to_numpy()
+    return "sha256:" + hashlib.sha256(hashed.tobytes()).hexdigest()
+
+
+def check_ece_bins(results: pd.DataFrame, std: ReferenceStandard, arm: str = "frozen") -> None:
+    """Raise if the arm's clean rows used a different ECE binning than the standard.
+
+    Raises
+    ------
+    ReferenceStandardError
+        Naming the bins found and the standard's.
+    """
+    rows = results[(results["arm"] == arm) & (results["condition"] == "clean")]
+    found = sorted({int(b) for b in rows["ece_bins"]}) if "ece_bins" in rows.columns else []
+    if found and found != [int(std.ece_bins)]:
+        raise ReferenceStandardError(
+            f"results use ECE with {', '.join(map(str, found))} bins, but standard '{std.version}' "
+            f"(field 'ece_bins') requires {std.ece_bins}"
+        )
+
+
+def freeze_standard(
+    results: pd.DataFrame,
+    version: str,
+    panel: Sequence[str] | None = None,
+    base: ReferenceStandard | str | os.PathLike[str] | None = None,
+    arm: str = "frozen",
+    *,
+    created: str | None = None,
+    description: str | None = None,
+) -> ReferenceStandard:
+    """Freeze a reference standard from a results table.
+
+    The anchors, weights, label fractions and ECE binning are copied from
+    ``base``; the panel is the given encoders' profiles (crs-method section 3),
+    normalised against those anchors.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table.
+    version : str
+        Version id of the new standard.
+    panel : sequence of str, optional
+        Panel members; default every encoder of the arm.
+    base : ReferenceStandard or path, optional
+        Where the settings come from; default the shipped template.
+    arm : {"frozen", "lora"}
+        Arm whose profiles form the panel.
+    created : str, optional
+        Creation time (ISO 8601); default now (UTC, seconds).
+    description : str, optional
+        Free text kept in the file.
+
+    Returns
+    -------
+    ReferenceStandard
+
+    Raises
+    ------
+    SchemaError
+        If the table is malformed or lacks rows the axes need.
+    ReferenceStandardError
+        If the version is empty, a panel name is not an encoder of the table,
+        a name repeats, the panel is empty, or the ECE binning differs.
+    """
+    if not isinstance(version, str) or not version.strip():
+        raise ReferenceStandardError("field 'version' must be a non-empty string")
+    if base is None:
+        base_std = load_template()
+    elif isinstance(base, ReferenceStandard):
+        base_std = base
+    else:
+        base_std = load_standard(base)
+    table = validate_results(results)
+    check_ece_bins(table, base_std, arm)
+    profiles = encoder_profiles(raw_axes(table, arm=arm, label_fractions=base_std.label_fractions))
+    if panel is None:
+        names = list(profiles.index)
+    else:
+        names = [str(n) for n in panel]
+        unknown = [n for n in names if n not in profiles.index]
+        if unknown:
+            raise ReferenceStandardError(
+                f"panel member '{unknown[0]}' is not an encoder of the results table (arm '{arm}'); "
+                f"known: {', '.join(profiles.index)}"
+            )
+        if len(set(names)) != len(names):
+            raise ReferenceStandardError("field 'panel' names a member twice")
+    if not names:
+        raise ReferenceStandardError("field 'panel' must name at least one encoder")
+    normalised = normalise_array(profiles.loc[names, list(AXES)].to_numpy(dtype=float), base_std.worst, base_std.best)
+    stamp = created if created is not None else datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return replace(
+        base_std,
+        version=version,
+        created=stamp,
+        description=description if description is not None else f"Frozen from a results table (arm {arm}).",
+        arm=arm,
+        panel_names=tuple(names),
+        panel_profiles=normalised,
+        source_results_hash=results_hash(table),
+    )
+
+
+def as_standard(standard: ReferenceStandard | str | os.PathLike[str] | None) -> ReferenceStandard:
+    """A standard from an object, a path, or ``None`` (the shipped default)."""
+    if isinstance(standard, ReferenceStandard):
+        return standard
+    if standard is None:
+        return load_standard(default_standard_path())
+    if isinstance(standard, (str, os.PathLike)):
+        return load_standard(standard)
+    raise ReferenceStandardError(f"expected a ReferenceStandard or a path, got {type(standard).__name__}")
+
+
+__all__ = [
+    "DEFAULT_FILENAME",
+    "FORMAT",
+    "ReferenceStandard",
+    "TEMPLATE_FILENAME",
+    "WEIGHT_KEYS",
+    "as_standard",
+    "check_ece_bins",
+    "content_hash",
+    "default_standard_path",
+    "dump_standard",
+    "freeze_standard",
+    "load_standard",
+    "load_template",
+    "results_hash",
+    "save_standard",
+    "standard_from_dict",
+    "template_standard_path",
+    "validate_standard",
+]
