@@ -1,0 +1,237 @@
+"""The embedding store: embed an image set once, keep it on disk, verify it on every read.
+
+An embedding file is keyed by everything that determines its numbers: the
+encoder (name and :attr:`~crsbench_lib.encoders.base.Encoder.weights_hash`),
+the dataset (name and version), split, site, corruption family, severity,
+corruption seed and the number of images. Each key maps to ``<hash>.npy``
+(float32 ``(N, D)``) and a JSON sidecar ``<hash>.json`` holding the key, the
+array's shape and the sha256 of the ``.npy`` bytes. A read recomputes the sha256;
+a missing, truncated or altered file (or a sidecar that does not match) is
+recomputed, never returned.
+
+Writes are atomic (temporary file in the same folder, then rename) and
+streamed: embeddings go batch by batch into a memory-mapped ``.npy``, so only
+one batch of network activations is in memory at a time. Corrupted test sets
+are produced with :func:`crsbench_lib.cohort.corrupt` on the whole selected
+image set at once (so the corruption does not depend on the batch size), then
+embedded batch by batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from crsbench_lib.atomic import atomic_write_text
+from crsbench_lib.data.base import ImageDataset
+from crsbench_lib.encoders.base import Encoder
+from crsbench_lib.errors import DataError, EncoderError
+from crsbench_lib.paths import cache_dir
+
+# Bump when the layout or the meaning of a cached file changes.
+STORE_FORMAT_VERSION = 1
+SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def _safe(text: str) -> str:
+    """A file-name-safe version of ``text`` (hub ids contain ``/`` and ``:``)."""
+    return _SAFE.sub("_", text)[:80] or "_"
+
+
+def cache_key(
+    encoder: Encoder,
+    dataset: ImageDataset,
+    split: str,
+    site: str,
+    corruption: str,
+    severity: int,
+    corruption_seed: int,
+    n_images: int,
+) -> dict[str, Any]:
+    """The mapping that identifies one embedding array (JSON-serialisable)."""
+    return {
+        "format": STORE_FORMAT_VERSION,
+        "encoder": encoder.name,
+        "weights_hash": encoder.weights_hash,
+        "embedding_dim": int(encoder.embedding_dim),
+        "dataset": dataset.name,
+        "dataset_version": dataset.version,
+        "split": split,
+        "site": site,
+        "corruption": corruption,
+        "severity": int(severity),
+        "corruption_seed": int(corruption_seed),
+        "n_images": int(n_images),
+    }
+
+
+def _key_digest(key: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class EmbeddingStore:
+    """On-disk cache of embeddings under ``root`` (default ``cache_dir() / "embeddings"``).
+
+    Parameters
+    ----------
+    root : pathlib.Path, optional
+        Cache folder; created on first write.
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = Path(root) if root is not None else cache_dir() / "embeddings"
+        #: How many arrays this store object computed (rather than read): for tests and logs.
+        self.n_computed = 0
+
+    def paths_for(self, key: dict[str, Any]) -> tuple[Path, Path]:
+        """``(array path, sidecar path)`` of a cache key."""
+        digest = _key_digest(key)
+        folder = self.root / _safe(key["encoder"]) / _safe(key["dataset"])
+        stem = f"{key['split']}-{_safe(key['site'])}-{_safe(key['corruption'])}-s{key['severity']}-{digest[:24]}"
+        return folder / f"{stem}.npy", folder / f"{stem}.json"
+
+    def _read_verified(self, key: dict[str, Any], mmap: bool) -> np.ndarray | None:
+        array_path, meta_path = self.paths_for(key)
+        if not (array_path.exists() and meta_path.exists()):
+            return None
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            if meta.get("key") != key or meta.get("sha256") != _file_sha256(array_path):
+                return None
+            arr = np.load(array_path, mmap_mode="r" if mmap else None, allow_pickle=False)
+        except (OSError, ValueError, json.JSONDecodeError):
+            return None
+        if arr.dtype != np.float32 or arr.shape != (key["n_images"], key["embedding_dim"]):
+            return None
+        return arr
+
+    def embed(
+        self,
+        encoder: Encoder,
+        dataset: ImageDataset,
+        split: str,
+        site: str | None = None,
+        corruption: str = "none",
+        severity: int = 0,
+        corruption_seed: int = 0,
+        n_images: int | None = None,
+        batch_size: int = 256,
+        progress: bool = False,
+        mmap: bool = False,
+    ) -> np.ndarray:
+        """Embeddings of one image set, from the cache or computed and cached.
+
+        Parameters
+        ----------
+        encoder : Encoder
+            The encoder.
+        dataset : ImageDataset
+            The dataset.
+        split : str
+            ``train``, ``val`` or ``test``.
+        site : str, optional
+            Acquisition site (default: the dataset's first site).
+        corruption : str
+            ``"none"`` or a corruption family of :func:`crsbench_lib.cohort.corruption_families`.
+        severity : int
+            0 with ``"none"``, else 1-5.
+        corruption_seed : int
+            Seed of the corruption's randomness.
+        n_images : int, optional
+            Use the first ``n_images`` images of the split (default: all).
+        batch_size : int
+            Images per encoder call (memory bound).
+        progress : bool
+            Show a tqdm progress bar while computing.
+        mmap : bool
+            Return a read-only memory map instead of an in-memory array.
+
+        Returns
+        -------
+        numpy.ndarray
+            float32 ``(n_images, encoder.embedding_dim)``.
+
+        Raises
+        ------
+        DataError
+            For a bad split/site, ``n_images`` or corruption parameters.
+        EncoderError
+            If the encoder returns the wrong shape or dtype.
+        """
+        site = dataset.sites[0] if site is None else site
+        if corruption == "none":
+            if severity != 0:
+                raise DataError(f"severity must be 0 without a corruption, got {severity}")
+            corruption_seed = 0
+        elif severity not in SEVERITIES:
+            raise DataError(f"severity must be one of {SEVERITIES} for corruption {corruption!r}, got {severity}")
+        if batch_size < 1:
+            raise DataError(f"batch_size must be >= 1, got {batch_size}")
+        image_split = dataset.split(split, site)
+        total = len(image_split)
+        n = total if n_images is None else int(n_images)
+        if not 0 < n <= total:
+            raise DataError(f"dataset {dataset.name} {split}/{site}: n_images must be in 1..{total}, got {n_images}")
+        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n)
+        cached = self._read_verified(key, mmap)
+        if cached is not None:
+            return cached
+
+        images = image_split.images[:n]
+        if corruption != "none":
+            from crsbench_lib.cohort import corrupt  # the cohort is needed only for corrupted sets
+
+            images = corrupt(images, corruption, severity, seed=corruption_seed)
+        self._compute(encoder, images, key, batch_size, progress)
+        self.n_computed += 1
+        result = self._read_verified(key, mmap)
+        if result is None:  # pragma: no cover - only if the disk changes under us
+            raise DataError(f"embedding cache {self.paths_for(key)[0]} could not be read back after writing")
+        return result
+
+    def _compute(self, encoder: Encoder, images: np.ndarray, key: dict[str, Any], batch_size: int, progress: bool) -> None:
+        array_path, meta_path = self.paths_for(key)
+        array_path.parent.mkdir(parents=True, exist_ok=True)
+        n, dim = key["n_images"], key["embedding_dim"]
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{array_path.stem}.", suffix=".npy", dir=array_path.parent)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, dim))
+            starts = range(0, n, batch_size)
+            if progress:
+                from tqdm.auto import tqdm
+
+                starts = tqdm(starts, desc=f"{encoder.name} {key['dataset']} {key['split']}", unit="batch", leave=False)
+            for start in starts:
+                z = np.asarray(encoder.embed(images[start : start + batch_size]))
+                if z.dtype != np.float32 or z.shape != (min(batch_size, n - start), dim):
+                    raise EncoderError(
+                        f"encoder {encoder.name} returned {z.dtype} {z.shape}, expected float32 "
+                        f"({min(batch_size, n - start)}, {dim})"
+                    )
+                out[start : start + len(z)] = z
+            out.flush()
+            del out
+            digest = _file_sha256(tmp)
+            os.replace(tmp, array_path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
+        atomic_write_text(meta_path, json.dumps({"key": key, "sha256": digest, "shape": [n, dim]}, indent=1, sort_keys=True))

@@ -1,0 +1,243 @@
+"""The neural zoo: small CNN and ViT architectures and their encoders.
+
+Two architectures, each well under one million parameters so that the whole
+zoo embeds the default cohort in minutes on two CPU cores:
+
+- :class:`SmallCNN`: four ``3x3`` conv-BN-ReLU stages (16, 32, 64, 128 channels)
+  with ``2x2`` max-pooling between them; the embedding is the global average of
+  the last stage (128 values). Fully convolutional, so any ``image_side`` works.
+- :class:`SmallViT`: ``4x4`` patches, width 64, 3 pre-norm transformer blocks
+  with 4 heads; the embedding is the final class token concatenated with the
+  mean patch token (128 values). Position embeddings are stored for a 32-px
+  grid and bilinearly resized for other sides.
+
+The seven neural encoders of :data:`NEURAL_ZOO` differ only in how their
+weights came about (see :mod:`crsbench_lib.encoders.pretrain`): random
+initialisation from a fixed seed (``cnn_random``, ``vit_random``), self-
+supervised (``cnn_autoencoder``, ``cnn_simclr``, ``vit_mae``) and supervised
+(``cnn_generalist`` on all three phantom domains, ``cnn_specialist`` on
+dermatology only). Images are read as RGB (grey replicated), resized to
+``image_side`` and normalised with mean 0.5 and std 0.25 per channel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from crsbench_lib.encoders.torch_encoder import TorchEncoder
+from crsbench_lib.encoders.weights import load_state, params_hash
+from crsbench_lib.errors import EncoderError
+
+NORM_MEAN: tuple[float, float, float] = (0.5, 0.5, 0.5)
+NORM_STD: tuple[float, float, float] = (0.25, 0.25, 0.25)
+# Bump when an architecture's forward pass changes: part of weights_hash.
+NEURAL_CODE_VERSION = "1"
+# Side at which the networks are pretrained and their ViT position grid stored.
+PRETRAIN_SIDE = 32
+
+
+class SmallCNN(nn.Module):
+    """Four conv-BN-ReLU stages with max-pooling; global-average-pooled output."""
+
+    widths: tuple[int, ...] = (16, 32, 64, 128)
+
+    def __init__(self) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        c_in = 3
+        for k, c_out in enumerate(self.widths):
+            layers += [nn.Conv2d(c_in, c_out, 3, padding=1, bias=False), nn.BatchNorm2d(c_out), nn.ReLU(inplace=True)]
+            if k < len(self.widths) - 1:
+                layers.append(nn.MaxPool2d(2))
+            c_in = c_out
+        self.features = nn.Sequential(*layers)
+        self.out_dim = self.widths[-1]
+
+    def feature_map(self, x: torch.Tensor) -> torch.Tensor:
+        """Last-stage feature map ``(N, 128, side/8, side/8)``."""
+        return self.features(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.feature_map(x).mean(dim=(2, 3))
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention with separate ``nn.Linear`` layers (LoRA can target ``qkv``/``proj``)."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n, t, d = x.shape
+        q, k, v = self.qkv(x).reshape(n, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = torch.softmax((q @ k.transpose(-2, -1)) * (d // self.heads) ** -0.5, dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(n, t, d))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: ``x + attn(LN(x))``, then ``x + MLP(LN(x))``."""
+
+    def __init__(self, dim: int, heads: int, mlp: int) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = Attention(dim, heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, mlp)
+        self.fc2 = nn.Linear(mlp, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x))
+        return x + self.fc2(F.gelu(self.fc1(self.norm2(x))))
+
+
+class SmallViT(nn.Module):
+    """A small vision transformer (Dosovitskiy et al., 2021) for 32-px images."""
+
+    patch = 4
+    dim = 64
+    depth = 3
+    heads = 4
+    mlp = 128
+
+    def __init__(self) -> None:
+        super().__init__()
+        grid = PRETRAIN_SIDE // self.patch
+        self.patch_embed = nn.Conv2d(3, self.dim, self.patch, stride=self.patch)
+        self.cls_token = nn.Parameter(torch.zeros(1, 1, self.dim))
+        self.pos_embed = nn.Parameter(torch.randn(1, grid * grid, self.dim) * 0.02)
+        self.blocks = nn.ModuleList([Block(self.dim, self.heads, self.mlp) for _ in range(self.depth)])
+        self.norm = nn.LayerNorm(self.dim)
+        self.out_dim = 2 * self.dim
+
+    def patch_tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """Patch embeddings plus position embeddings, ``(N, L, dim)``."""
+        tok = self.patch_embed(x)
+        n, d, gh, gw = tok.shape
+        pos = self.pos_embed
+        grid = PRETRAIN_SIDE // self.patch
+        if (gh, gw) != (grid, grid):
+            pos = pos.reshape(1, grid, grid, d).permute(0, 3, 1, 2)
+            pos = F.interpolate(pos, size=(gh, gw), mode="bilinear", align_corners=False)
+            pos = pos.permute(0, 2, 3, 1).reshape(1, gh * gw, d)
+        return tok.flatten(2).transpose(1, 2) + pos
+
+    def encode(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Prepend the class token, run the blocks, apply the final norm: ``(N, 1 + L, dim)``."""
+        x = torch.cat([self.cls_token.expand(len(tokens), -1, -1), tokens], dim=1)
+        for block in self.blocks:
+            x = block(x)
+        return self.norm(x)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.encode(self.patch_tokens(x))
+        return torch.cat([h[:, 0], h[:, 1:].mean(dim=1)], dim=1)
+
+
+@dataclass(frozen=True)
+class NeuralSpec:
+    """How one neural encoder of the zoo is built and where its weights live."""
+
+    name: str
+    architecture: str  # "cnn" or "vit"
+    training: str  # "random", "autoencoder", "simclr", "mae", "generalist", "specialist"
+    description: str
+
+    @property
+    def state_file(self) -> str:
+        return f"{self.name}.pt"
+
+
+NEURAL_ZOO: dict[str, NeuralSpec] = {
+    spec.name: spec
+    for spec in (
+        NeuralSpec("cnn_random", "cnn", "random", "small CNN, random initialisation (fixed seed)"),
+        NeuralSpec("vit_random", "vit", "random", "small ViT, random initialisation (fixed seed)"),
+        NeuralSpec("cnn_autoencoder", "cnn", "autoencoder", "small CNN encoder of a convolutional autoencoder"),
+        NeuralSpec("cnn_simclr", "cnn", "simclr", "small CNN, SimCLR contrastive self-supervision"),
+        NeuralSpec("vit_mae", "vit", "mae", "small ViT, masked-autoencoder self-supervision"),
+        NeuralSpec("cnn_generalist", "cnn", "generalist", "small CNN, supervised on all three phantom domains"),
+        NeuralSpec("cnn_specialist", "cnn", "specialist", "small CNN, supervised on dermatology only"),
+    )
+}
+
+
+def make_backbone(architecture: str) -> nn.Module:
+    """A fresh (randomly initialised) backbone of the named architecture."""
+    if architecture == "cnn":
+        return SmallCNN()
+    if architecture == "vit":
+        return SmallViT()
+    raise EncoderError(f"unknown architecture {architecture!r} (expected cnn or vit)")
+
+
+class NeuralEncoder(TorchEncoder):
+    """An encoder of the neural zoo: a backbone with shipped, hash-checked weights.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`NEURAL_ZOO`.
+    image_side : int
+        Working side (32 by default; 64 works: CNNs are fully convolutional and
+        the ViT resizes its position grid).
+    weights_dir : path-like, optional
+        Folder of weight files and ``manifest.json`` (default: the shipped one).
+    device, amp, batch_size
+        See :class:`~crsbench_lib.encoders.torch_encoder.TorchEncoder`.
+    """
+
+    family = "neural"
+
+    def __init__(
+        self,
+        name: str,
+        image_side: int = 32,
+        weights_dir: str | Path | None = None,
+        device: str | torch.device | None = "cpu",
+        amp: str = "none",
+        batch_size: int = 256,
+    ) -> None:
+        if name not in NEURAL_ZOO:
+            raise EncoderError(f"unknown neural encoder {name!r} (valid: {', '.join(NEURAL_ZOO)})")
+        if image_side < 16 or image_side % 8:
+            raise EncoderError(f"{name}: image_side must be a multiple of 8 and >= 16, got {image_side}")
+        super().__init__(image_side, NORM_MEAN, NORM_STD, device=device, amp=amp, batch_size=batch_size)
+        self.spec = NEURAL_ZOO[name]
+        self.name = name
+        net = make_backbone(self.spec.architecture)
+        state, self._weights_hash = load_state(self.spec.state_file, None if weights_dir is None else Path(weights_dir))
+        state = {k: v.to(torch.float32) if v.is_floating_point() else v for k, v in state.items()}
+        try:
+            net.load_state_dict(state, strict=True)
+        except RuntimeError as exc:
+            raise EncoderError(f"{self.spec.state_file}: does not fit the {self.spec.architecture} backbone ({exc})") from exc
+        self._module = net.to(self.device).eval()
+        self.embedding_dim = int(net.out_dim)
+
+    @property
+    def module(self) -> nn.Module:
+        return self._module
+
+    @property
+    def weights_hash(self) -> str:
+        # The file hash plus what else changes the numbers: side, precision, device kind.
+        return params_hash(
+            {
+                "file_sha256": self._weights_hash,
+                "code": NEURAL_CODE_VERSION,
+                "image_side": self.image_side,
+                "amp": self.amp,
+                "device": self.device.type,
+            }
+        )
+
+    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+        return self._module(x)

@@ -1,0 +1,132 @@
+"""The encoder registry: names -> encoders.
+
+Three sources of names:
+
+- the built-in zoo: :data:`DEFAULT_ZOO` (15 families, 8 hand-crafted and 7
+  neural), built by :func:`build_encoder`;
+- hub adapters, by prefix: ``timm:<model id or path>``,
+  ``open_clip:<arch>[:<pretrained tag or path>]`` and ``hf:<hub id or local path>``
+  (:mod:`crsbench_lib.encoders.hub`);
+- third-party encoders registered under the entry-point group
+  ``crsbench.encoders``: each entry point names a callable
+  ``factory(image_side: int = 32, **options) -> Encoder``; its name is the
+  encoder name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from crsbench_lib.encoders.base import Encoder
+from crsbench_lib.encoders.handcrafted import HANDCRAFTED
+from crsbench_lib.encoders.neural import NEURAL_ZOO, NeuralEncoder
+from crsbench_lib.errors import EncoderError
+
+ENTRY_POINT_GROUP = "crsbench.encoders"
+HUB_PREFIXES: tuple[str, ...] = ("timm", "open_clip", "hf")
+
+DEFAULT_ZOO: tuple[str, ...] = (
+    "pixels",
+    "pca",
+    "hog",
+    "lbp",
+    "gabor",
+    "glcm",
+    "kmeans",
+    "colour_hist",
+    "cnn_random",
+    "vit_random",
+    "cnn_autoencoder",
+    "cnn_simclr",
+    "vit_mae",
+    "cnn_generalist",
+    "cnn_specialist",
+)
+
+
+def _entry_points() -> dict[str, EntryPoint]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_encoders() -> list[str]:
+    """Names :func:`build_encoder` accepts: the built-in zoo, then entry-point encoders.
+
+    Hub encoders (``timm:...``, ``open_clip:...``, ``hf:...``) are accepted too
+    but not listed, since their names are open-ended.
+    """
+    names = list(DEFAULT_ZOO)
+    names += sorted(n for n in _entry_points() if n not in names)
+    return names
+
+
+def describe_encoders() -> list[dict[str, str]]:
+    """One row per available encoder: name, family and a one-line description."""
+    rows = []
+    for name in DEFAULT_ZOO:
+        if name in HANDCRAFTED:
+            doc = (HANDCRAFTED[name].__doc__ or "").strip().splitlines()[0]
+            rows.append({"name": name, "family": "handcrafted", "description": doc})
+        else:
+            rows.append({"name": name, "family": "neural", "description": NEURAL_ZOO[name].description})
+    for name, ep in sorted(_entry_points().items()):
+        if name not in DEFAULT_ZOO:
+            rows.append({"name": name, "family": "entry point", "description": ep.value})
+    return rows
+
+
+def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
+    """Build an encoder by name.
+
+    Parameters
+    ----------
+    name : str
+        A name of :func:`available_encoders`, or a hub name
+        (``timm:...``, ``open_clip:...``, ``hf:...``).
+    image_side : int
+        Working image side in pixels (32 by default; 64 works for the zoo).
+    **options
+        Passed to the encoder: ``weights_dir`` (zoo encoders with shipped
+        state), ``device``, ``amp``, ``batch_size`` (torch encoders),
+        ``allow_download`` (hub encoders), or anything an entry-point factory takes.
+
+    Returns
+    -------
+    Encoder
+
+    Raises
+    ------
+    EncoderError
+        For an unknown name (the message lists the valid ones), bad options or
+        weights that fail their hash check.
+    """
+    if not isinstance(name, str) or not name:
+        raise EncoderError(f"encoder name must be a non-empty string, got {name!r}")
+    prefix, sep, rest = name.partition(":")
+    if sep and prefix in HUB_PREFIXES:
+        from crsbench_lib.encoders.hub import build_hub_encoder
+
+        return build_hub_encoder(prefix, rest, image_side=image_side, **options)
+    try:
+        if name in HANDCRAFTED:
+            cls: Callable[..., Encoder] = HANDCRAFTED[name]
+            return cls(image_side=image_side, **options)
+        if name in NEURAL_ZOO:
+            return NeuralEncoder(name, image_side=image_side, **options)
+    except TypeError as exc:
+        raise EncoderError(f"encoder {name}: bad options {sorted(options)} ({exc})") from exc
+    eps = _entry_points()
+    if name in eps:
+        try:
+            factory = eps[name].load()
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in is the user's error to see
+            raise EncoderError(f"entry point {ENTRY_POINT_GROUP}:{name} failed to load ({exc})") from exc
+        encoder = factory(image_side=image_side, **options)
+        if not isinstance(encoder, Encoder):
+            raise EncoderError(f"entry point {ENTRY_POINT_GROUP}:{name} returned {type(encoder).__name__}, not an Encoder")
+        return encoder
+    raise EncoderError(
+        f"unknown encoder {name!r}; valid names: {', '.join(available_encoders())}"
+        f" (or a hub name {', '.join(p + ':<id>' for p in HUB_PREFIXES)})"
+    )
