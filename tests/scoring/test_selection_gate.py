@@ -1,0 +1,74 @@
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crsbench_lib.errors import SchemaError
+from crsbench_lib.scoring.selection_gate import (
+    DEPLOYMENT_EVIDENCE,
+    deployment_evidence,
+    describe_thresholds,
+    selection_gate,
+)
+
+PROFILES = pd.DataFrame(
+    {
+        "encoder": ["a", "b", "c", "d"],
+        "D": [0.90, 0.92, 0.80, 0.70],
+        "C": [0.05, 0.15, 0.04, 0.03],
+        "L": [0.95, 0.97, 0.90, 0.80],
+        "R": [0.02, 0.03, 0.01, 0.10],
+    }
+)
+THRESHOLDS = {"D": 0.75, "C": 0.10, "L": 0.85, "R": 0.05}
+PROBS = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "p_top_k": [1.0, 0.97, 0.6, 0.0]})
+
+
+def test_decisions():
+    gate = selection_gate(PROFILES, THRESHOLDS, PROBS).set_index("encoder")
+    assert gate.loc["a", "decision"] == "advance"
+    assert gate.loc["b", "decision"] == "leading tier, fails C"
+    assert gate.loc["c", "decision"] == "clears gate, outside leading tier"
+    assert gate.loc["d", "decision"] == "fails D, L, R"
+    assert list(selection_gate(PROFILES, THRESHOLDS, PROBS)["encoder"]) == ["a", "b", "c", "d"]
+    assert gate.loc["a", "pass_C"] and not gate.loc["b", "pass_C"]
+
+
+def test_boundaries_are_inclusive_and_axes_optional():
+    gate = selection_gate(PROFILES.set_index("encoder"), {"C": 0.05}).set_index("encoder")
+    assert bool(gate.loc["a", "clears_gate"])  # C == 0.05 passes "C <= 0.05"
+    assert "pass_D" not in gate.columns and "leading_tier" not in gate.columns
+    assert gate.loc["b", "decision"] == "fails C"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(0.5, 1.0), st.floats(0.0, 0.3))
+def test_stricter_thresholds_never_admit_more(d_low, c_high):
+    loose = selection_gate(PROFILES, {"D": d_low, "C": c_high})
+    strict = selection_gate(PROFILES, {"D": min(1.0, d_low + 0.05), "C": max(0.0, c_high - 0.05)})
+    assert set(strict.loc[strict["clears_gate"], "encoder"]) <= set(loose.loc[loose["clears_gate"], "encoder"])
+
+
+def test_describe_and_evidence():
+    described = describe_thresholds(THRESHOLDS)
+    assert list(described["rule"]) == ["D >= 0.75", "C <= 0.1", "L >= 0.85", "R <= 0.05"]
+    assert len(deployment_evidence()) == len(DEPLOYMENT_EVIDENCE) > 0
+
+
+def test_errors():
+    with pytest.raises(SchemaError, match="unknown threshold axis 'X'"):
+        selection_gate(PROFILES, {"X": 1})
+    with pytest.raises(SchemaError, match="must be a number"):
+        selection_gate(PROFILES, {"D": "high"})
+    with pytest.raises(SchemaError, match="no thresholds"):
+        selection_gate(PROFILES, {})
+    with pytest.raises(SchemaError, match="missing axis column"):
+        selection_gate(PROFILES.drop(columns="R"), THRESHOLDS)
+    with pytest.raises(SchemaError, match="no value for encoder 'd'"):
+        selection_gate(PROFILES, THRESHOLDS, PROBS.head(3))
+    with pytest.raises(ValueError, match="tier_probability"):
+        selection_gate(PROFILES, THRESHOLDS, PROBS, tier_probability=0)
+    bad = PROFILES.copy()
+    bad.loc[0, "D"] = float("nan")
+    with pytest.raises(SchemaError, match="non-finite"):
+        selection_gate(bad, THRESHOLDS)

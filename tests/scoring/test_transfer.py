@@ -1,0 +1,82 @@
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from crsbench_lib.errors import SchemaError
+from crsbench_lib.results.synthetic import synthetic_results
+from crsbench_lib.scoring.transfer import auroc_gain, rank_comparison, top_k, transfer_summary
+
+
+def scores(values: dict[str, float]) -> pd.DataFrame:
+    return pd.DataFrame({"encoder": list(values), "crs": list(values.values())})
+
+
+def test_identical_rankings():
+    s = scores({"a": 0.9, "b": 0.7, "c": 0.5, "d": 0.3})
+    summary = transfer_summary(s, s)
+    assert summary.kendall_tau == pytest.approx(1.0)
+    assert summary.top_k_overlap == 3 and summary.top_k_frozen == ("a", "b", "c")
+
+
+def test_reversal_and_shared_encoders_only():
+    frozen = scores({"a": 0.9, "b": 0.7, "c": 0.5, "d": 0.3, "hog": 0.6})
+    lora = scores({"a": 0.3, "b": 0.5, "c": 0.7, "d": 0.9})
+    summary = transfer_summary(frozen, lora, k=2)
+    assert summary.n_encoders == 4
+    assert summary.kendall_tau == pytest.approx(-1.0)
+    assert summary.top_k_overlap == 0
+    table = rank_comparison(frozen, lora)
+    assert list(table["encoder"]) == ["a", "b", "c", "d"]
+    assert list(table["rank_change"]) == [-3, -1, 1, 3]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=3, max_size=15), st.integers(1, 5))
+def test_tau_matches_scipy_and_overlap_bounded(pairs, k):
+    names = [f"e{i}" for i in range(len(pairs))]
+    frozen = pd.DataFrame({"encoder": names, "crs": [p[0] for p in pairs]})
+    lora = pd.DataFrame({"encoder": names, "crs": [p[1] for p in pairs]})
+    summary = transfer_summary(frozen, lora, k=k)
+    expected = stats.kendalltau(frozen["crs"], lora["crs"]).statistic
+    if np.isnan(expected):
+        assert np.isnan(summary.kendall_tau)
+    else:
+        assert summary.kendall_tau == pytest.approx(expected)
+    assert 0 <= summary.top_k_overlap <= min(k, len(pairs))
+
+
+def test_top_k_ties_broken_by_name():
+    assert top_k(pd.Series({"b": 1.0, "a": 1.0, "c": 0.5}), 2) == ("a", "b")
+
+
+def test_auroc_gain_matches_hand_computation():
+    table = synthetic_results(n_encoders=3, seeds=(0, 1), corruptions=(), arms=("frozen", "lora"))
+    gain = auroc_gain(table, by_dataset=True)
+    clean = table[(table["condition"] == "clean") & (table["calibration"] == "none")]
+    sel = clean[(clean["encoder"] == "enc01") & (clean["dataset"] == "cxr")]
+    expected = sel[sel["arm"] == "lora"]["auroc"].mean() - sel[sel["arm"] == "frozen"]["auroc"].mean()
+    row = gain[(gain["encoder"] == "enc01") & (gain["dataset"] == "cxr")].iloc[0]
+    assert row["auroc_gain"] == pytest.approx(expected)
+    per_encoder = auroc_gain(table)
+    assert per_encoder.set_index("encoder").loc["enc01", "auroc_gain"] == pytest.approx(
+        gain[gain["encoder"] == "enc01"]["auroc_gain"].mean()
+    )
+    summary = transfer_summary(scores({"enc00": 1, "enc01": 0.5, "enc02": 0.2}), scores({"enc00": 1, "enc01": 0.5, "enc02": 0.2}), per_encoder)
+    assert summary.mean_auroc_gain == pytest.approx(per_encoder["auroc_gain"].mean())
+
+
+def test_errors():
+    with pytest.raises(SchemaError, match="share 1 encoder"):
+        rank_comparison(scores({"a": 1, "b": 0}), scores({"a": 1, "c": 0}))
+    with pytest.raises(SchemaError, match="missing column 'crs'"):
+        rank_comparison(pd.DataFrame({"encoder": ["a"]}), scores({"a": 1}))
+    with pytest.raises(SchemaError, match="duplicate encoder"):
+        rank_comparison(scores({"a": 1, "b": 0}).pipe(lambda d: pd.concat([d, d])), scores({"a": 1, "b": 0}))
+    frozen_only = synthetic_results(n_encoders=2, seeds=(0,), corruptions=())
+    with pytest.raises(SchemaError, match="both the frozen and the lora arm"):
+        auroc_gain(frozen_only)
+    with pytest.raises(ValueError, match="k must be"):
+        transfer_summary(scores({"a": 1, "b": 0}), scores({"a": 1, "b": 0}), k=0)
