@@ -1,0 +1,129 @@
+"""Computing an entry: one encoder's stored rows scored under one stored standard.
+
+This is the one code path that both ``add`` and ``verify`` run, so that an
+entry recomputed from its stored inputs is bit-identical to the entry as it was
+published. An entry depends only on the encoder's own rows and the standard
+(fixed anchors and panel, crs-method section 5), never on other entries.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+import yaml
+
+from crsbench_lib.errors import ReferenceStandardError, RegistryError
+from crsbench_lib.registry.chain import canonical_json, sha256_text
+from crsbench_lib.registry.rows import decode_rows
+from crsbench_lib.scoring import crs
+from crsbench_lib.scoring.axes import AXES
+from crsbench_lib.scoring.standard import ReferenceStandard, standard_from_dict
+
+#: The score fields of an entry, in their column order in the database.
+RAW_FIELDS: tuple[str, ...] = tuple(f"raw_{a}" for a in AXES)
+NORM_FIELDS: tuple[str, ...] = tuple(f"norm_{a}" for a in AXES)
+COMPONENT_FIELDS: tuple[str, ...] = ("dominance", "balance", "floor")
+SCORE_FIELDS: tuple[str, ...] = RAW_FIELDS + NORM_FIELDS + COMPONENT_FIELDS + ("crs",)
+
+
+def standard_from_text(text: str, source: str) -> ReferenceStandard:
+    """Parse and validate a standard from its stored YAML text.
+
+    Raises
+    ------
+    ReferenceStandardError
+        If the text is not YAML or a field is invalid.
+    """
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ReferenceStandardError(f"{source}: not a readable YAML text ({type(exc).__name__})") from exc
+    return standard_from_dict(data, source=source)
+
+
+def score_rows(rows: pd.DataFrame, standard: ReferenceStandard, arm: str) -> dict[str, float]:
+    """The score fields of one encoder's rows under a standard.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Result rows of exactly one encoder (the stored rows of an entry).
+    standard : ReferenceStandard
+        A standard with a non-empty panel.
+    arm : {"frozen", "lora"}
+        The arm scored.
+
+    Returns
+    -------
+    dict
+        ``raw_D..raw_R``, ``norm_D..norm_R``, ``dominance``, ``balance``,
+        ``floor``, ``crs`` as Python floats.
+
+    Raises
+    ------
+    SchemaError, ReferenceStandardError
+        From the scoring core (rows lacking what an axis needs, ECE binning or
+        label fractions that do not match the standard, an empty panel).
+    """
+    encoders = sorted(set(rows["encoder"].astype(str)))
+    if len(encoders) != 1:
+        raise RegistryError(f"an entry is computed from one encoder's rows, found {len(encoders)}")
+    scored = crs.score_results(rows, standard, arm=arm)
+    record = scored.iloc[0]
+    out: dict[str, float] = {}
+    for axis, normalised in zip(AXES, crs.NORMALISED_COLUMNS, strict=True):
+        out[f"raw_{axis}"] = float(record[axis])
+        out[f"norm_{axis}"] = float(record[normalised])
+    for name in COMPONENT_FIELDS + ("crs",):
+        out[name] = float(record[name])
+    return out
+
+
+def recompute(blob: bytes, standard: ReferenceStandard, arm: str) -> dict[str, float]:
+    """Score fields recomputed from a stored rows blob (what verify compares)."""
+    return score_rows(decode_rows(blob), standard, arm)
+
+
+@dataclass(frozen=True)
+class EntryContent:
+    """Everything an entry's digest covers (all but the stored rows themselves)."""
+
+    id: int
+    encoder: str
+    arm: str
+    standard_version: str
+    scores: Mapping[str, float]
+    rows_hash: str
+    n_rows: int
+    provenance: str
+    created_at: str
+    supersedes: int | None
+
+    def digest(self) -> str:
+        """SHA-256 of the canonical JSON of every field (floats exact)."""
+        return sha256_text(
+            canonical_json(
+                {
+                    "id": int(self.id),
+                    "encoder": self.encoder,
+                    "arm": self.arm,
+                    "standard_version": self.standard_version,
+                    "scores": {k: float(self.scores[k]) for k in SCORE_FIELDS},
+                    "rows_hash": self.rows_hash,
+                    "n_rows": int(self.n_rows),
+                    "provenance": self.provenance,
+                    "created_at": self.created_at,
+                    "supersedes": None if self.supersedes is None else int(self.supersedes),
+                }
+            )
+        )
+
+
+def same_float(a: float, b: float) -> bool:
+    """Bit-for-bit equality of two doubles (NaN equals NaN; 0.0 differs from -0.0)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return float(a).hex() == float(b).hex()
