@@ -1,0 +1,334 @@
+"""One (encoder, dataset, seed, arm): embeddings of every split and condition -> result rows.
+
+The single entry point of the evaluation layer (crs-method section 2). Arrays
+in, validated rows of the results table (section 7) out; no images, no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from crsbench_lib.errors import EvaluationError
+from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, fit_calibrator
+from crsbench_lib.evaluation.fractions import (
+    VAL_FRACTION_POLICIES,
+    label_fraction_subsets,
+    validation_subsets,
+)
+from crsbench_lib.evaluation.metrics import MetricSet, evaluate_predictions
+from crsbench_lib.evaluation.probe import (
+    DEFAULT_C_GRID,
+    DEFAULT_MAX_ITER,
+    DEFAULT_TOL,
+    FittedProbe,
+    check_embeddings,
+    check_labels,
+    check_n_classes,
+    fit_probe,
+    logits_to_proba,
+)
+from crsbench_lib.results.schema import validate_results
+
+#: Keys ``meta`` must provide, and those that default to "".
+REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
+OPTIONAL_META: tuple[str, ...] = ("config_hash", "package_version")
+#: Corruption severities the results schema accepts.
+SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+
+
+@dataclass
+class CellEmbeddings:
+    """Embeddings and labels of every split and condition of one cell.
+
+    Attributes
+    ----------
+    train, val, test : numpy.ndarray, shape (n, dim)
+        Clean embeddings of the site-A splits.
+    train_labels, val_labels, test_labels : numpy.ndarray
+        ``(n,)`` class indices, or ``(n, L)`` 0/1 for multilabel.
+    corrupted : dict[tuple[str, int], numpy.ndarray]
+        Embeddings of corrupted test images per (corruption, severity); their
+        labels are ``test_labels[:len(array)]`` (the first images of the test split).
+    shift_test, shift_labels : numpy.ndarray or None
+        Site-B test embeddings and labels, where the dataset has a second site.
+    """
+
+    train: np.ndarray
+    train_labels: np.ndarray
+    val: np.ndarray
+    val_labels: np.ndarray
+    test: np.ndarray
+    test_labels: np.ndarray
+    corrupted: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    shift_test: np.ndarray | None = None
+    shift_labels: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """Settings of the probe and the calibration ablation.
+
+    Attributes
+    ----------
+    c_grid : tuple of float
+        Candidate inverse regularisation strengths, chosen on validation by NLL.
+    max_iter : int
+        L-BFGS iteration budget per fit.
+    tol : float
+        L-BFGS tolerance.
+    val_fraction_policy : {"matched", "full"}
+        Validation split used to choose ``C`` at a label fraction below 1: a
+        stratified subsample at the same fraction (default) or the full split.
+    calibrators : tuple of str
+        Post-hoc calibrators of the ablation rows (subset of
+        ``("temperature", "vector", "isotonic")``; empty for none).
+    """
+
+    c_grid: tuple[float, ...] = DEFAULT_C_GRID
+    max_iter: int = DEFAULT_MAX_ITER
+    tol: float = DEFAULT_TOL
+    val_fraction_policy: str = "matched"
+    calibrators: tuple[str, ...] = CALIBRATOR_NAMES
+
+    def __post_init__(self) -> None:
+        if self.val_fraction_policy not in VAL_FRACTION_POLICIES:
+            raise EvaluationError(
+                f"ProbeConfig.val_fraction_policy must be one of {', '.join(VAL_FRACTION_POLICIES)}, "
+                f"got {self.val_fraction_policy!r}"
+            )
+        unknown = [c for c in self.calibrators if c not in CALIBRATOR_NAMES]
+        if unknown:
+            raise EvaluationError(
+                f"ProbeConfig.calibrators: unknown calibrator {unknown[0]!r} (expected {', '.join(CALIBRATOR_NAMES)})"
+            )
+        if len(set(self.calibrators)) != len(self.calibrators):
+            raise EvaluationError(f"ProbeConfig.calibrators lists a calibrator twice: {self.calibrators!r}")
+        # tuples keep the config hashable and its repr stable for config hashes
+        object.__setattr__(self, "c_grid", tuple(float(c) for c in self.c_grid))
+        object.__setattr__(self, "calibrators", tuple(self.calibrators))
+
+
+def _metrics(labels: np.ndarray, probabilities: np.ndarray, task: str, ece_bins: int, what: str) -> MetricSet:
+    p = probabilities[:, 1] if task == "binary" else probabilities
+    try:
+        return evaluate_predictions(labels, p, task, ece_bins)
+    except EvaluationError as exc:
+        raise EvaluationError(f"{what}: {exc}") from None
+
+
+def _fit(
+    train: np.ndarray,
+    train_labels: np.ndarray,
+    val: np.ndarray,
+    val_labels: np.ndarray,
+    task: str,
+    n_classes: int,
+    seed: int,
+    probe: ProbeConfig,
+    what: str,
+) -> FittedProbe:
+    try:
+        return fit_probe(
+            train,
+            train_labels,
+            val,
+            val_labels,
+            task,
+            n_classes,
+            c_grid=probe.c_grid,
+            max_iter=probe.max_iter,
+            tol=probe.tol,
+            seed=seed,
+        )
+    except EvaluationError as exc:
+        raise EvaluationError(f"{what}: {exc}") from None
+
+
+def _check_meta(meta: Mapping[str, object]) -> dict[str, str]:
+    missing = [k for k in REQUIRED_META if k not in meta]
+    if missing:
+        raise EvaluationError(f"evaluate_cell: meta lacks {', '.join(repr(m) for m in missing)}")
+    out = {}
+    for key in REQUIRED_META + OPTIONAL_META:
+        value = meta.get(key, "")
+        if not isinstance(value, str):
+            raise EvaluationError(f"evaluate_cell: meta[{key!r}] must be text, got {value!r}")
+        out[key] = value
+    return out
+
+
+def _check_fraction_list(label_fractions: Sequence[float]) -> tuple[float, ...]:
+    try:
+        values = sorted({float(f) for f in label_fractions}, reverse=True)
+    except (TypeError, ValueError):
+        raise EvaluationError(f"label_fractions must be numbers, got {label_fractions!r}") from None
+    bad = [f for f in values if not 0.0 < f <= 1.0]
+    if bad:
+        raise EvaluationError(f"label_fractions must lie in (0, 1], got {bad[0]!r}")
+    return tuple(f for f in values if f < 1.0)
+
+
+def evaluate_cell(
+    embeddings: CellEmbeddings,
+    task: str,
+    n_classes: int,
+    *,
+    seed: int,
+    label_fractions: Sequence[float],
+    ece_bins: int,
+    probe: ProbeConfig,
+    meta: Mapping[str, object],
+) -> pd.DataFrame:
+    """Evaluate one (encoder, dataset, seed, arm) and return its result rows.
+
+    Rows, in this order:
+
+    1. ``clean``: probe fitted on the full train split, ``C`` chosen on the full
+       validation split, scored on the clean test split;
+    2. ``clean`` with ``calibration`` set, one per ``probe.calibrators``: each
+       calibrator fitted on the clean probe's validation logits, scored on test;
+    3. ``label_fraction`` per requested fraction below 1 (descending): probe
+       refitted on the nested stratified train subset
+       (:func:`label_fraction_subsets`), ``C`` chosen on the validation subset of
+       ``probe.val_fraction_policy``; ``label_fraction_used`` records the share
+       of train labels actually used;
+    4. ``corruption`` per (corruption, severity) in sorted order: the clean probe
+       on the corrupted test embeddings, labels ``test_labels[:len(array)]``;
+    5. ``shift``: the clean probe on the site-B test split, when given.
+
+    Every row carries ``meta`` (encoder, dataset, domain, arm, config_hash,
+    package_version), ``task``, ``seed``, the metrics of
+    :func:`~crsbench_lib.evaluation.metrics.evaluate_predictions` and
+    ``ece_bins``/``ece_variant``/``n_skipped``/``n_test``. The output is
+    bit-identical for identical inputs.
+
+    Parameters
+    ----------
+    embeddings : CellEmbeddings
+    task : {"binary", "multiclass", "multilabel"}
+    n_classes : int
+        Classes (binary: 2) or labels (multilabel).
+    seed : int
+        Seed of the label-fraction subsamples and the solver.
+    label_fractions : sequence of float
+        Requested fractions; 1.0 (the clean row) is always evaluated, so it may
+        be listed or not.
+    ece_bins : int
+        Equal-width ECE bins (from the reference standard).
+    probe : ProbeConfig
+    meta : mapping
+        ``encoder``, ``dataset``, ``domain``, ``arm`` (required),
+        ``config_hash``, ``package_version`` (default "").
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows validated by :func:`~crsbench_lib.results.schema.validate_results`.
+
+    Raises
+    ------
+    EvaluationError
+        Any invalid input (NaN embeddings, mismatched lengths, fewer examples
+        than classes, a single-class test split, labels out of range, a
+        corrupted array longer than the test split, a severity outside 1..5,
+        site-B embeddings without labels, bad meta); the message names the
+        split or condition at fault.
+    """
+    if not isinstance(embeddings, CellEmbeddings):
+        raise EvaluationError(f"evaluate_cell: embeddings must be CellEmbeddings, got {type(embeddings).__name__}")
+    if not isinstance(probe, ProbeConfig):
+        raise EvaluationError(f"evaluate_cell: probe must be a ProbeConfig, got {type(probe).__name__}")
+    n_classes = check_n_classes(task, n_classes)
+    info = _check_meta(meta)
+    fractions = _check_fraction_list(label_fractions)
+    seed = int(seed)
+
+    train = check_embeddings(embeddings.train, "train embeddings")
+    val = check_embeddings(embeddings.val, "validation embeddings")
+    test = check_embeddings(embeddings.test, "test embeddings")
+    y_train = check_labels(embeddings.train_labels, task, n_classes, "train labels", train.shape[0])
+    y_val = check_labels(embeddings.val_labels, task, n_classes, "validation labels", val.shape[0])
+    y_test = check_labels(embeddings.test_labels, task, n_classes, "test labels", test.shape[0])
+
+    base = {**info, "task": task, "seed": seed}
+    rows: list[dict[str, object]] = []
+
+    def add(metrics: MetricSet, **key: object) -> None:
+        row = {
+            **base,
+            "condition": "clean",
+            "label_fraction": 1.0,
+            "label_fraction_used": 1.0,
+            "corruption": "none",
+            "severity": 0,
+            "calibration": "none",
+        }
+        row.update(key)
+        row.update(metrics.as_dict())
+        rows.append(row)
+
+    clean = _fit(train, y_train, val, y_val, task, n_classes, seed, probe, "clean probe")
+    test_logits = clean.logits(test, "test embeddings")
+    add(_metrics(y_test, logits_to_proba(test_logits, task), task, ece_bins, "clean test"))
+
+    if probe.calibrators:
+        val_logits = clean.logits(val, "validation embeddings")
+        for method in probe.calibrators:
+            try:
+                calibrator = fit_calibrator(method, val_logits, y_val, task)
+            except EvaluationError as exc:
+                raise EvaluationError(f"{method} calibration: {exc}") from None
+            probabilities = calibrator.predict_proba(test_logits)
+            add(_metrics(y_test, probabilities, task, ece_bins, f"{method}-calibrated test"), calibration=method)
+
+    if fractions:
+        train_subsets = label_fraction_subsets(y_train, fractions, seed, task)
+        val_subsets = validation_subsets(y_val, fractions, seed, task, probe.val_fraction_policy)
+        for f in fractions:
+            idx, vidx = train_subsets[f], val_subsets[f]
+            what = f"label fraction {f:g}"
+            fitted = _fit(train[idx], y_train[idx], val[vidx], y_val[vidx], task, n_classes, seed, probe, what)
+            probabilities = fitted.predict_proba(test, "test embeddings")
+            add(
+                _metrics(y_test, probabilities, task, ece_bins, f"{what} test"),
+                condition="label_fraction",
+                label_fraction=f,
+                label_fraction_used=idx.size / train.shape[0],
+            )
+
+    for key in sorted(embeddings.corrupted):
+        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str)):
+            raise EvaluationError(f"corrupted embeddings must be keyed by (corruption, severity), got {key!r}")
+        corruption, severity = key
+        if corruption == "none" or severity not in SEVERITIES:
+            raise EvaluationError(
+                f"corrupted embeddings {key!r}: corruption must not be 'none' and severity must be one of {SEVERITIES}"
+            )
+        name = f"corrupted test embeddings ({corruption}, severity {severity})"
+        array = check_embeddings(embeddings.corrupted[key], name)
+        if array.shape[0] > y_test.shape[0]:
+            raise EvaluationError(f"{name}: {array.shape[0]} rows, more than the {y_test.shape[0]} test labels")
+        probabilities = clean.predict_proba(array, name)
+        add(
+            _metrics(y_test[: array.shape[0]], probabilities, task, ece_bins, name),
+            condition="corruption",
+            corruption=corruption,
+            severity=int(severity),
+        )
+
+    if embeddings.shift_test is not None:
+        if embeddings.shift_labels is None:
+            raise EvaluationError("shift_test is given without shift_labels")
+        shift = check_embeddings(embeddings.shift_test, "site-B test embeddings")
+        y_shift = check_labels(embeddings.shift_labels, task, n_classes, "site-B test labels", shift.shape[0])
+        probabilities = clean.predict_proba(shift, "site-B test embeddings")
+        add(_metrics(y_shift, probabilities, task, ece_bins, "site-B test"), condition="shift")
+    elif embeddings.shift_labels is not None:
+        raise EvaluationError("shift_labels is given without shift_test")
+
+    source = f"evaluate_cell({info['encoder']}, {info['dataset']}, seed {seed}, {info['arm']})"
+    return validate_results(pd.DataFrame(rows), source=source)
