@@ -1,0 +1,218 @@
+"""The phantom cohort as :class:`~crsbench_lib.data.base.ImageDataset` objects.
+
+Random streams
+--------------
+Every split is drawn in chunks of :data:`CHUNK` images; chunk ``c`` of split
+``split`` at site ``site`` of dataset ``name`` for evaluation seed ``seed``
+uses its own generator, seeded by
+
+    SeedSequence(ROOT_ENTROPY, spawn_key=(EVALUATION, dataset, seed, split, site, c))
+
+and chunk ``c`` of a pretraining pool by
+
+    SeedSequence(ROOT_ENTROPY, spawn_key=(POOL, dataset, seed, c)).
+
+The first element of the spawn key separates the two key spaces, so no pool
+stream is ever the stream of an evaluation split, whatever the seeds: an
+encoder pretrained on a pool has seen images of the same *distribution* as the
+evaluation splits (like a foundation model pretrained on other patients), but
+never one of the evaluation images themselves. Images are continuous-valued
+renderings of dozens of random parameters, so two distinct streams yielding a
+bit-identical image is, in practice, impossible; ``tests/cohort`` checks it by
+hashing. Chunking also makes splits prefix-stable (the first ``k`` images of a
+split do not depend on the split's size, up to a chunk) and bounds memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+
+import numpy as np
+
+from crsbench_lib.cohort import cxr, derm, fundus
+from crsbench_lib.data.base import SPLITS, ImageDataset, ImageSplit
+from crsbench_lib.errors import DataError
+
+#: Bump whenever any generator's output changes (part of every dataset version).
+GENERATOR_VERSION = "1"
+#: Root entropy of every phantom stream (an arbitrary fixed 128-bit number).
+ROOT_ENTROPY = 0x6372_7362_656E_6368_2D63_6F68_6F72_7431
+#: Images per independently seeded chunk.
+CHUNK = 256
+#: Smallest image side the generators support: below it lesions, microaneurysms
+#: and nodules fall under one pixel and the anatomy is no longer drawn.
+MIN_IMAGE_SIDE = 16
+#: Default split sizes (the default profile's cohort).
+DEFAULT_SIZES: Mapping[str, int] = {"train": 2000, "val": 500, "test": 1000}
+
+_GENERATORS: dict[str, ModuleType] = {"derm": derm, "fundus": fundus, "cxr": cxr}
+PHANTOM_DATASETS: tuple[str, ...] = tuple(_GENERATORS)
+
+_EVALUATION, _POOL = 0, 1
+_SPLIT_KEYS = {"train": 0, "val": 1, "test": 2}
+_SITE_KEYS = {"A": 0, "B": 1}
+
+
+def generator_module(name: str) -> ModuleType:
+    """The generator module of a phantom dataset (``derm``, ``fundus`` or ``cxr``).
+
+    Raises
+    ------
+    DataError
+        If ``name`` is not a phantom dataset.
+    """
+    try:
+        return _GENERATORS[name]
+    except KeyError:
+        raise DataError(
+            f"unknown phantom dataset {name!r} (expected one of {', '.join(PHANTOM_DATASETS)})"
+        ) from None
+
+
+def _check_side(image_side: int) -> int:
+    if isinstance(image_side, bool) or not isinstance(image_side, (int, np.integer)):
+        raise DataError(f"image_side must be an integer, got {image_side!r}")
+    if image_side < MIN_IMAGE_SIDE:
+        raise DataError(f"image_side must be at least {MIN_IMAGE_SIDE} pixels, got {image_side}")
+    return int(image_side)
+
+
+def _check_count(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise DataError(f"{what} must be a positive integer, got {value!r}")
+    if value <= 0:
+        raise DataError(f"{what} must be a positive integer, got {value}")
+    return int(value)
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise DataError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def _draw(module: ModuleType, keys: tuple[int, ...], n: int, side: int, site: str) -> tuple[np.ndarray, np.ndarray]:
+    images, labels = [], []
+    for c in range(-(-n // CHUNK)):
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(ROOT_ENTROPY, spawn_key=keys + (c,))))
+        im, lab = module.generate(rng, CHUNK, side, site)
+        images.append(im)
+        labels.append(lab)
+    return np.concatenate(images)[:n], np.concatenate(labels)[:n]
+
+
+def resolve_sizes(sizes: Mapping[str, int] | None) -> dict[str, int]:
+    """Validated split sizes: ``train``, ``val``, ``test`` and ``shift_test``.
+
+    Missing keys take :data:`DEFAULT_SIZES`; ``shift_test`` defaults to ``test``.
+
+    Raises
+    ------
+    DataError
+        On an unknown key or a non-positive size.
+    """
+    given = dict(sizes or {})
+    unknown = sorted(set(given) - {*SPLITS, "shift_test"})
+    if unknown:
+        raise DataError(f"sizes: unknown key(s) {', '.join(unknown)} (expected train, val, test, shift_test)")
+    out = {split: _check_count(given.get(split, DEFAULT_SIZES[split]), f"sizes[{split!r}]") for split in SPLITS}
+    out["shift_test"] = _check_count(given.get("shift_test", out["test"]), "sizes['shift_test']")
+    return out
+
+
+def dataset_version(name: str, seed: int, sizes: Mapping[str, int], image_side: int) -> str:
+    """Version string of a phantom dataset: changes whenever its images would."""
+    s = resolve_sizes(sizes)
+    return (
+        f"phantom-{name}-g{GENERATOR_VERSION}-seed{seed}-side{image_side}"
+        f"-n{s['train']}.{s['val']}.{s['test']}.{s['shift_test']}"
+    )
+
+
+def build_dataset(
+    name: str, seed: int = 0, sizes: Mapping[str, int] | None = None, image_side: int = 32
+) -> ImageDataset:
+    """Build a phantom dataset (lazily: each split is drawn on first access).
+
+    Parameters
+    ----------
+    name : {"derm", "fundus", "cxr"}
+        Phantom dataset (see :data:`PHANTOM_DATASETS`).
+    seed : int, default 0
+        Evaluation seed; different seeds give different images.
+    sizes : mapping, optional
+        Split sizes with keys ``train``, ``val``, ``test`` and optionally
+        ``shift_test`` (site B test size; defaults to ``test``). Missing keys
+        take :data:`DEFAULT_SIZES`.
+    image_side : int, default 32
+        Image side in pixels, at least :data:`MIN_IMAGE_SIDE`.
+
+    Returns
+    -------
+    ImageDataset
+        With ``sites == ("A", "B")`` for ``cxr`` (train at A; site B has only
+        a test split that differs from A's) and ``("A",)`` otherwise.
+
+    Raises
+    ------
+    DataError
+        On an unknown name, a bad seed, a non-positive size or a too small side.
+    """
+    module = generator_module(name)
+    seed = _check_seed(seed)
+    side = _check_side(image_side)
+    resolved = resolve_sizes(sizes)
+    ds_key = PHANTOM_DATASETS.index(name)
+
+    def loader(split: str, site: str) -> ImageSplit:
+        n = resolved["shift_test"] if (site != module.SITES[0] and split == "test") else resolved[split]
+        keys = (_EVALUATION, ds_key, seed, _SPLIT_KEYS[split], _SITE_KEYS[site])
+        images, labels = _draw(module, keys, n, side, site)
+        return ImageSplit(images=images, labels=labels, split=split, site=site)
+
+    return ImageDataset(
+        name=name,
+        domain=module.DOMAIN,
+        task=module.TASK,
+        class_names=module.CLASS_NAMES,
+        version=dataset_version(name, seed, resolved, side),
+        loader=loader,
+        sites=module.SITES,
+    )
+
+
+def pretraining_pool(dataset: str, n_images: int, seed: int = 0, image_side: int = 32) -> ImageSplit:
+    """Images for pretraining encoders, disjoint from every evaluation split.
+
+    Drawn from the pool key space (see the module docstring), at the training
+    site of ``dataset``, with labels (for supervised pretraining).
+
+    Parameters
+    ----------
+    dataset : {"derm", "fundus", "cxr"}
+        Phantom dataset whose generator draws the pool.
+    n_images : int
+        Pool size (positive).
+    seed : int, default 0
+        Pool seed (independent of the evaluation seeds).
+    image_side : int, default 32
+        Image side in pixels.
+
+    Returns
+    -------
+    ImageSplit
+        ``split == "pool"``, site ``"A"``.
+
+    Raises
+    ------
+    DataError
+        On an unknown dataset, a non-positive size, a bad seed or a too small side.
+    """
+    module = generator_module(dataset)
+    n = _check_count(n_images, "n_images")
+    seed = _check_seed(seed)
+    side = _check_side(image_side)
+    keys = (_POOL, PHANTOM_DATASETS.index(dataset), seed)
+    images, labels = _draw(module, keys, n, side, module.SITES[0])
+    return ImageSplit(images=images, labels=labels, split="pool", site=module.SITES[0])
