@@ -127,3 +127,12 @@ def same_float(a: float, b: float) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return float(a).hex() == float(b).hex()
+
+
+def candidate_labels(entries: pd.DataFrame) -> pd.Series:
+    """A display name per entry: the encoder, with the arm appended unless it is frozen."""
+    return pd.Series(
+        [e if a == "frozen" else f"{e} [{a}]" for e, a in zip(entries["encoder"], entries["arm"], strict=True)],
+        index=entries.index,
+        name="candidate",
+    )

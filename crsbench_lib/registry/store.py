@@ -29,6 +29,7 @@ from crsbench_lib.registry.entries import (
     RAW_FIELDS,
     SCORE_FIELDS,
     EntryContent,
+    candidate_labels,
     score_rows,
     standard_from_text,
 )
@@ -505,7 +506,8 @@ class Registry:
         frame["_std_order"] = frame["standard_version"].map(order)
         frame["_rank_sort"] = frame["rank"].fillna(len(frame) + 1).astype("int64")
         frame = frame.sort_values(["_std_order", "_rank_sort", "encoder", "arm", "entry_id"], kind="mergesort")
-        columns = ["standard_version", "rank", "encoder", "arm", "crs", "dominance", "balance", "floor",
+        frame["candidate"] = candidate_labels(frame) if len(frame) else pd.Series(dtype=str)
+        columns = ["standard_version", "rank", "candidate", "encoder", "arm", "crs", "dominance", "balance", "floor",
                    *RAW_FIELDS, *NORM_FIELDS, "entry_id", "created_at", "supersedes", "superseded_by",
                    "rows_hash", "n_rows"]
         return frame[columns].reset_index(drop=True)
@@ -576,10 +578,15 @@ class Registry:
         return chain.head(self._conn)[1]
 
     def profiles(self, standard: str | None = None) -> pd.DataFrame:
-        """Raw profiles (index ``encoder``, columns D, C, L, R) of the current entries of one standard."""
+        """Raw profiles of the current entries of one standard.
+
+        Index ``encoder`` (the candidate label: the encoder, with ``[arm]``
+        appended unless frozen), columns D, C, L, R.
+        """
         frame = self.entries(standard)
         if standard is None and frame["standard_version"].nunique() > 1:
             raise RegistryError("profiles of several standards: name one with standard=")
-        out = frame.set_index("encoder")[list(RAW_FIELDS)]
+        out = frame.set_index("candidate")[list(RAW_FIELDS)]
         out.columns = list(AXES)
+        out.index.name = "encoder"
         return out
