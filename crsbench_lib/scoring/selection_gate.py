@@ -84,7 +84,7 @@ def selection_gate(
     thresholds: Mapping[str, float],
     rank_probabilities: pd.DataFrame | None = None,
     tier_probability: float = 0.95,
-    probability_column: str = "p_top_k",
+    probability_column: str = "p_top3",
 ) -> pd.DataFrame:
     """Which encoders clear every threshold, and which form the stable leading tier.
 
@@ -97,7 +97,7 @@ def selection_gate(
         Per-axis threshold in raw units; an axis not named is not gated.
     rank_probabilities : pandas.DataFrame, optional
         Bootstrap probabilities with ``encoder`` and ``probability_column``
-        (e.g. P(top 3)). Without it no leading tier is computed.
+        (e.g. the bootstrap summary's ``p_top3``). Without it no leading tier is computed.
     tier_probability : float
         Minimum probability for the leading tier, in (0, 1].
     probability_column : str

@@ -1,0 +1,66 @@
+"""``crsbench score``: rank a results table's encoders by CRS against a reference standard."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from crsbench_lib.atomic import atomic_path
+from crsbench_lib.results.io import read_results
+from crsbench_lib.scoring.crs import saturation_counts, score_results
+from crsbench_lib.scoring.standard import ReferenceStandard, default_standard_path, load_standard
+
+FLOAT_FORMAT = "{:.3f}".format
+
+
+def add_standard_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--standard`` and ``--arm`` options shared by score and agree."""
+    parser.add_argument(
+        "--standard",
+        metavar="FILE",
+        help="reference standard YAML (default: standards/crs-default-v1.yaml)",
+    )
+    parser.add_argument("--arm", choices=("frozen", "lora"), default="frozen", help="arm to score (default frozen)")
+
+
+def resolve_standard(path: str | None) -> ReferenceStandard:
+    """Load ``--standard``, or the shipped default (a clear error if there is none)."""
+    return load_standard(path if path is not None else default_standard_path())
+
+
+def format_table(table: pd.DataFrame) -> str:
+    """A scored table as fixed-width text, floats to 3 decimals."""
+    return table.to_string(index=False, float_format=FLOAT_FORMAT)
+
+
+def _run(args: argparse.Namespace) -> int:
+    standard = resolve_standard(args.standard)
+    results = read_results(args.results)
+    scores = score_results(results, standard, arm=args.arm)
+    print(f"CRS against reference standard {standard.version} ({standard.content_hash[:19]}), arm {args.arm}")
+    print(format_table(scores))
+    saturation = saturation_counts(scores)
+    counts = ", ".join(f"{axis} {row.at_worst}/{row.at_best}" for axis, row in saturation.iterrows())
+    print(f"values on an anchor (at worst/at best): {counts}")
+    if args.out is not None:
+        destination = Path(args.out)
+        with atomic_path(destination, suffix=".csv") as tmp:
+            scores.to_csv(tmp, index=False)
+        print(f"wrote {destination}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``crsbench score``."""
+    parser = subparsers.add_parser(
+        "score",
+        help="rank encoders by CRS against a reference standard",
+        description="Score every encoder of a results table against a fixed reference standard and print "
+        "the ranked table (raw axes, normalised axes, components, CRS, rank, standard version).",
+    )
+    parser.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_standard_argument(parser)
+    parser.add_argument("--out", metavar="FILE.csv", help="also write the ranked table as CSV")
+    parser.set_defaults(handler=_run)

@@ -1,0 +1,322 @@
+"""How much the CRS ranking depends on its design choices (crs-method section 6, items 3-4).
+
+Weight sensitivity
+    Weight vectors are drawn from a Dirichlet distribution centred on the
+    standard's weights: ``alpha = concentration * w`` (mean ``w``; a weight of 0
+    stays 0). With the default concentration of 100 the standard deviation of a
+    weight ``w`` is ``sqrt(w (1 - w) / 101)``, about 0.05 for w = 0.4, i.e.
+    perturbations of roughly +-0.1 around each default weight. Reported: the mean
+    Kendall tau-b of each perturbed ranking to the default ranking, and the share
+    of draws whose top-k set differs from the default one.
+
+Reference-panel sensitivity
+    Only dominance depends on the panel. Every leave-one-out panel and random
+    panels of a fixed size (default: two thirds of the panel, rounded up, drawn
+    without replacement) rescore the encoders; reported: how often the top-k set
+    changes and the Kendall tau-b to the default ranking.
+
+Top-k sets break exact ties towards the earlier encoder in the profiles' order.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from crsbench_lib.errors import ConfigError, ReferenceStandardError
+from crsbench_lib.scoring.agreement import kendall_tau_to_reference
+from crsbench_lib.scoring.crs import (
+    _profile_array,
+    balance_scores,
+    floor_scores,
+    normalise_array,
+)
+from crsbench_lib.scoring.standard import ReferenceStandard
+
+#: Dirichlet concentration of the weight perturbation (sum of the alphas).
+DIRICHLET_CONCENTRATION = 100.0
+#: Number of perturbations of each analysis (crs-method section 6 default).
+DEFAULT_DRAWS = 1000
+#: Size of a random reference panel, as a share of the full panel (rounded up).
+PANEL_SUBSET_SHARE = 2.0 / 3.0
+
+
+def _top_k_members(scores: np.ndarray, k: int) -> np.ndarray:
+    order = np.argsort(-np.atleast_2d(scores), axis=1, kind="stable")
+    member = np.zeros(order.shape, dtype=bool)
+    np.put_along_axis(member, order[:, :k], True, axis=1)
+    return member
+
+
+def _check_k(top_k: int, n: int) -> None:
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= n:
+        raise ConfigError(f"parameter 'top_k' must be an integer in 1..{n}, found {top_k!r}")
+
+
+def _check_draws(n: int, name: str) -> None:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ConfigError(f"parameter '{name}' must be a positive integer, found {n!r}")
+
+
+def _names(members: np.ndarray, encoders: list[str]) -> tuple[str, ...]:
+    return tuple(e for e, m in zip(encoders, members, strict=True) if m)
+
+
+@dataclass(frozen=True, eq=False)
+class WeightPerturbation:
+    """Outcome of :func:`weight_perturbation`.
+
+    Attributes
+    ----------
+    encoders : tuple of str
+        Column order of ``crs_draws``.
+    default_crs : numpy.ndarray
+        CRS under the standard's weights, shape (E,).
+    weights : numpy.ndarray
+        Drawn weights (n_draws, 3): dominance, balance, floor.
+    crs_draws : numpy.ndarray
+        CRS per draw, shape (n_draws, E).
+    taus : numpy.ndarray
+        Kendall tau-b of each draw's ranking to the default ranking (for plotting).
+    top_k_changed : numpy.ndarray
+        Per draw, whether the top-k set differs from the default.
+    default_top_k : tuple of str
+    mean_tau, share_top_k_changed : float
+    p_top_k : pandas.Series
+        Per encoder, the share of draws that put it in the top k.
+    top_k : int
+    concentration : float
+    """
+
+    encoders: tuple[str, ...]
+    default_crs: np.ndarray
+    weights: np.ndarray
+    crs_draws: np.ndarray
+    taus: np.ndarray
+    top_k_changed: np.ndarray
+    default_top_k: tuple[str, ...]
+    mean_tau: float
+    share_top_k_changed: float
+    p_top_k: pd.Series
+    top_k: int
+    concentration: float
+
+
+def dirichlet_weights(
+    centre: np.ndarray, n_draws: int, concentration: float = DIRICHLET_CONCENTRATION, random_state: int = 0
+) -> np.ndarray:
+    """Weight vectors from a Dirichlet with mean ``centre`` and the given concentration.
+
+    Components with zero weight stay zero.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_draws, len(centre)), rows summing to 1.
+    """
+    if not (math.isfinite(concentration) and concentration > 0):
+        raise ConfigError(f"parameter 'concentration' must be a positive number, found {concentration!r}")
+    _check_draws(n_draws, "n_draws")
+    centre = np.asarray(centre, dtype=float)
+    active = centre > 0
+    rng = np.random.default_rng(random_state)
+    out = np.zeros((int(n_draws), centre.size))
+    out[:, active] = rng.dirichlet(concentration * centre[active], size=int(n_draws))
+    return out
+
+
+def _fixed_components(profiles: pd.DataFrame, standard: ReferenceStandard) -> tuple[np.ndarray, np.ndarray]:
+    """Normalised profiles (E, 4) and their (E, k) dominance matrix against the panel."""
+    panel = standard.require_panel()
+    s = normalise_array(_profile_array(profiles, "profiles"), standard.worst, standard.best)
+    geq = (s[:, None, :] >= panel[None, :, :]).all(axis=2)
+    gt = (s[:, None, :] > panel[None, :, :]).any(axis=2)
+    return s, geq & gt
+
+
+def weight_perturbation(
+    profiles: pd.DataFrame,
+    standard: ReferenceStandard,
+    n_draws: int = DEFAULT_DRAWS,
+    concentration: float = DIRICHLET_CONCENTRATION,
+    random_state: int = 0,
+    top_k: int = 3,
+) -> WeightPerturbation:
+    """Rescore under Dirichlet-perturbed weights and compare with the default ranking.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Raw encoder profiles (index encoder, columns D, C, L, R).
+    standard : ReferenceStandard
+        Anchors, panel and the default (centre) weights.
+    n_draws : int
+        Number of weight vectors.
+    concentration : float
+        Dirichlet concentration (see the module docstring).
+    random_state : int
+    top_k : int
+
+    Returns
+    -------
+    WeightPerturbation
+    """
+    encoders = [str(e) for e in profiles.index]
+    _check_k(top_k, len(encoders))
+    s, dominated = _fixed_components(profiles, standard)
+    components = np.column_stack([dominated.mean(axis=1), balance_scores(s), floor_scores(s)])  # (E, 3)
+    w = standard.weight_vector
+    # Same expression as the scorer, so the default ranking matches score_profiles bit for bit.
+    default = w[0] * components[:, 0] + w[1] * components[:, 1] + w[2] * components[:, 2]
+    weights = dirichlet_weights(standard.weight_vector, n_draws, concentration, random_state)
+    draws = weights @ components.T  # (B, E)
+    taus = kendall_tau_to_reference(default, draws)
+    default_top = _top_k_members(default, top_k)[0]
+    members = _top_k_members(draws, top_k)
+    changed = (members != default_top[None, :]).any(axis=1)
+    return WeightPerturbation(
+        encoders=tuple(encoders),
+        default_crs=default,
+        weights=weights,
+        crs_draws=draws,
+        taus=taus,
+        top_k_changed=changed,
+        default_top_k=_names(default_top, encoders),
+        mean_tau=float(np.nanmean(taus)),
+        share_top_k_changed=float(changed.mean()),
+        p_top_k=pd.Series(members.mean(axis=0), index=pd.Index(encoders, name="encoder"), name=f"p_top{top_k}"),
+        top_k=int(top_k),
+        concentration=float(concentration),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class PanelPerturbation:
+    """Outcome of :func:`panel_perturbation`.
+
+    Attributes
+    ----------
+    encoders : tuple of str
+    default_top_k : tuple of str
+    leave_one_out : pandas.DataFrame
+        Per left-out panel member: left_out, tau, top_k_changed, top_k (names).
+    subset_size : int
+    subset_taus, subset_top_k_changed : numpy.ndarray
+        Per random panel.
+    share_changed_leave_one_out, share_changed_subsets : float
+    mean_tau_leave_one_out, mean_tau_subsets : float
+    top_k : int
+    """
+
+    encoders: tuple[str, ...]
+    default_top_k: tuple[str, ...]
+    leave_one_out: pd.DataFrame
+    subset_size: int
+    subset_taus: np.ndarray
+    subset_top_k_changed: np.ndarray
+    share_changed_leave_one_out: float
+    share_changed_subsets: float
+    mean_tau_leave_one_out: float
+    mean_tau_subsets: float
+    top_k: int
+
+
+def panel_perturbation(
+    profiles: pd.DataFrame,
+    standard: ReferenceStandard,
+    n_subsets: int = DEFAULT_DRAWS,
+    subset_size: int | None = None,
+    random_state: int = 0,
+    top_k: int = 3,
+) -> PanelPerturbation:
+    """Rescore against leave-one-out and random sub-panels of the reference panel.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Raw encoder profiles.
+    standard : ReferenceStandard
+        Needs at least 2 panel members.
+    n_subsets : int
+        Number of random panels.
+    subset_size : int, optional
+        Members per random panel; default ``ceil(PANEL_SUBSET_SHARE * k)``
+        (at most k - 1).
+    random_state : int
+    top_k : int
+
+    Returns
+    -------
+    PanelPerturbation
+    """
+    encoders = [str(e) for e in profiles.index]
+    _check_k(top_k, len(encoders))
+    _check_draws(n_subsets, "n_subsets")
+    s, dominated = _fixed_components(profiles, standard)
+    k = dominated.shape[1]
+    if k < 2:
+        raise ReferenceStandardError(f"panel perturbation needs at least 2 panel members, standard '{standard.version}' has {k}")
+    size = min(k - 1, math.ceil(PANEL_SUBSET_SHARE * k)) if subset_size is None else int(subset_size)
+    if not 1 <= size <= k:
+        raise ConfigError(f"parameter 'subset_size' must lie in 1..{k}, found {subset_size!r}")
+    w = standard.weight_vector
+    fixed = w[1] * balance_scores(s) + w[2] * floor_scores(s)
+    dominated_f = dominated.astype(float)
+
+    def scores(masks: np.ndarray) -> np.ndarray:
+        share = masks.astype(float) @ dominated_f.T / masks.sum(axis=1, keepdims=True)
+        return w[0] * share + fixed[None, :]
+
+    default = scores(np.ones((1, k), dtype=bool))[0]
+    default_top = _top_k_members(default, top_k)[0]
+
+    loo_masks = ~np.eye(k, dtype=bool)
+    loo = scores(loo_masks)
+    loo_members = _top_k_members(loo, top_k)
+    loo_changed = (loo_members != default_top[None, :]).any(axis=1)
+    loo_taus = kendall_tau_to_reference(default, loo)
+
+    rng = np.random.default_rng(random_state)
+    chosen = np.argsort(rng.random((int(n_subsets), k)), axis=1)[:, :size]
+    masks = np.zeros((int(n_subsets), k), dtype=bool)
+    np.put_along_axis(masks, chosen, True, axis=1)
+    sub = scores(masks)
+    sub_changed = (_top_k_members(sub, top_k) != default_top[None, :]).any(axis=1)
+    sub_taus = kendall_tau_to_reference(default, sub)
+
+    table = pd.DataFrame(
+        {
+            "left_out": list(standard.panel_names),
+            "tau": loo_taus,
+            "top_k_changed": loo_changed,
+            "top_k": [", ".join(_names(m, encoders)) for m in loo_members],
+        }
+    )
+    return PanelPerturbation(
+        encoders=tuple(encoders),
+        default_top_k=_names(default_top, encoders),
+        leave_one_out=table,
+        subset_size=size,
+        subset_taus=sub_taus,
+        subset_top_k_changed=sub_changed,
+        share_changed_leave_one_out=float(loo_changed.mean()),
+        share_changed_subsets=float(sub_changed.mean()),
+        mean_tau_leave_one_out=float(np.nanmean(loo_taus)),
+        mean_tau_subsets=float(np.nanmean(sub_taus)),
+        top_k=int(top_k),
+    )
+
+
+__all__ = [
+    "DEFAULT_DRAWS",
+    "DIRICHLET_CONCENTRATION",
+    "PANEL_SUBSET_SHARE",
+    "PanelPerturbation",
+    "WeightPerturbation",
+    "dirichlet_weights",
+    "panel_perturbation",
+    "weight_perturbation",
+]
