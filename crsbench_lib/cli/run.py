@@ -1,0 +1,61 @@
+"""``crsbench run``: compute a profile's results table (thin wrapper of the runner)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crsbench_lib.runner.config import load_profile
+    from crsbench_lib.runner.run import run_profile
+
+    profile = load_profile(args.config if args.config is not None else args.profile)
+    outcome = run_profile(
+        profile,
+        out_dir=args.out,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        progress=not args.no_progress,
+    )
+    print(
+        f"{outcome.results_path}: {outcome.n_rows} rows from {outcome.n_cells} cells "
+        f"({outcome.n_computed} computed, {outcome.n_reused} reused) in {outcome.seconds:.1f} s; "
+        f"config {outcome.config_hash[:12]}; manifest {outcome.manifest_path}",
+        file=sys.stdout,
+    )
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``run`` sub-command."""
+    parser = subparsers.add_parser(
+        "run",
+        help="compute every (encoder, dataset, seed, arm) cell of a profile",
+        description=(
+            "Compute the results table of a profile (resumable: finished cells under the output "
+            "folder are reused). Writes results.parquet and manifest.json."
+        ),
+    )
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--profile", metavar="NAME", help="a shipped profile: quick, default or paper")
+    which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
+    parser.add_argument("--out", metavar="DIR", type=Path, default=None,
+                        help="output folder (default: <cache>/runs/<profile name>)")
+    parser.add_argument("--jobs", metavar="N", type=_positive_int, default=1,
+                        help="local worker processes (default 1)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run on a Dask distributed scheduler, e.g. tcp://host:8786")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_handle)

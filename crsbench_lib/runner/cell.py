@@ -1,0 +1,333 @@
+"""The real pipeline of one cell: dataset -> encoder -> embeddings -> evaluation rows.
+
+:class:`RealBackend` is the runner's default backend. In the parent it prepares
+what keys the cells (dataset versions, encoder weights hashes, the corruption
+families of each domain, code fingerprints); in a worker it computes a task's
+cells. For the frozen arm the embeddings of every split and condition are taken
+from the :class:`~crsbench_lib.embeddings.store.EmbeddingStore` once per
+(encoder, dataset) and shared by the task's seeds; for the LoRA arm the encoder
+is adapted per seed (:mod:`crsbench_lib.runner.lora`) and its embeddings are
+computed through a throw-away store, so that both arms measure the same
+conditions through the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from crsbench_lib import __version__
+from crsbench_lib.data.base import ImageDataset
+from crsbench_lib.encoders.base import Encoder
+from crsbench_lib.errors import ConfigError, CRSBenchError
+from crsbench_lib.runner.config import ALL, DatasetSpec, Profile, canonical_json
+from crsbench_lib.runner.grid import Cell, Preparation
+from crsbench_lib.runner.manifest import library_versions
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+# Source folders whose code computes a frozen cell's rows; the LoRA arm adds lora.py.
+FROZEN_CODE: tuple[str, ...] = (
+    "cohort",
+    "data",
+    "encoders",
+    "embeddings",
+    "evaluation",
+    "results",
+    "runner/cell.py",
+)
+LORA_CODE: tuple[str, ...] = ("runner/lora.py",)
+# Options that only torch-backed encoders (the neural zoo, hub adapters) accept.
+TORCH_OPTIONS: tuple[str, ...] = ("device", "amp")
+
+
+def code_fingerprint(parts: Sequence[str], root: Path = PACKAGE_DIR) -> str:
+    """SHA-256 over the source files of ``parts`` (folders or files under the package).
+
+    Any edit to that code changes the fingerprint, so the cells it computes are
+    recomputed rather than silently reused.
+    """
+    digest = hashlib.sha256()
+    for part in parts:
+        target = root / part
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        for path in files:
+            if not path.is_file():
+                continue
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------
+# Datasets and encoders, memoised per process
+# ---------------------------------------------------------------------------
+
+_DATASETS: dict[str, ImageDataset] = {}
+_ENCODERS: dict[tuple[str, int, str], Encoder] = {}
+# Encoders kept alive per process; a task needs one at a time, the rest is for reuse.
+_MAX_ENCODERS = 4
+
+
+def load_dataset(spec: DatasetSpec) -> ImageDataset:
+    """Build (or reuse, within this process) the dataset a spec names.
+
+    Raises
+    ------
+    DataError
+        If the data cannot be read (missing files, malformed arrays).
+    """
+    memo = canonical_json(spec.written) + str(spec.options.get("root", spec.options.get("csv", "")))
+    if memo in _DATASETS:
+        return _DATASETS[memo]
+    options = spec.options
+    if spec.kind == "phantom":
+        from crsbench_lib.cohort import build_dataset
+
+        dataset = build_dataset(spec.name, seed=options["data_seed"], sizes=options["sizes"],
+                                image_side=options["image_side"])
+    elif spec.kind == "medmnist":
+        from crsbench_lib.data.medmnist import load_medmnist
+
+        dataset = load_medmnist(options["flag"], Path(options["root"]), size=options["size"], download=False)
+        dataset.name = spec.name
+    else:
+        from crsbench_lib.data.manifest import load_manifest
+
+        dataset = load_manifest(Path(options["csv"]))
+        dataset.name = spec.name
+    _DATASETS[memo] = dataset
+    return dataset
+
+
+def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
+    """Working image side of a dataset (encoders are built at this side)."""
+    if spec.kind == "phantom":
+        return int(spec.options["image_side"])
+    if spec.kind == "medmnist":
+        return int(spec.options["size"])
+    return int(dataset.split("train").images.shape[1])
+
+
+def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
+    """Build (or reuse, within this process) encoder ``name`` at ``side`` pixels."""
+    options = {k: profile.config["embedding"][k] for k in TORCH_OPTIONS}
+    memo = (name, side, canonical_json(options))
+    if memo in _ENCODERS:
+        return _ENCODERS[memo]
+    from crsbench_lib.encoders.neural import NEURAL_ZOO
+    from crsbench_lib.encoders.registry import HUB_PREFIXES, build_encoder
+
+    takes_torch_options = name in NEURAL_ZOO or name.partition(":")[0] in HUB_PREFIXES
+    encoder = build_encoder(name, image_side=side, **(options if takes_torch_options else {}))
+    while len(_ENCODERS) >= _MAX_ENCODERS:
+        _ENCODERS.pop(next(iter(_ENCODERS)))
+    _ENCODERS[memo] = encoder
+    return encoder
+
+
+def resolve_families(profile: Profile, spec: DatasetSpec, domain: str) -> tuple[str, ...]:
+    """The corruption families measured on a dataset of ``domain``.
+
+    Raises
+    ------
+    ConfigError
+        If the profile names a family the domain does not have, or asks for
+        ``all`` on a domain without a corruption catalogue.
+    """
+    from crsbench_lib.cohort import corruption_families
+
+    requested = profile.corruptions.families_for(domain)
+    if requested != ALL and len(requested) == 0:
+        return ()
+    try:
+        known = corruption_families(domain)
+    except CRSBenchError as exc:
+        raise ConfigError(f"corruptions.families: dataset {spec.name}: {exc}") from exc
+    if requested == ALL:
+        return tuple(known)
+    unknown = [f for f in requested if f not in known]
+    if unknown:
+        raise ConfigError(
+            f"corruptions.families: {unknown[0]!r} is not a corruption family of domain {domain!r} "
+            f"(dataset {spec.name}; known: {', '.join(known)})"
+        )
+    return tuple(requested)
+
+
+# ---------------------------------------------------------------------------
+# Embeddings of one cell
+# ---------------------------------------------------------------------------
+
+
+def cell_embeddings(
+    store: Any, encoder: Encoder, dataset: ImageDataset, profile: Profile, families: Sequence[str]
+) -> Any:
+    """Embeddings of every split and condition of one (encoder, dataset).
+
+    Train/val/test at the training site; the first ``corruptions.n_images`` test
+    images under each (family, severity); the second site's test split where
+    the dataset has one.
+    """
+    from crsbench_lib.evaluation import CellEmbeddings
+
+    batch = profile.embedding_batch_size
+
+    def embed(split: str, **kwargs: Any) -> np.ndarray:
+        return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, **kwargs))
+
+    train_split = dataset.split("train")
+    val_split = dataset.split("val")
+    test_split = dataset.split("test")
+    n_test = len(test_split)
+    n_corrupt = n_test if profile.corruptions.n_images is None else min(profile.corruptions.n_images, n_test)
+    corrupted: dict[tuple[str, int], np.ndarray] = {}
+    for family in families:
+        for severity in profile.corruptions.severities:
+            corrupted[(family, severity)] = embed(
+                "test", corruption=family, severity=severity, corruption_seed=profile.corruptions.seed,
+                n_images=n_corrupt,
+            )
+    shift_site = dataset.shift_site
+    shift = shift_labels = None
+    if shift_site is not None:
+        shift = embed("test", site=shift_site)
+        shift_labels = dataset.split("test", shift_site).labels
+    return CellEmbeddings(
+        train=embed("train"),
+        train_labels=train_split.labels,
+        val=embed("val"),
+        val_labels=val_split.labels,
+        test=embed("test"),
+        test_labels=test_split.labels,
+        corrupted=corrupted,
+        shift_test=shift,
+        shift_labels=shift_labels,
+    )
+
+
+def probe_config(profile: Profile) -> Any:
+    """The evaluation engine's ``ProbeConfig`` for a profile's probe grid."""
+    from crsbench_lib.evaluation import ProbeConfig
+
+    p = profile.probe
+    return ProbeConfig(c_grid=p.C, max_iter=p.max_iter, tol=p.tol, val_fraction_policy=p.val_fraction_policy,
+                       calibrators=p.calibrators)
+
+
+def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cell) -> pd.DataFrame:
+    """The result rows of one cell (probe fits pinned to one BLAS thread, see executors)."""
+    from threadpoolctl import threadpool_limits
+
+    from crsbench_lib.evaluation import evaluate_cell
+
+    meta = {
+        "encoder": cell.encoder,
+        "dataset": cell.dataset,
+        "domain": dataset.domain,
+        "arm": cell.arm,
+        "config_hash": profile.config_hash,
+        "package_version": __version__,
+    }
+    with threadpool_limits(limits=1, user_api="blas"):
+        return evaluate_cell(
+            embeddings,
+            dataset.task,
+            dataset.n_classes,
+            seed=cell.seed,
+            label_fractions=profile.label_fractions,
+            ece_bins=profile.ece_bins,
+            probe=probe_config(profile),
+            meta=meta,
+        )
+
+
+class RealBackend:
+    """The default cell backend: the real cohort, encoders, store and evaluation engine.
+
+    Parameters
+    ----------
+    store_root : pathlib.Path, optional
+        Embedding cache folder (default: the store's default under ``cache_dir()``).
+    """
+
+    def __init__(self, store_root: Path | None = None) -> None:
+        self.store_root = store_root
+
+    def _store(self) -> Any:
+        from crsbench_lib.embeddings.store import EmbeddingStore
+
+        return EmbeddingStore(self.store_root)
+
+    def prepare(self, profile: Profile) -> Preparation:
+        """Dataset versions, weights hashes and corruption families, before any cell runs.
+
+        Raises
+        ------
+        ConfigError, DataError, EncoderError
+            On missing data, unknown encoders or families.
+        """
+        versions: dict[str, str] = {}
+        domains: dict[str, str] = {}
+        families: dict[str, tuple[str, ...]] = {}
+        hashes: dict[tuple[str, str], str] = {}
+        neural: list[str] = []
+        sides: dict[str, int] = {}
+        for spec in profile.datasets:
+            dataset = load_dataset(spec)
+            versions[spec.name] = dataset.version
+            domains[spec.name] = dataset.domain
+            families[spec.name] = resolve_families(profile, spec, dataset.domain)
+            sides[spec.name] = image_side(spec, dataset)
+        for name in profile.encoders:
+            for spec in profile.datasets:
+                encoder = get_encoder(name, sides[spec.name], profile)
+                hashes[(name, spec.name)] = encoder.weights_hash
+                if encoder.module is not None and name not in neural:
+                    neural.append(name)
+        return Preparation(
+            dataset_versions=versions,
+            dataset_domains=domains,
+            corruption_families=families,
+            weights_hashes=hashes,
+            neural_encoders=tuple(neural),
+            code_versions={
+                "frozen": code_fingerprint(FROZEN_CODE),
+                "lora": code_fingerprint(FROZEN_CODE + LORA_CODE),
+            },
+            library_versions=library_versions(),
+            extra={"image_sides": sides},
+        )
+
+    def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple[Cell, pd.DataFrame]]:
+        """Compute cells that share (encoder, dataset, arm), yielding each one's rows."""
+        if not cells:
+            return
+        first = cells[0]
+        spec = profile.dataset(first.dataset)
+        dataset = load_dataset(spec)
+        side = int(prep.extra["image_sides"][spec.name])
+        families = prep.corruption_families[spec.name]
+        encoder = get_encoder(first.encoder, side, profile)
+        if first.arm == "frozen":
+            embeddings = cell_embeddings(self._store(), encoder, dataset, profile, families)
+            for cell in cells:
+                yield cell, evaluate(profile, dataset, embeddings, cell)
+            return
+        from crsbench_lib.embeddings.store import EmbeddingStore
+        from crsbench_lib.runner.lora import adapt_encoder
+
+        for cell in cells:
+            adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
+            # Adapted embeddings are used once: a temporary store keeps them off the shared cache.
+            with tempfile.TemporaryDirectory(prefix="crsbench-lora-") as tmp:
+                embeddings = cell_embeddings(EmbeddingStore(Path(tmp)), adapted, dataset, profile, families)
+                rows = evaluate(profile, dataset, embeddings, cell)
+            yield cell, rows

@@ -1,0 +1,180 @@
+"""Executors: run the grid's tasks serially, in local processes (joblib) or on Dask.
+
+Every executor calls the same worker function, :func:`run_task`, on the same
+tasks, and the parent stores each cell as its result arrives; so the results do
+not depend on the executor. Two things could still make them depend on it, and
+both are pinned here:
+
+* seeds come from the config (the cell's seed), never from time, process or
+  worker identity;
+* BLAS thread count changes the last bits of a logistic-regression fit (measured
+  here: 1 vs 2 OpenBLAS threads differ by ~1e-16), so the probe fits always run
+  with one BLAS thread, whatever the executor. Torch (embedding, LoRA training)
+  gets ``threads`` threads: all cores for the serial executor, cores / jobs for
+  joblib, one per Dask worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+
+from crsbench_lib.errors import ConfigError
+from crsbench_lib.runner.config import Profile
+from crsbench_lib.runner.grid import Cell, Preparation, Task
+
+# Seconds to wait for a Dask scheduler before declaring it unreachable.
+SCHEDULER_CONNECT_TIMEOUT_S = 5.0
+
+
+class CellBackend(Protocol):
+    """What computes cells. The runner is generic; the real backend is
+    :class:`crsbench_lib.runner.cell.RealBackend`, tests inject small fakes.
+
+    ``prepare`` runs once in the parent before any cell (it may raise
+    :class:`~crsbench_lib.errors.CRSBenchError` for bad input); ``compute`` runs
+    in a worker and yields each cell's rows as soon as they exist.
+    """
+
+    def prepare(self, profile: Profile) -> Preparation: ...
+
+    def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple[Cell, pd.DataFrame]]: ...
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """One computed cell, as returned by a worker."""
+
+    cell: Cell
+    key: str
+    rows: pd.DataFrame
+    seconds: float
+    host: str
+    pid: int
+
+
+def cpu_count() -> int:
+    """Usable cores (the process's affinity where the platform tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def set_torch_threads(threads: int) -> None:
+    """Set torch's intra-op threads (if torch is importable)."""
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def iter_task(
+    backend: CellBackend,
+    profile: Profile,
+    prep: Preparation,
+    task: Task,
+    threads: int,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[CellResult]:
+    """Compute a task's cells in this process, yielding each as it finishes."""
+    if env:
+        os.environ.update(env)
+    set_torch_threads(max(1, threads))
+    keys = dict(zip(task.cells, task.keys))
+    host = platform.node()
+    start = time.perf_counter()
+    for cell, rows in backend.compute(profile, prep, task.cells):
+        now = time.perf_counter()
+        yield CellResult(cell, keys[cell], rows, now - start, host, os.getpid())
+        start = time.perf_counter()
+
+
+def run_task(
+    backend: CellBackend,
+    profile: Profile,
+    prep: Preparation,
+    task: Task,
+    threads: int,
+    env: Mapping[str, str] | None = None,
+) -> list[CellResult]:
+    """:func:`iter_task` collected into a list (what a remote worker returns)."""
+    return list(iter_task(backend, profile, prep, task, threads, env))
+
+
+def serial_results(
+    backend: CellBackend, profile: Profile, prep: Preparation, tasks: Sequence[Task], env: Mapping[str, str]
+) -> Iterator[CellResult]:
+    """Run tasks one after the other in this process."""
+    threads = cpu_count()
+    for task in tasks:
+        yield from iter_task(backend, profile, prep, task, threads, env)
+
+
+def joblib_results(
+    backend: CellBackend,
+    profile: Profile,
+    prep: Preparation,
+    tasks: Sequence[Task],
+    jobs: int,
+    env: Mapping[str, str],
+) -> Iterator[CellResult]:
+    """Run tasks in ``jobs`` local worker processes (joblib's loky backend)."""
+    from joblib import Parallel, delayed
+
+    threads = max(1, cpu_count() // jobs)
+    parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
+    for results in parallel(delayed(run_task)(backend, profile, prep, t, threads, env) for t in tasks):
+        yield from results
+
+
+def connect_scheduler(address: str, timeout: float = SCHEDULER_CONNECT_TIMEOUT_S) -> Any:
+    """A ``distributed.Client`` connected to ``address``.
+
+    Raises
+    ------
+    ConfigError
+        If the address is malformed or no scheduler answers within ``timeout``
+        seconds.
+    """
+    if not isinstance(address, str) or not address.strip():
+        raise ConfigError("--scheduler must be a scheduler address such as tcp://host:8786")
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConfigError(
+            f"--scheduler {address}: no Dask scheduler reachable within {timeout:g} s ({type(exc).__name__})"
+        ) from exc
+
+
+def dask_results(
+    backend: CellBackend, profile: Profile, prep: Preparation, tasks: Sequence[Task], client: Any
+) -> Iterator[CellResult]:
+    """Run tasks on a Dask cluster through ``client``, yielding as they complete.
+
+    Workers use their own ``CRSBENCH_CACHE`` (the client's folder may not exist
+    on them) and one torch thread per worker thread.
+    """
+    from distributed import as_completed
+
+    futures = [client.submit(run_task, backend, profile, prep, t, 1, None, pure=False) for t in tasks]
+    try:
+        for future in as_completed(futures):
+            yield from future.result()
+    finally:
+        for future in futures:
+            if not future.done():
+                future.cancel()
+
+
+ResultSource = Callable[[Sequence[Task]], Iterator[CellResult]]

@@ -1,0 +1,161 @@
+"""The grid of a run: cells, work units and the key that identifies a cell's result.
+
+A *cell* is one (encoder, dataset, seed, arm): the evaluation engine turns it into
+a block of result rows. Cells of the frozen arm that share (encoder, dataset)
+are grouped into one *task*, so that their embeddings are computed once (the
+embeddings do not depend on the probe seed) by one worker; a LoRA cell is its
+own task because its encoder is adapted per seed.
+
+A cell's *key* is the SHA-256 of everything that can change its rows: the
+config parts that apply to it (its dataset entry, the corruptions resolved for
+its domain, the probe grid, the standard's label fractions and ECE bins, the
+embedding batch size, and the LoRA settings on the LoRA arm), the package
+version, a fingerprint of the code that computes it, the dataset version and
+the encoder's weights hash. Changing any of them changes exactly the keys of the
+cells it affects; a finished cell whose key is unchanged is reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from crsbench_lib import __version__
+from crsbench_lib.runner.config import Profile, sha256_of
+
+# Bumped when the layout of a cell file changes, so that old files are not reused.
+CELL_FORMAT = "crsbench-cell/1"
+
+
+@dataclass(frozen=True, order=True)
+class Cell:
+    """One (encoder, dataset, seed, arm) of the grid."""
+
+    encoder: str
+    dataset: str
+    seed: int
+    arm: str
+
+    @property
+    def label(self) -> str:
+        """Short human-readable name, e.g. ``hog/derm/seed1/frozen``."""
+        return f"{self.encoder}/{self.dataset}/seed{self.seed}/{self.arm}"
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """Facts found before any cell runs, needed for keys and by the workers.
+
+    Attributes
+    ----------
+    dataset_versions : dict
+        Dataset name -> version string (changes whenever its images would change).
+    dataset_domains : dict
+        Dataset name -> imaging domain.
+    corruption_families : dict
+        Dataset name -> the corruption families measured on it (resolved from the
+        profile for the dataset's domain).
+    weights_hashes : dict
+        (encoder, dataset) -> the encoder's weights hash as built for that dataset
+        (encoders are built at the dataset's image side).
+    neural_encoders : tuple of str
+        Encoders that expose a torch module (eligible for the LoRA arm).
+    code_versions : dict
+        Arm -> fingerprint of the code that computes that arm's rows.
+    library_versions : dict
+        Library -> version, for the manifest.
+    extra : dict
+        Anything else a backend wants to record in the manifest.
+    """
+
+    dataset_versions: Mapping[str, str]
+    dataset_domains: Mapping[str, str]
+    corruption_families: Mapping[str, tuple[str, ...]]
+    weights_hashes: Mapping[tuple[str, str], str]
+    neural_encoders: tuple[str, ...]
+    code_versions: Mapping[str, str]
+    library_versions: Mapping[str, str] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Task:
+    """A unit of work handed to an executor: cells that share encoder, dataset and arm."""
+
+    cells: tuple[Cell, ...]
+    keys: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        first = self.cells[0]
+        return f"{first.encoder}/{first.dataset}/{first.arm}"
+
+
+def lora_encoders(profile: Profile, prep: Preparation) -> tuple[str, ...]:
+    """Encoders of the LoRA arm: neural encoders only (hand-crafted ones have nothing to adapt).
+
+    An explicit ``lora.encoders`` list that names a hand-crafted encoder is not
+    an error: that encoder is skipped, as the method excludes it.
+    """
+    if "lora" not in profile.arms:
+        return ()
+    wanted = profile.encoders if profile.lora.encoders == "neural" else profile.lora.encoders
+    return tuple(e for e in wanted if e in prep.neural_encoders)
+
+
+def build_cells(profile: Profile, prep: Preparation) -> list[Cell]:
+    """Every cell of the profile, in a fixed order (arm, encoder, dataset, seed as listed)."""
+    cells: list[Cell] = []
+    for arm in profile.arms:
+        encoders = profile.encoders if arm == "frozen" else lora_encoders(profile, prep)
+        for encoder in encoders:
+            for dataset in profile.datasets:
+                for seed in profile.seeds:
+                    cells.append(Cell(encoder, dataset.name, seed, arm))
+    return cells
+
+
+def cell_key_material(profile: Profile, prep: Preparation, cell: Cell) -> dict[str, Any]:
+    """Everything that can change a cell's rows (the input of :func:`cell_key`)."""
+    config = profile.config
+    lora = None
+    if cell.arm == "lora":
+        lora = {k: v for k, v in config["lora"].items() if k != "encoders"}
+    return {
+        "format": CELL_FORMAT,
+        "cell": [cell.encoder, cell.dataset, cell.seed, cell.arm],
+        "dataset": dict(profile.dataset(cell.dataset).written),
+        "dataset_version": prep.dataset_versions[cell.dataset],
+        "encoder_weights": prep.weights_hashes[(cell.encoder, cell.dataset)],
+        "corruptions": {
+            "families": list(prep.corruption_families[cell.dataset]),
+            "severities": list(profile.corruptions.severities),
+            "n_images": profile.corruptions.n_images,
+            "seed": profile.corruptions.seed,
+        },
+        "probe": config["probe"],
+        "standard": config["standard"],
+        "embedding": config["embedding"],
+        "lora": lora,
+        "package_version": __version__,
+        "code_version": prep.code_versions[cell.arm],
+    }
+
+
+def cell_key(profile: Profile, prep: Preparation, cell: Cell) -> str:
+    """The cell's cache key: SHA-256 of :func:`cell_key_material`."""
+    return sha256_of(cell_key_material(profile, prep, cell))
+
+
+def build_tasks(cells: Sequence[Cell], keys: Mapping[Cell, str]) -> list[Task]:
+    """Group cells into tasks: frozen cells by (encoder, dataset); each LoRA cell alone.
+
+    Order follows the first appearance of each group in ``cells``, so the same
+    grid always gives the same tasks.
+    """
+    groups: dict[tuple[str, str, str, int], list[Cell]] = {}
+    for cell in cells:
+        seed_part = cell.seed if cell.arm == "lora" else -1
+        groups.setdefault((cell.arm, cell.encoder, cell.dataset, seed_part), []).append(cell)
+    return [Task(tuple(group), tuple(keys[c] for c in group)) for group in groups.values()]

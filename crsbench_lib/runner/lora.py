@@ -1,0 +1,246 @@
+"""The LoRA-adapted arm (crs-method section 6, item 9).
+
+For one neural encoder, dataset and seed: low-rank adapters (Hu et al., 2022,
+"LoRA: Low-Rank Adaptation of Large Language Models", ICLR) are injected into
+every ``nn.Linear`` and ``nn.Conv2d`` layer of the encoder's torch module with
+:func:`peft.inject_adapter_in_model`, and trained together with a linear head on
+the full-label train split, with early stopping on the validation loss. The
+adapted encoder then goes through exactly the same measurement as the frozen
+arm (clean, label fractions through probes on the adapted features,
+corruptions, shift); its rows carry ``arm = "lora"``.
+
+Each adapted layer computes ``W x + (alpha / r) * B A x`` with ``A`` (r x in)
+randomly initialised and ``B`` (out x r) zero-initialised, so training starts
+from the frozen encoder exactly. The base weights and the normalisation
+statistics stay frozen: the module is kept in eval mode during training (batch
+norm uses its running statistics, nothing else is updated).
+
+peft fits the zoo's modules as they are (plain ``Linear``/``Conv2d`` layers; the
+ViT's attention uses separate ``Linear`` layers, not ``nn.MultiheadAttention``),
+so no own LoRA module is needed. Layers inside an ``nn.MultiheadAttention`` (as
+in some hub models) are left out, because that module reads its projection
+weights directly and would bypass an adapter.
+
+Determinism: the adapters' initialisation and the batch order come from a seed
+derived from (encoder, dataset, seed) only; training runs in a forked RNG
+state, so the caller's random streams are untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from crsbench_lib.data.base import ImageDataset
+from crsbench_lib.encoders.base import Encoder
+from crsbench_lib.errors import EncoderError
+from crsbench_lib.runner.config import LoraSpec
+
+
+def derived_seed(*parts: object) -> int:
+    """A 31-bit seed from the given parts (stable across processes and platforms)."""
+    text = "|".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+
+
+def target_modules(module: Any) -> list[str]:
+    """Qualified names of the ``Linear``/``Conv2d`` layers LoRA adapts."""
+    from torch import nn
+
+    skip: list[str] = [name for name, m in module.named_modules() if isinstance(m, nn.MultiheadAttention)]
+    names = []
+    for name, m in module.named_modules():
+        if not name or any(name == s or name.startswith(f"{s}.") for s in skip):
+            continue
+        if type(m) in (nn.Linear, nn.Conv2d):
+            names.append(name)
+    return names
+
+
+@dataclass(frozen=True)
+class LoraReport:
+    """How an adaptation went (for logs and tests)."""
+
+    epochs_run: int
+    best_epoch: int
+    best_val_loss: float
+    n_trainable: int
+    n_adapted_layers: int
+
+
+class AdaptedEncoder(Encoder):
+    """An encoder whose module carries trained LoRA adapters.
+
+    It embeds through the adapted copy of the base encoder; its weights hash
+    covers the base encoder's hash and the adapted module's state.
+    """
+
+    family = "lora"
+
+    def __init__(self, adapted: Encoder, base_hash: str, state_hash: str, report: LoraReport) -> None:
+        self._adapted = adapted
+        self.name = adapted.name
+        self.embedding_dim = adapted.embedding_dim
+        self._hash = hashlib.sha256(f"lora|{base_hash}|{state_hash}".encode()).hexdigest()
+        self.report = report
+
+    @property
+    def weights_hash(self) -> str:
+        return self._hash
+
+    @property
+    def module(self) -> Any:
+        return self._adapted.module
+
+    def preprocess(self, images: np.ndarray) -> Any:
+        return self._adapted.preprocess(images)
+
+    def embed(self, images: np.ndarray) -> np.ndarray:
+        return self._adapted.embed(images)
+
+
+def _state_hash(module: Any) -> str:
+    from crsbench_lib.encoders.torch_encoder import module_hash
+
+    return module_hash(module)
+
+
+def _loss_fn(task: str) -> Any:
+    import torch
+
+    if task == "multilabel":
+        return torch.nn.BCEWithLogitsLoss()
+    return torch.nn.CrossEntropyLoss()
+
+
+def _targets(labels: np.ndarray, task: str) -> Any:
+    import torch
+
+    if task == "multilabel":
+        return torch.as_tensor(np.asarray(labels), dtype=torch.float32)
+    return torch.as_tensor(np.asarray(labels), dtype=torch.long)
+
+
+def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed: int) -> AdaptedEncoder:
+    """Train LoRA adapters plus a linear head on ``dataset``'s train split.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        A neural encoder (``encoder.module`` is a torch module and the encoder
+        has ``forward_features`` and ``preprocess``). It is not modified.
+    dataset : ImageDataset
+        Train split for fitting, validation split for early stopping.
+    spec : LoraSpec
+        Rank, alpha, dropout, epochs, patience, learning rate, weight decay,
+        batch size, optional cap on train images.
+    seed : int
+        The cell's seed.
+
+    Returns
+    -------
+    AdaptedEncoder
+        The adapted encoder, at the epoch with the lowest validation loss.
+
+    Raises
+    ------
+    EncoderError
+        If the encoder has no torch module or no layer LoRA can adapt.
+    """
+    import torch
+    from peft import LoraConfig, inject_adapter_in_model
+
+    if encoder.module is None or not hasattr(encoder, "forward_features"):
+        raise EncoderError(f"encoder {encoder.name}: the LoRA arm needs a neural encoder (torch module)")
+    base_hash = encoder.weights_hash
+    adapted = copy.deepcopy(encoder)
+    module = adapted.module
+    names = target_modules(module)
+    if not names:
+        raise EncoderError(f"encoder {encoder.name}: no Linear or Conv2d layer for LoRA to adapt")
+    device = next(module.parameters()).device
+    train_seed = derived_seed("lora", encoder.name, dataset.name, dataset.version, seed)
+
+    train = dataset.split("train")
+    val = dataset.split("val")
+    n_train = len(train) if spec.max_train is None else min(spec.max_train, len(train))
+    train_images, train_y = train.images[:n_train], _targets(train.labels[:n_train], dataset.task)
+    val_y = _targets(val.labels, dataset.task)
+    loss_fn = _loss_fn(dataset.task)
+
+    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+        torch.manual_seed(train_seed)
+        config = LoraConfig(
+            r=spec.rank,
+            lora_alpha=spec.alpha,
+            lora_dropout=spec.dropout,
+            target_modules="^(" + "|".join(re.escape(n) for n in names) + ")$",
+            bias="none",
+        )
+        inject_adapter_in_model(config, module)
+        for name, param in module.named_parameters():
+            param.requires_grad = "lora_" in name
+        head = torch.nn.Linear(adapted.embedding_dim, dataset.n_classes).to(device)
+        params = [p for p in module.parameters() if p.requires_grad] + list(head.parameters())
+        optimiser = torch.optim.AdamW(params, lr=spec.lr, weight_decay=spec.weight_decay)
+        order_rng = torch.Generator().manual_seed(train_seed)
+        # Base weights and batch-norm statistics stay frozen: eval mode throughout.
+        module.eval()
+
+        def val_loss() -> float:
+            total, count = 0.0, 0
+            with torch.no_grad():
+                for start in range(0, len(val.images), spec.batch_size):
+                    x = adapted.preprocess(val.images[start : start + spec.batch_size]).to(device)
+                    y = val_y[start : start + spec.batch_size].to(device)
+                    total += float(loss_fn(head(adapted.forward_features(x)), y)) * len(y)
+                    count += len(y)
+            return total / count
+
+        def snapshot() -> dict[str, Any]:
+            state = {f"m.{k}": v.detach().clone() for k, v in module.named_parameters() if v.requires_grad}
+            state.update({f"h.{k}": v.detach().clone() for k, v in head.state_dict().items()})
+            return state
+
+        best_loss, best_epoch, best_state = val_loss(), 0, snapshot()
+        epochs_run, stale = 0, 0
+        for epoch in range(1, spec.epochs + 1):
+            order = torch.randperm(n_train, generator=order_rng).numpy()
+            for start in range(0, n_train, spec.batch_size):
+                idx = np.sort(order[start : start + spec.batch_size])
+                x = adapted.preprocess(train_images[idx]).to(device)
+                y = train_y[idx].to(device)
+                optimiser.zero_grad(set_to_none=True)
+                loss = loss_fn(head(adapted.forward_features(x)), y)
+                loss.backward()
+                optimiser.step()
+            epochs_run = epoch
+            current = val_loss()
+            if current < best_loss:
+                best_loss, best_epoch, best_state, stale = current, epoch, snapshot(), 0
+            else:
+                stale += 1
+                if stale >= spec.patience:
+                    break
+        with torch.no_grad():
+            params_by_name = dict(module.named_parameters())
+            for key, value in best_state.items():
+                if key.startswith("m."):
+                    params_by_name[key[2:]].copy_(value)
+        for param in module.parameters():
+            param.requires_grad = False
+        module.eval()
+
+    report = LoraReport(
+        epochs_run=epochs_run,
+        best_epoch=best_epoch,
+        best_val_loss=float(best_loss),
+        n_trainable=sum(v.numel() for k, v in best_state.items()),
+        n_adapted_layers=len(names),
+    )
+    return AdaptedEncoder(adapted, base_hash, _state_hash(module), report)

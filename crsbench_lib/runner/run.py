@@ -1,0 +1,273 @@
+"""Run a profile: every cell of its grid, resumable, on any executor.
+
+``run_profile`` checks everything it can before any work starts (config, files,
+encoder names, the Dask scheduler), prepares the dataset versions and weights
+hashes that key the cells, skips the cells already stored under the output
+folder, computes the rest (storing each as it finishes), then assembles
+``results.parquet`` and ``manifest.json``. An interrupted run (Ctrl-C, a killed
+process) keeps every finished cell; running again finishes the grid, and the
+table is byte-identical to an uninterrupted run's because it is always
+assembled from the stored cells and written in canonical row order.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from crsbench_lib.errors import ConfigError
+from crsbench_lib.paths import cache_dir
+from crsbench_lib.results.io import write_results
+from crsbench_lib.runner.cache import CellStore
+from crsbench_lib.runner.config import Profile, load_profile
+from crsbench_lib.runner.executors import (
+    CellBackend,
+    CellResult,
+    connect_scheduler,
+    dask_results,
+    joblib_results,
+    serial_results,
+)
+from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key
+from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
+
+RESULTS_FILE = "results.parquet"
+MANIFEST_FILE = "manifest.json"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a finished run produced.
+
+    Attributes
+    ----------
+    results_path, manifest_path : pathlib.Path
+        The results table (Parquet) and the run manifest (JSON).
+    out_dir : pathlib.Path
+        The run's output folder (holds ``cells/``).
+    n_cells, n_computed, n_reused : int
+        Cells in the grid, computed by this call, reused from earlier calls.
+    n_rows : int
+        Rows of the results table.
+    seconds : float
+        Wall time of this call.
+    config_hash : str
+        The profile's config hash.
+    """
+
+    results_path: Path
+    manifest_path: Path
+    out_dir: Path
+    n_cells: int
+    n_computed: int
+    n_reused: int
+    n_rows: int
+    seconds: float
+    config_hash: str
+
+
+def default_out_dir(profile: Profile) -> Path:
+    """``cache_dir()/runs/<profile name>``."""
+    return cache_dir() / "runs" / profile.name
+
+
+def _default_backend() -> CellBackend:
+    from crsbench_lib.runner.cell import RealBackend
+
+    return RealBackend()
+
+
+def _check_jobs(jobs: int) -> int:
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"--jobs must be a positive integer, got {jobs!r}")
+    return jobs
+
+
+def assemble(store: CellStore, keys: dict[Cell, str], config_hash: str) -> pd.DataFrame:
+    """The results table of a grid from its stored cells.
+
+    The ``config_hash`` column is stamped with this run's hash: a reused cell's
+    key proves that everything that determines its rows is unchanged, while the
+    whole-config hash also covers parts that do not touch it (other seeds, say).
+    """
+    frames = [store.load(keys[cell]) for cell in sorted(keys)]
+    table = pd.concat(frames, ignore_index=True)
+    table["config_hash"] = config_hash
+    return table
+
+
+def run_profile(
+    profile: Profile | str | os.PathLike[str],
+    out_dir: Path | None = None,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+    *,
+    backend: CellBackend | None = None,
+) -> RunOutcome:
+    """Compute every cell of a profile and write the results table and manifest.
+
+    Parameters
+    ----------
+    profile : Profile, str or path-like
+        A loaded profile, a shipped profile name or a config file.
+    out_dir : pathlib.Path, optional
+        Output folder; default ``cache_dir()/runs/<profile name>``. Finished cells
+        under it are reused.
+    jobs : int
+        Local worker processes (joblib); 1 runs in this process.
+    scheduler : str, optional
+        Address of a Dask scheduler; the grid then runs on that cluster
+        (``jobs`` is ignored).
+    progress : bool
+        Show a progress bar over cells (stderr).
+    backend : CellBackend, optional
+        What computes a cell; default the real pipeline
+        (:class:`crsbench_lib.runner.cell.RealBackend`). Tests inject fakes.
+
+    Returns
+    -------
+    RunOutcome
+
+    Raises
+    ------
+    ConfigError, DataError, EncoderError
+        Bad config, missing data, unknown encoder or unreachable scheduler,
+        before any cell is computed.
+    KeyboardInterrupt
+        On Ctrl-C, after the finished cells are stored.
+    """
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not isinstance(profile, Profile):
+        profile = load_profile(profile)
+    jobs = _check_jobs(jobs)
+    client = connect_scheduler(scheduler) if scheduler is not None else None
+    try:
+        backend = _default_backend() if backend is None else backend
+        prep = backend.prepare(profile)
+        out = Path(out_dir) if out_dir is not None else default_out_dir(profile)
+        store = CellStore(out)
+        store.remove_partial()
+        cells = build_cells(profile, prep)
+        if not cells:
+            raise ConfigError(f"profile {profile.name}: the grid is empty (no encoder, dataset, seed or arm)")
+        keys = {cell: cell_key(profile, prep, cell) for cell in cells}
+        reused = {cell for cell in cells if store.has(keys[cell])}
+        todo = [cell for cell in cells if cell not in reused]
+        tasks = build_tasks(todo, keys)
+        env = {"CRSBENCH_CACHE": str(cache_dir())}
+        if client is not None:
+            executor = f"dask ({scheduler})"
+            source: Iterator[CellResult] = dask_results(backend, profile, prep, tasks, client)
+        elif jobs > 1 and len(tasks) > 1:
+            executor = f"joblib ({jobs} processes)"
+            source = joblib_results(backend, profile, prep, tasks, jobs, env)
+        else:
+            executor = "serial"
+            source = serial_results(backend, profile, prep, tasks, env)
+        computed = _consume(source, store, profile, len(cells), len(reused), progress)
+    finally:
+        if client is not None:
+            client.close()
+
+    table = assemble(store, keys, profile.config_hash)
+    results_path = write_results(table, out / RESULTS_FILE)
+    seconds = time.perf_counter() - started
+    manifest = {
+        "profile": profile.name,
+        "config_source": str(profile.source) if profile.source else None,
+        "config": profile.config,
+        "config_hash": profile.config_hash,
+        "standard": {"path": str(profile.standard_path), "version": profile.standard_version},
+        "library_versions": {**library_versions(), **dict(prep.library_versions)},
+        "dataset_versions": dict(prep.dataset_versions),
+        "dataset_domains": dict(prep.dataset_domains),
+        "corruption_families": {k: list(v) for k, v in prep.corruption_families.items()},
+        "weights_hashes": {f"{e}@{d}": h for (e, d), h in sorted(prep.weights_hashes.items())},
+        "code_versions": dict(prep.code_versions),
+        "lora_encoders": sorted({c.encoder for c in cells if c.arm == "lora"}),
+        "extra": dict(prep.extra),
+        "executor": executor,
+        "host": host_info(),
+        "started_at": started_at,
+        "wall_seconds": round(seconds, 3),
+        "n_cells": len(cells),
+        "n_computed": computed,
+        "n_reused": len(reused),
+        "n_rows": len(table),
+        "cells": [_cell_entry(store, c, keys[c], c in reused) for c in sorted(cells)],
+    }
+    manifest_path = write_manifest(out / MANIFEST_FILE, manifest)
+    return RunOutcome(
+        results_path=results_path,
+        manifest_path=manifest_path,
+        out_dir=out,
+        n_cells=len(cells),
+        n_computed=computed,
+        n_reused=len(reused),
+        n_rows=len(table),
+        seconds=seconds,
+        config_hash=profile.config_hash,
+    )
+
+
+def _cell_entry(store: CellStore, cell: Cell, key: str, reused: bool) -> dict[str, Any]:
+    info = store.info(key)
+    return {
+        "cell": cell.label,
+        "key": key,
+        "reused": reused,
+        "seconds": info.get("seconds"),
+        "finished_at": info.get("finished_at"),
+        "host": info.get("host"),
+    }
+
+
+def _consume(
+    source: Iterator[CellResult], store: CellStore, profile: Profile, total: int, done: int, progress: bool
+) -> int:
+    """Store results as they arrive; on Ctrl-C report what is kept and re-raise."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, initial=done, desc=f"crsbench run {profile.name}", unit="cell",
+               disable=not progress, file=sys.stderr, dynamic_ncols=True)
+    computed = 0
+    try:
+        for result in source:
+            store.save(
+                result.key,
+                result.rows,
+                {
+                    "cell": result.cell.label,
+                    "seconds": round(result.seconds, 4),
+                    "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "host": result.host,
+                    "pid": result.pid,
+                },
+            )
+            computed += 1
+            bar.set_postfix_str(result.cell.label, refresh=False)
+            bar.update(1)
+    except KeyboardInterrupt:
+        bar.close()
+        print(
+            f"crsbench: {done + computed} of {total} cells are stored in {store.folder}; "
+            "run the same command again to resume",
+            file=sys.stderr,
+        )
+        raise
+    finally:
+        closer = getattr(source, "close", None)
+        if closer is not None:
+            closer()
+        bar.close()
+    return computed
