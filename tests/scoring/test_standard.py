@@ -1,0 +1,181 @@
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from crsbench_lib.errors import ReferenceStandardError, SchemaError
+from crsbench_lib.scoring import standard as standard_module
+from crsbench_lib.scoring.axes import AXES
+from crsbench_lib.scoring.standard import (
+    ReferenceStandard,
+    default_standard_path,
+    freeze_standard,
+    load_standard,
+    load_template,
+    results_hash,
+    save_standard,
+    standard_from_dict,
+)
+
+
+def test_template_holds_the_method_defaults():
+    template = load_template()
+    assert template.version == "crs-template"
+    assert template.anchors == {"D": (0.5, 1.0), "C": (0.2, 0.0), "L": (0.5, 1.0), "R": (0.2, 0.0)}
+    assert template.weights == {"dominance": 0.3, "balance": 0.4, "floor": 0.3}
+    assert template.label_fractions == (1.0, 0.25, 0.1, 0.05, 0.01)
+    assert template.ece_bins == 15
+    assert template.panel_names == ()
+
+
+def test_template_cannot_score():
+    with pytest.raises(ReferenceStandardError, match="empty panel"):
+        load_template().require_panel()
+
+
+def test_defaults_live_only_in_the_template():
+    # The anchors and weights are read from the YAML file, never written as literals in the code.
+    source = "\n".join(p.read_text() for p in Path(standard_module.__file__).parent.glob("*.py"))
+    for literal in ("0.3, 0.4, 0.3", "0.25, 0.10, 0.05, 0.01", "0.25, 0.1, 0.05, 0.01", "ece_bins=15"):
+        assert literal not in source
+
+
+def test_freeze_save_load_round_trip(tmp_path, synthetic_table, frozen_standard):
+    path = save_standard(frozen_standard, tmp_path / "s.yaml")
+    loaded = load_standard(path)
+    assert loaded.content_hash == frozen_standard.content_hash
+    assert loaded.panel_names == tuple(f"enc{i:02d}" for i in range(8))
+    np.testing.assert_array_equal(loaded.panel_profiles, frozen_standard.panel_profiles)
+    assert loaded.source_results_hash == results_hash(synthetic_table)
+    assert yaml.safe_load(path.read_text())["content_hash"] == loaded.content_hash
+    # Saving is byte-for-byte deterministic.
+    save_standard(loaded, tmp_path / "t.yaml")
+    assert (tmp_path / "t.yaml").read_bytes() == path.read_bytes()
+
+
+def test_results_hash_ignores_row_order(synthetic_table):
+    shuffled = synthetic_table.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    assert results_hash(shuffled) == results_hash(synthetic_table)
+    changed = synthetic_table.copy()
+    changed.loc[0, "auroc"] = 0.5
+    assert results_hash(changed) != results_hash(synthetic_table)
+
+
+def test_freeze_panel_subset_and_errors(synthetic_table):
+    std = freeze_standard(synthetic_table, "sub", panel=["enc03", "enc01"])
+    assert std.panel_names == ("enc03", "enc01")
+    assert std.panel_profiles.shape == (2, 4)
+    with pytest.raises(ReferenceStandardError, match="panel member 'nope' is not an encoder"):
+        freeze_standard(synthetic_table, "x", panel=["nope"])
+    with pytest.raises(ReferenceStandardError, match="twice"):
+        freeze_standard(synthetic_table, "x", panel=["enc01", "enc01"])
+    with pytest.raises(ReferenceStandardError, match="version"):
+        freeze_standard(synthetic_table, "  ")
+
+
+def test_freeze_uses_base_settings(tmp_path, synthetic_table):
+    base = load_template().to_dict()
+    base["weights"] = {"dominance": 0.5, "balance": 0.25, "floor": 0.25}
+    base["label_fractions"] = [1.0, 0.25]
+    (tmp_path / "base.yaml").write_text(yaml.safe_dump(base))
+    std = freeze_standard(synthetic_table, "b", base=tmp_path / "base.yaml")
+    assert std.weights["dominance"] == 0.5
+    assert std.label_fractions == (1.0, 0.25)
+
+
+def test_freeze_rejects_other_ece_binning(synthetic_table):
+    table = synthetic_table.copy()
+    table["ece_bins"] = 10
+    with pytest.raises(ReferenceStandardError, match="10 bins.*requires 15"):
+        freeze_standard(table, "x")
+
+
+def test_freeze_rejects_bad_table(synthetic_table):
+    with pytest.raises(SchemaError):
+        freeze_standard(synthetic_table.drop(columns=["ece"]), "x")
+
+
+def _mapping():
+    data = load_template().to_dict()
+    data["panel"] = [{"name": "a", "D": 0.5, "C": 0.5, "L": 0.5, "R": 0.5}, {"name": "b", "D": 1, "C": 0, "L": 0.2, "R": 1}]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["anchors"]["D"].update(best=0.5), "anchors.D"),
+        (lambda d: d["anchors"]["C"].update(worst=0.0, best=0.2), "anchors.C"),
+        (lambda d: d["anchors"].pop("L"), "anchors"),
+        (lambda d: d["anchors"]["R"].update(best="low"), "anchors.R.best"),
+        (lambda d: d["weights"].update(floor=0.31), "weights"),
+        (lambda d: d["weights"].update(dominance=-0.1, balance=0.8), "weights.dominance"),
+        (lambda d: d["weights"].pop("floor"), "weights"),
+        (lambda d: d.update(label_fractions=[0.5, 0.25]), "label_fractions"),
+        (lambda d: d.update(label_fractions=[1.0, 1.5]), "label_fractions"),
+        (lambda d: d.update(label_fractions=[1.0, 0.5, 0.5]), "label_fractions"),
+        (lambda d: d.update(ece_bins=0), "ece_bins"),
+        (lambda d: d.update(ece_bins=1.5), "ece_bins"),
+        (lambda d: d["panel"][1].update(D=1.2), "panel[1].D"),
+        (lambda d: d["panel"][1].update(name="a"), "panel"),
+        (lambda d: d["panel"][0].pop("R"), "panel[0].R"),
+        (lambda d: d.update(version=""), "version"),
+        (lambda d: d.pop("weights"), "weights"),
+        (lambda d: d.update(format="other/2"), "format"),
+        (lambda d: d.update(content_hash="sha256:0"), "content_hash"),
+    ],
+)
+def test_invalid_field_is_named(edit, field):
+    data = _mapping()
+    edit(data)
+    with pytest.raises(ReferenceStandardError, match=re.escape(f"field '{field}'")):
+        standard_from_dict(data, source="s.yaml")
+
+
+def test_valid_mapping_accepted_with_tolerant_weight_sum():
+    data = _mapping()
+    data["weights"] = {"dominance": 0.1, "balance": 0.2, "floor": 0.7000000000000001}
+    std = standard_from_dict(data)
+    assert std.panel_names == ("a", "b")
+
+
+def test_load_errors(tmp_path):
+    with pytest.raises(ReferenceStandardError, match="no such reference standard"):
+        load_standard(tmp_path / "missing.yaml")
+    (tmp_path / "bad.yaml").write_text("version: [unclosed\n")
+    with pytest.raises(ReferenceStandardError, match="not a readable YAML"):
+        load_standard(tmp_path / "bad.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(ReferenceStandardError, match="mapping at the top level"):
+        load_standard(tmp_path / "list.yaml")
+
+
+def test_edited_frozen_file_is_rejected(tmp_path, frozen_standard):
+    path = save_standard(frozen_standard, tmp_path / "s.yaml")
+    path.write_text(path.read_text().replace("dominance: 0.3", "dominance: 0.30000001").replace("floor: 0.3", "floor: 0.29999999"))
+    with pytest.raises(ReferenceStandardError, match="content_hash"):
+        load_standard(path)
+
+
+def test_default_standard_path(monkeypatch, tmp_path, frozen_standard):
+    monkeypatch.setenv("CRSBENCH_HOME", str(tmp_path))
+    with pytest.raises(ReferenceStandardError, match="no default reference standard.*crsbench freeze"):
+        default_standard_path()
+    save_standard(frozen_standard, tmp_path / "standards" / "crs-default-v1.yaml")
+    assert default_standard_path() == tmp_path / "standards" / "crs-default-v1.yaml"
+
+
+def test_constructor_validates():
+    with pytest.raises(ReferenceStandardError, match="anchors.D"):
+        ReferenceStandard(
+            version="v", anchors={"D": (1, 1), "C": (0.2, 0), "L": (0.5, 1), "R": (0.2, 0)},
+            weights={"dominance": 0.3, "balance": 0.4, "floor": 0.3}, label_fractions=(1.0,), ece_bins=15,
+        )
+
+
+def test_panel_frame(frozen_standard):
+    panel = frozen_standard.panel
+    assert list(panel.columns) == list(AXES)
+    assert ((panel >= 0) & (panel <= 1)).all().all()
