@@ -1,0 +1,174 @@
+"""Profile loading and validation: every bad key or value names its path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crsbench_lib.errors import ConfigError
+from crsbench_lib.runner.config import canonical_json, load_profile, sha256_of, validate_config
+
+BASE = {
+    "name": "t",
+    "standard": "crs-template",
+    "datasets": [{"kind": "phantom", "name": "derm", "sizes": {"train": 50, "val": 20, "test": 30}}],
+    "encoders": ["pixels", "hog"],
+}
+
+
+def write(tmp_path: Path, config: dict, name: str = "x.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def with_(**changes: object) -> dict:
+    config = {**BASE, **changes}
+    return config
+
+
+@pytest.mark.parametrize("name", ["quick", "default"])
+def test_shipped_profiles_load(name: str) -> None:
+    profile = load_profile(name)
+    assert profile.name == name
+    assert profile.label_fractions[0] == 1.0 and profile.ece_bins > 0
+    assert len(profile.config_hash) == 64
+
+
+def test_default_profile_meets_the_cohort_floors() -> None:
+    profile = load_profile("default")
+    from crsbench_lib.encoders.registry import DEFAULT_ZOO
+
+    assert set(profile.encoders) == set(DEFAULT_ZOO)
+    assert profile.seeds == (0, 1, 2)
+    assert profile.corruptions.n_images >= 500 and profile.corruptions.families == "all"
+    assert profile.corruptions.severities == (1, 2, 3, 4, 5)
+    assert "lora" in profile.arms and profile.lora.encoders == "neural"
+    for spec in profile.datasets:
+        assert spec.options["sizes"]["train"] == 2000 and spec.options["sizes"]["test"] >= 1000
+    assert any(d.name == "cxr" for d in profile.datasets)
+
+
+def test_paper_profile_validates_without_files() -> None:
+    profile = load_profile("paper", check_files=False)
+    assert all(e.startswith(("hf:", "timm:", "open_clip:")) for e in profile.encoders)
+    assert {d.kind for d in profile.datasets} == {"medmnist"}
+
+
+def test_label_fractions_come_from_the_standard(tmp_path: Path) -> None:
+    std = yaml.safe_load((Path(load_profile("quick").standard_path)).read_text())
+    std["label_fractions"] = [1.0, 0.5]
+    std_path = tmp_path / "std.yaml"
+    # A changed fact needs a consistent content hash only if the file carries one.
+    std.pop("content_hash", None)
+    std_path.write_text(yaml.safe_dump(std))
+    profile = load_profile(write(tmp_path, with_(standard="./std.yaml")))
+    assert profile.label_fractions == (1.0, 0.5)
+    base = load_profile(write(tmp_path, BASE, "b.yaml"))
+    assert base.config_hash != profile.config_hash
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"colour": 1}, "unknown key colour"),
+        ({"datasets": [{"kind": "phantom", "name": "derm", "sizes": {"train": 0, "val": 1, "test": 1}}]},
+         "datasets[0].sizes.train must be a positive integer"),
+        ({"datasets": [BASE["datasets"][0], {"kind": "phantom", "name": "cxr", "sizes": {"train": 5, "val": 1, "test": -1}}]},
+         "datasets[1].sizes.test must be a positive integer"),
+        ({"datasets": [{"kind": "phantom", "name": "derm", "size": {}}]}, "unknown key datasets[0].size"),
+        ({"datasets": [{"kind": "nifti", "name": "x"}]}, "datasets[0].kind must be one of"),
+        ({"datasets": [{"kind": "phantom", "name": "lungs"}]}, "datasets[0].name must be one of"),
+        ({"datasets": []}, "datasets must not be empty"),
+        ({"encoders": ["pixels", "no_such_encoder"]}, "encoders[1] names unknown encoder 'no_such_encoder'"),
+        ({"encoders": ["pixels", "pixels"]}, "encoders[1] repeats 'pixels'"),
+        ({"seeds": []}, "seeds must not be empty"),
+        ({"seeds": [0, -1]}, "seeds[1] must be a non-negative integer"),
+        ({"seeds": "0"}, "seeds must be a list"),
+        ({"corruptions": {"severities": [1, 6]}}, "corruptions.severities[1] must be an integer in 1..5"),
+        ({"corruptions": {"n_images": 0}}, "corruptions.n_images must be a positive integer"),
+        ({"corruptions": {"families": "some"}}, "corruptions.families must be 'all'"),
+        ({"arms": ["frozen", "finetuned"]}, "arms[1] must be one of frozen, lora"),
+        ({"probe": {"C": [1.0, -1.0]}}, "probe.C[1] must be a positive number"),
+        ({"probe": {"max_iter": 1.5}}, "probe.max_iter must be a positive integer"),
+        ({"probe": {"calibrators": ["platt"]}}, "probe.calibrators[0] must be one of"),
+        ({"lora": {"rank": 0}}, "lora.rank must be a positive integer"),
+        ({"lora": {"dropout": 1.0}}, "lora.dropout must be below 1"),
+        ({"lora": {"encoders": ["cnn_random"]}}, "lora.encoders[0] names 'cnn_random', which is not among"),
+        ({"embedding": {"amp": "int8"}}, "embedding.amp must be one of"),
+        ({"name": "a b"}, "name must hold letters"),
+        ({"standard": "no-such-standard"}, "standard names a missing reference standard file"),
+    ],
+)
+def test_bad_values_name_the_key(tmp_path: Path, change: dict, message: str) -> None:
+    path = write(tmp_path, with_(**change))
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    assert message in str(info.value)
+    assert str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    config = dict(BASE)
+    del config["encoders"]
+    with pytest.raises(ConfigError, match="missing required key encoders"):
+        load_profile(write(tmp_path, config))
+
+
+def test_missing_dataset_folder_and_manifest(tmp_path: Path) -> None:
+    medmnist = with_(datasets=[{"kind": "medmnist", "flag": "dermamnist", "root": "no-such-folder"}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\].root names a missing dataset folder"):
+        load_profile(write(tmp_path, medmnist))
+    manifest = with_(datasets=[{"kind": "manifest", "name": "mine", "csv": "nope.csv"}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\].csv names a missing manifest file"):
+        load_profile(write(tmp_path, manifest))
+
+
+def test_relative_paths_resolve_against_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    config = with_(datasets=[{"kind": "medmnist", "flag": "dermamnist", "root": "data", "size": 28}])
+    profile = load_profile(write(tmp_path, config))
+    assert profile.datasets[0].options["root"] == (tmp_path / "data").resolve()
+    assert profile.datasets[0].name == "dermamnist"
+
+
+def test_unknown_profile_and_bad_yaml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown profile 'nope'"):
+        load_profile("nope")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_profile(bad)
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    with pytest.raises(ConfigError, match="empty"):
+        load_profile(empty)
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_profile(tmp_path / "missing.yaml")
+
+
+def test_config_hash_is_canonical(tmp_path: Path) -> None:
+    a = load_profile(write(tmp_path, BASE, "a.yaml"))
+    reordered = {k: BASE[k] for k in reversed(list(BASE))}
+    b = load_profile(write(tmp_path, reordered, "b.yaml"))
+    assert a.config_hash == b.config_hash == sha256_of(a.config)
+    explicit_defaults = with_(seeds=[0, 1, 2], arms=["frozen"])
+    c = load_profile(write(tmp_path, explicit_defaults, "c.yaml"))
+    assert c.config_hash == a.config_hash
+    d = load_profile(write(tmp_path, with_(seeds=[0, 1]), "d.yaml"))
+    assert d.config_hash != a.config_hash
+    assert canonical_json({"b": 1, "a": [1, 2]}) == '{"a":[1,2],"b":1}'
+
+
+def test_families_forms() -> None:
+    profile = validate_config(with_(corruptions={"families": {"dermatology": ["jpeg"], "*": "all"}}), check_files=False)
+    assert profile.corruptions.families_for("dermatology") == ("jpeg",)
+    assert profile.corruptions.families_for("radiology") == "all"
+    listed = validate_config(with_(corruptions={"families": ["jpeg"]}), check_files=False)
+    assert listed.corruptions.families_for("anything") == ("jpeg",)
+    only = validate_config(with_(corruptions={"families": {"dermatology": []}}), check_files=False)
+    with pytest.raises(ConfigError, match="no entry for domain 'radiology'"):
+        only.corruptions.families_for("radiology")
