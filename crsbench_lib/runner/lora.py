@@ -23,7 +23,12 @@ weights directly and would bypass an adapter.
 
 Determinism: the adapters' initialisation and the batch order come from a seed
 derived from (encoder, dataset, seed) only; training runs in a forked RNG
-state, so the caller's random streams are untouched.
+state, so the caller's random streams are untouched. Training runs on
+:data:`TRAIN_THREADS` torch threads whatever the executor, because the gradients'
+parallel reductions change their last bits with the thread count (measured: one
+vs two threads give different adapters), and the table must not depend on
+``--jobs``. On a GPU, bit-identity also needs deterministic kernels
+(``torch.use_deterministic_algorithms``), which this module does not force.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import EncoderError
 from crsbench_lib.runner.config import LoraSpec
+
+# Torch threads during LoRA training, fixed so the result does not depend on the executor.
+TRAIN_THREADS = 1
 
 
 def derived_seed(*parts: object) -> int:
@@ -153,7 +161,6 @@ def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed:
         If the encoder has no torch module or no layer LoRA can adapt.
     """
     import torch
-    from peft import LoraConfig, inject_adapter_in_model
 
     if encoder.module is None or not hasattr(encoder, "forward_features"):
         raise EncoderError(f"encoder {encoder.name}: the LoRA arm needs a neural encoder (torch module)")
@@ -164,8 +171,21 @@ def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed:
     if not names:
         raise EncoderError(f"encoder {encoder.name}: no Linear or Conv2d layer for LoRA to adapt")
     device = next(module.parameters()).device
-    train_seed = derived_seed("lora", encoder.name, dataset.name, dataset.version, seed)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(TRAIN_THREADS)
+    try:
+        report, state_hash = _train(adapted, module, names, dataset, spec, seed, device, torch)
+    finally:
+        torch.set_num_threads(threads)
+    return AdaptedEncoder(adapted, base_hash, state_hash, report)
 
+
+def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDataset, spec: LoraSpec, seed: int,
+           device: Any, torch: Any) -> tuple[LoraReport, str]:
+    """Inject adapters into ``module`` and train them with a head; returns the report and state hash."""
+    from peft import LoraConfig, inject_adapter_in_model
+
+    train_seed = derived_seed("lora", adapted.name, dataset.name, dataset.version, seed)
     train = dataset.split("train")
     val = dataset.split("val")
     n_train = len(train) if spec.max_train is None else min(spec.max_train, len(train))
@@ -243,4 +263,4 @@ def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed:
         n_trainable=sum(v.numel() for k, v in best_state.items()),
         n_adapted_layers=len(names),
     )
-    return AdaptedEncoder(adapted, base_hash, _state_hash(module), report)
+    return report, _state_hash(module)
