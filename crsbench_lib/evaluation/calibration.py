@@ -229,14 +229,19 @@ class _Isotonic:
 
     def fit(self, z: np.ndarray, y: np.ndarray) -> _Isotonic:
         p = self._columns(z)
-        outcomes = (y[:, None] == np.arange(p.shape[1])) if self.task == "multiclass" else y.reshape(p.shape[0], -1)
         if self.task == "binary":
             outcomes = (y == 1)[:, None]
+        elif self.task == "multiclass":
+            outcomes = y[:, None] == np.arange(p.shape[1])
+        else:
+            outcomes = y
+        known = np.isin(np.arange(p.shape[1]), _active_columns(z)) if self.task == "multiclass" else None
         self.maps = []
         for k in range(p.shape[1]):
             o = outcomes[:, k].astype(np.float64)
-            if np.unique(o).size < 2:
-                self.maps.append(None)  # one outcome in validation: identity (documented fallback)
+            if np.unique(o).size < 2 or (known is not None and not known[k]):
+                # one outcome in validation, or a class unseen in training: identity (documented fallback)
+                self.maps.append(None)
                 continue
             self.maps.append(IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(p[:, k], o))
         return self

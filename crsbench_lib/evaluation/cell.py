@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from crsbench_lib.errors import EvaluationError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, fit_calibrator
@@ -38,6 +39,11 @@ REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
 OPTIONAL_META: tuple[str, ...] = ("config_hash", "package_version")
 #: Corruption severities the results schema accepts.
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+#: BLAS/OpenMP threads inside one cell. The matrices of a probe are small, so threads buy
+#: little and oversubscribe the cores when the runner evaluates cells in parallel; one
+#: thread also makes the floating-point reduction order, hence the rows, independent of
+#: the machine's core count.
+CELL_THREADS: int = 1
 
 
 @dataclass
@@ -204,7 +210,8 @@ def evaluate_cell(
     package_version), ``task``, ``seed``, the metrics of
     :func:`~crsbench_lib.evaluation.metrics.evaluate_predictions` and
     ``ece_bins``/``ece_variant``/``n_skipped``/``n_test``. The output is
-    bit-identical for identical inputs.
+    bit-identical for identical inputs: the cell runs with :data:`CELL_THREADS`
+    BLAS thread(s), so it does not depend on the core count either.
 
     Parameters
     ----------
@@ -238,6 +245,24 @@ def evaluate_cell(
         site-B embeddings without labels, bad meta); the message names the
         split or condition at fault.
     """
+    with threadpool_limits(limits=CELL_THREADS):
+        return _evaluate_cell(
+            embeddings, task, n_classes, seed=seed, label_fractions=label_fractions,
+            ece_bins=ece_bins, probe=probe, meta=meta,
+        )
+
+
+def _evaluate_cell(
+    embeddings: CellEmbeddings,
+    task: str,
+    n_classes: int,
+    *,
+    seed: int,
+    label_fractions: Sequence[float],
+    ece_bins: int,
+    probe: ProbeConfig,
+    meta: Mapping[str, object],
+) -> pd.DataFrame:
     if not isinstance(embeddings, CellEmbeddings):
         raise EvaluationError(f"evaluate_cell: embeddings must be CellEmbeddings, got {type(embeddings).__name__}")
     if not isinstance(probe, ProbeConfig):

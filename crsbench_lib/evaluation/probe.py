@@ -43,7 +43,7 @@ from crsbench_lib.errors import EvaluationError
 from crsbench_lib.evaluation.metrics import _nll_checked, check_task
 
 #: Default grid of inverse regularisation strengths, walked in ascending order.
-DEFAULT_C_GRID: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+DEFAULT_C_GRID: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 #: Default L-BFGS iteration cap per fit (warm starts make later fits short).
 DEFAULT_MAX_ITER: int = 200
 #: Default L-BFGS tolerance.

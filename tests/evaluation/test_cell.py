@@ -1,0 +1,177 @@
+"""evaluate_cell: embeddings of one cell -> validated, deterministic result rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from crsbench_lib.errors import EvaluationError
+from crsbench_lib.evaluation.cell import CellEmbeddings, ProbeConfig, evaluate_cell
+from crsbench_lib.evaluation.fractions import label_fraction_subsets
+from crsbench_lib.evaluation.metrics import ECE_VARIANTS
+from crsbench_lib.results.schema import KEY_COLUMNS, validate_results
+
+FRACTIONS = (1.0, 0.25, 0.10, 0.05, 0.01)
+META = {"encoder": "enc", "dataset": "toy", "domain": "synthetic", "arm": "frozen",
+        "config_hash": "abc123", "package_version": "0.1.0"}
+CONFIG = ProbeConfig(c_grid=(1e-3, 1e-2, 1e-1, 1.0), max_iter=100)
+
+
+def make_cell(task: str, k: int, seed: int = 0, dim: int = 16, scale: float = 1.0,
+              make_clusters=None, make_multilabel=None) -> CellEmbeddings:
+    rng = np.random.default_rng(seed)
+
+    def split(n: int, shift: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        if task == "multilabel":
+            x, y = make_multilabel(n, dim, k, rng)
+            return x + shift, y
+        return make_clusters(n, dim, k, rng, separation=0.6, shift=shift)
+
+    train, y_train = split(400)
+    val, y_val = split(150)
+    test, y_test = split(200)
+    shift, y_shift = split(120, shift=0.4)
+    corrupted = {(c, s): test[:150] + rng.normal(0, 0.3 * s, (150, dim)).astype(np.float32)
+                 for c in ("noise", "blur") for s in (1, 2, 3, 4, 5)}
+    return CellEmbeddings(train * scale, y_train, val * scale, y_val, test * scale, y_test,
+                          {key: v * scale for key, v in corrupted.items()}, shift * scale, y_shift)
+
+
+def run(cell: CellEmbeddings, task: str, k: int, **overrides) -> pd.DataFrame:
+    kwargs = {"seed": 0, "label_fractions": FRACTIONS, "ece_bins": 15, "probe": CONFIG, "meta": META}
+    kwargs.update(overrides)
+    return evaluate_cell(cell, task, k, **kwargs)
+
+
+@pytest.fixture
+def cell_for(make_clusters, make_multilabel):
+    def build(task: str, k: int, **kwargs) -> CellEmbeddings:
+        return make_cell(task, k, make_clusters=make_clusters, make_multilabel=make_multilabel, **kwargs)
+    return build
+
+
+@pytest.mark.parametrize("task, k", [("multiclass", 4), ("binary", 2), ("multilabel", 3)])
+def test_rows_are_valid_and_complete(cell_for, task, k):
+    rows = run(cell_for(task, k), task, k)
+    pd.testing.assert_frame_equal(rows, validate_results(rows))
+    counts = rows.groupby(["condition", "calibration"]).size().to_dict()
+    assert counts == {("clean", "none"): 1, ("clean", "temperature"): 1, ("clean", "vector"): 1,
+                      ("clean", "isotonic"): 1, ("label_fraction", "none"): 4, ("corruption", "none"): 10,
+                      ("shift", "none"): 1}
+    assert (rows["task"] == task).all()
+    assert (rows["ece_variant"] == ECE_VARIANTS[task]).all() and (rows["ece_bins"] == 15).all()
+    assert (rows["encoder"] == "enc").all() and (rows["config_hash"] == "abc123").all()
+    assert rows.loc[rows["condition"] == "corruption", "n_test"].eq(150).all()
+    assert rows.loc[rows["condition"] == "shift", "n_test"].item() == 120
+    fractions = rows[rows["condition"] == "label_fraction"]
+    assert sorted(fractions["label_fraction"]) == [0.01, 0.05, 0.10, 0.25]
+    assert (fractions["label_fraction_used"] >= fractions["label_fraction"] - 1e-9).all()
+    clean = rows[(rows["condition"] == "clean") & (rows["calibration"] == "none")].iloc[0]
+    assert clean["auroc"] > 0.8  # the probe learns the clusters
+    assert not rows.duplicated(subset=list(KEY_COLUMNS)).any()
+
+
+@pytest.mark.parametrize("task, k", [("multiclass", 3), ("multilabel", 2)])
+def test_bit_identical_across_calls(cell_for, task, k):
+    first = run(cell_for(task, k), task, k)
+    second = run(cell_for(task, k), task, k)
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    for column in ("auroc", "ece", "brier", "nll", "accuracy", "label_fraction_used"):
+        assert first[column].to_numpy().tobytes() == second[column].to_numpy().tobytes()
+
+
+def test_label_subsets_identical_across_encoders(cell_for):
+    # two encoders (different embeddings, same labels) at one seed use the same labelled examples
+    a = cell_for("multiclass", 4)
+    b = cell_for("multiclass", 4)
+    rng = np.random.default_rng(99)
+    b.train = rng.normal(size=(a.train.shape[0], 7)).astype(np.float32)
+    b.val = rng.normal(size=(a.val.shape[0], 7)).astype(np.float32)
+    b.test = rng.normal(size=(a.test.shape[0], 7)).astype(np.float32)
+    b.corrupted, b.shift_test, b.shift_labels = {}, None, None
+    rows_a, rows_b = run(a, "multiclass", 4), run(b, "multiclass", 4)
+    used = lambda r: r.loc[r["condition"] == "label_fraction", ["label_fraction", "label_fraction_used"]].to_numpy()
+    np.testing.assert_array_equal(used(rows_a), used(rows_b))
+    expected = label_fraction_subsets(a.train_labels, (0.01,), 0, "multiclass")[0.01].size / a.train.shape[0]
+    assert used(rows_a)[-1, 1] == expected
+
+
+def test_val_fraction_policy_only_touches_label_fraction_rows(cell_for):
+    cell = cell_for("multiclass", 4)
+    matched = run(cell, "multiclass", 4)
+    full = run(cell, "multiclass", 4, probe=ProbeConfig(c_grid=CONFIG.c_grid, max_iter=100, val_fraction_policy="full"))
+    other = matched["condition"] != "label_fraction"
+    pd.testing.assert_frame_equal(matched[other], full[other], check_exact=True)
+
+
+def test_optional_conditions_and_no_calibrators(cell_for):
+    cell = cell_for("binary", 2)
+    cell.corrupted, cell.shift_test, cell.shift_labels = {}, None, None
+    rows = run(cell, "binary", 2, label_fractions=(1.0,), probe=ProbeConfig(calibrators=()))
+    assert len(rows) == 1 and rows["condition"].item() == "clean"
+
+
+def test_calibration_rows_lower_ece_of_an_overconfident_probe(cell_for):
+    # weak regularisation on few examples in high dimension: an over-confident probe
+    cell = cell_for("binary", 2, dim=64)
+    rows = run(cell, "binary", 2, label_fractions=(1.0,), probe=ProbeConfig(c_grid=(100.0,), max_iter=500))
+    clean = rows[rows["condition"] == "clean"].set_index("calibration")
+    assert clean.loc["temperature", "ece"] < clean.loc["none", "ece"]
+    assert clean.loc["temperature", "auroc"] == pytest.approx(clean.loc["none", "auroc"], abs=1e-12)
+
+
+def test_scale_of_embeddings_does_not_matter(cell_for):
+    # standardisation makes the probe invariant to a global rescaling (up to solver tolerance)
+    a = run(cell_for("multiclass", 3), "multiclass", 3)
+    b = run(cell_for("multiclass", 3, scale=100.0), "multiclass", 3)
+    np.testing.assert_allclose(a["auroc"], b["auroc"], atol=2e-3)
+
+
+def _nan_train(cell):
+    cell.train[5, 3] = np.nan
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (_nan_train, "train embeddings contains NaN"),
+        (lambda c: setattr(c, "test_labels", c.test_labels[:-1]), "test labels has 199 rows"),
+        (lambda c: setattr(c, "test_labels", np.zeros_like(c.test_labels)), "clean test: AUROC undefined"),
+        (lambda c: (setattr(c, "train", c.train[:3]), setattr(c, "train_labels", c.train_labels[:3])),
+         "fewer than the 4 classes"),
+        (lambda c: c.corrupted.update({("noise", 6): c.test}), "severity must be one of"),
+        (lambda c: c.corrupted.update({("noise", 1): np.vstack([c.test, c.test])}), "more than the 200 test labels"),
+        (lambda c: c.corrupted.update({("noise", 1): c.test[:, :5]}), "dimension"),
+        (lambda c: setattr(c, "shift_labels", None), "shift_test is given without shift_labels"),
+        (lambda c: setattr(c, "val_labels", c.val_labels + 10), "validation labels must lie in 0..3"),
+    ],
+)
+def test_bad_input_names_the_problem(cell_for, mutate, message):
+    cell = cell_for("multiclass", 4)
+    mutate(cell)
+    with pytest.raises(EvaluationError, match=message):
+        run(cell, "multiclass", 4)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"meta": {"encoder": "e"}}, "meta lacks 'dataset'"),
+        ({"meta": {**META, "arm": 3}}, "must be text"),
+        ({"label_fractions": (1.0, 0.0)}, r"\(0, 1\]"),
+        ({"ece_bins": 0}, "n_bins"),
+        ({"probe": "default"}, "ProbeConfig"),
+    ],
+)
+def test_bad_arguments(cell_for, overrides, message):
+    with pytest.raises(EvaluationError, match=message):
+        run(cell_for("multiclass", 4), "multiclass", 4, **overrides)
+
+
+def test_probe_config_validation():
+    with pytest.raises(EvaluationError, match="val_fraction_policy"):
+        ProbeConfig(val_fraction_policy="half")
+    with pytest.raises(EvaluationError, match="unknown calibrator 'beta'"):
+        ProbeConfig(calibrators=("beta",))
+    assert ProbeConfig(c_grid=[1, 2]).c_grid == (1.0, 2.0)
