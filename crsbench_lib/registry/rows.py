@@ -39,11 +39,15 @@ def _column_values(series: pd.Series, kind: str) -> list[object]:
     return [float(v) for v in series.to_numpy(dtype=np.float64)]
 
 
-def rows_text(rows: pd.DataFrame) -> str:
-    """The canonical JSON text of a set of result rows (module docstring)."""
+def _text_and_count(rows: pd.DataFrame) -> tuple[str, int]:
     table = canonical_rows(rows)
     data = {c.name: _column_values(table[c.name], c.kind) for c in COLUMNS}
-    return canonical_json({"format": ROWS_FORMAT, "n_rows": len(table), "columns": data})
+    return canonical_json({"format": ROWS_FORMAT, "n_rows": len(table), "columns": data}), len(table)
+
+
+def rows_text(rows: pd.DataFrame) -> str:
+    """The canonical JSON text of a set of result rows (module docstring)."""
+    return _text_and_count(rows)[0]
 
 
 def rows_hash(rows: pd.DataFrame) -> str:
@@ -63,8 +67,8 @@ def encode_rows(rows: pd.DataFrame) -> tuple[bytes, str, int]:
     n_rows : int
         Number of rows.
     """
-    text = rows_text(rows)
-    return zlib.compress(text.encode("utf-8"), _ZLIB_LEVEL), sha256_text(text), int(json.loads(text)["n_rows"])
+    text, n_rows = _text_and_count(rows)
+    return zlib.compress(text.encode("utf-8"), _ZLIB_LEVEL), sha256_text(text), n_rows
 
 
 def decode_text(blob: bytes) -> str:
@@ -81,8 +85,16 @@ def decode_text(blob: bytes) -> str:
         raise RegistryError(f"stored rows blob is unreadable ({type(exc).__name__}: {exc})") from exc
 
 
-def decode_rows(blob: bytes) -> pd.DataFrame:
-    """The validated results rows stored in a blob (inverse of :func:`encode_rows`).
+def decode_rows(blob: bytes, validate: bool = True) -> pd.DataFrame:
+    """The results rows stored in a blob (inverse of :func:`encode_rows`).
+
+    Parameters
+    ----------
+    blob : bytes
+        A stored rows blob.
+    validate : bool
+        Validate the rows against the schema (skip it only when the caller
+        validates them anyway, as the scorer does).
 
     Raises
     ------
@@ -104,4 +116,4 @@ def decode_rows(blob: bytes) -> pd.DataFrame:
             frame[column.name] = frame[column.name].astype("int64")
         else:
             frame[column.name] = frame[column.name].astype("float64")
-    return validate_results(frame, source="stored rows")
+    return validate_results(frame, source="stored rows") if validate else frame

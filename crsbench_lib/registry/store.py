@@ -30,7 +30,7 @@ from crsbench_lib.registry.entries import (
     SCORE_FIELDS,
     EntryContent,
     candidate_labels,
-    score_rows,
+    recompute,
     standard_from_text,
 )
 from crsbench_lib.registry.rows import decode_rows, encode_rows
@@ -375,7 +375,7 @@ class Registry:
         for encoder in chosen:
             blob, digest, n_rows = encode_rows(in_arm[encoder_column == encoder])
             # Score the rows as they come back from the blob: the very path verify runs.
-            scores = score_rows(decode_rows(blob), std, arm)
+            scores = recompute(blob, std, arm)
             prepared.append(_Prepared(encoder, blob, digest, n_rows, scores))
 
         try:
