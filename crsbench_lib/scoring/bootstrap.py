@@ -95,12 +95,20 @@ def resampled_profiles(values: np.ndarray, multiplicities: np.ndarray) -> np.nda
         Shape (B, E, 4): mean over the resampled seeds, then over the datasets
         where the axis is available.
     """
-    n_seeds = values.shape[2]
+    n_encoders, n_datasets, n_seeds, n_axes = values.shape
     available = ~np.isnan(values[:, :, 0, :])  # (E, D, 4), constant over seeds
     filled = np.nan_to_num(values, nan=0.0)
-    per_dataset = np.einsum("edsa,bs->beda", filled, multiplicities, optimize=True) / n_seeds
-    weight = available.astype(float)
-    return (per_dataset * weight[None]).sum(axis=2) / weight.sum(axis=1)[None]
+    counts = np.asarray(multiplicities, dtype=float)
+    # Sums run over sorted seeds, then sorted datasets, left to right, exactly as
+    # axes.sequential_mean does, so the identity draw reproduces the profiles bit for bit.
+    totals = np.zeros((counts.shape[0], n_encoders, n_datasets, n_axes))
+    for s in range(n_seeds):
+        totals = totals + counts[:, s, None, None, None] * filled[None, :, :, s, :]
+    per_dataset = totals / n_seeds
+    summed = np.zeros((counts.shape[0], n_encoders, n_axes))
+    for d in range(n_datasets):
+        summed = summed + np.where(available[None, :, d, :], per_dataset[:, :, d, :], 0.0)
+    return summed / available.sum(axis=1)[None].astype(float)
 
 
 def _first_k(crs: np.ndarray, k: int) -> np.ndarray:

@@ -1,0 +1,67 @@
+import numpy as np
+import pytest
+
+from crsbench_lib.errors import ConfigError, ReferenceStandardError
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.crs import score_profiles
+from crsbench_lib.scoring.sensitivity import dirichlet_weights, panel_perturbation, weight_perturbation
+from crsbench_lib.scoring.standard import freeze_standard
+
+
+@pytest.fixture(scope="module")
+def profiles(synthetic_table):
+    return encoder_profiles(raw_axes(synthetic_table))
+
+
+def test_dirichlet_centred_on_defaults():
+    w = dirichlet_weights(np.array([0.3, 0.4, 0.3]), 20000, concentration=100.0, random_state=0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    np.testing.assert_allclose(w.mean(axis=0), [0.3, 0.4, 0.3], atol=0.002)
+    assert w[:, 1].std() == pytest.approx(np.sqrt(0.4 * 0.6 / 101), rel=0.05)
+    zero = dirichlet_weights(np.array([0.0, 0.5, 0.5]), 10, random_state=0)
+    assert (zero[:, 0] == 0).all()
+    with pytest.raises(ConfigError, match="concentration"):
+        dirichlet_weights(np.array([0.3, 0.4, 0.3]), 10, concentration=0.0)
+
+
+def test_weight_perturbation(profiles, frozen_standard):
+    result = weight_perturbation(profiles, frozen_standard, n_draws=500, random_state=1)
+    assert result.weights.shape == (500, 3) and result.crs_draws.shape == (500, 8)
+    assert -1 <= result.taus.min() and result.taus.max() <= 1
+    assert result.mean_tau == pytest.approx(result.taus.mean())
+    assert result.p_top_k.sum() == pytest.approx(3.0)
+    expected_top = tuple(sorted(score_profiles(profiles, frozen_standard)["encoder"].iloc[:3]))
+    assert tuple(sorted(result.default_top_k)) == expected_top
+    np.testing.assert_array_equal(
+        result.default_crs, score_profiles(profiles, frozen_standard).set_index("encoder").loc[profiles.index, "crs"]
+    )
+    again = weight_perturbation(profiles, frozen_standard, n_draws=500, random_state=1)
+    np.testing.assert_array_equal(again.taus, result.taus)
+
+
+def test_huge_concentration_changes_nothing(profiles, frozen_standard):
+    result = weight_perturbation(profiles, frozen_standard, n_draws=50, concentration=1e9)
+    assert result.mean_tau == pytest.approx(1.0)
+    assert result.share_top_k_changed == 0.0
+
+
+def test_small_concentration_moves_rankings(profiles, frozen_standard):
+    result = weight_perturbation(profiles, frozen_standard, n_draws=500, concentration=1.0)
+    assert result.mean_tau < 1.0
+
+
+def test_panel_perturbation(profiles, frozen_standard):
+    result = panel_perturbation(profiles, frozen_standard, n_subsets=200, random_state=2)
+    assert len(result.leave_one_out) == 8
+    assert result.subset_size == 6  # ceil(2/3 * 8)
+    assert result.subset_taus.shape == (200,)
+    assert 0.0 <= result.share_changed_subsets <= 1.0
+    assert set(result.leave_one_out["left_out"]) == set(frozen_standard.panel_names)
+
+
+def test_panel_perturbation_needs_two_members(synthetic_table, profiles):
+    single = freeze_standard(synthetic_table, "one", panel=["enc00"])
+    with pytest.raises(ReferenceStandardError, match="at least 2 panel members"):
+        panel_perturbation(profiles, single)
+    with pytest.raises(ConfigError, match="subset_size"):
+        panel_perturbation(profiles, freeze_standard(synthetic_table, "two", panel=["enc00", "enc01"]), subset_size=5)
