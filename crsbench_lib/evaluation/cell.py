@@ -111,10 +111,20 @@ class ProbeConfig:
             raise EvaluationError(
                 f"ProbeConfig.calibrators: unknown calibrator {unknown[0]!r} (expected {', '.join(CALIBRATOR_NAMES)})"
             )
+        try:
+            grid = tuple(float(c) for c in self.c_grid)
+        except (TypeError, ValueError):
+            raise EvaluationError(f"ProbeConfig.c_grid must be a sequence of numbers, got {self.c_grid!r}") from None
+        if not grid or not all(np.isfinite(c) and c > 0 for c in grid):
+            raise EvaluationError(f"ProbeConfig.c_grid must hold positive finite numbers, got {self.c_grid!r}")
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
+            raise EvaluationError(f"ProbeConfig.max_iter must be a positive integer, got {self.max_iter!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not self.tol > 0:
+            raise EvaluationError(f"ProbeConfig.tol must be a positive number, got {self.tol!r}")
         if len(set(self.calibrators)) != len(self.calibrators):
             raise EvaluationError(f"ProbeConfig.calibrators lists a calibrator twice: {self.calibrators!r}")
         # tuples keep the config hashable and its repr stable for config hashes
-        object.__setattr__(self, "c_grid", tuple(float(c) for c in self.c_grid))
+        object.__setattr__(self, "c_grid", grid)
         object.__setattr__(self, "calibrators", tuple(self.calibrators))
 
 
@@ -278,6 +288,8 @@ def _evaluate_cell(
     y_train = check_labels(embeddings.train_labels, task, n_classes, "train labels", train.shape[0])
     y_val = check_labels(embeddings.val_labels, task, n_classes, "validation labels", val.shape[0])
     y_test = check_labels(embeddings.test_labels, task, n_classes, "test labels", test.shape[0])
+    if task != "multilabel" and train.shape[0] < n_classes:
+        raise EvaluationError(f"the train split has {train.shape[0]} examples, fewer than the {n_classes} classes")
 
     base = {**info, "task": task, "seed": seed}
     rows: list[dict[str, object]] = []
@@ -325,14 +337,15 @@ def _evaluate_cell(
                 label_fraction_used=idx.size / train.shape[0],
             )
 
-    for key in sorted(embeddings.corrupted):
+    for key in embeddings.corrupted:
         if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str)):
             raise EvaluationError(f"corrupted embeddings must be keyed by (corruption, severity), got {key!r}")
-        corruption, severity = key
-        if corruption == "none" or severity not in SEVERITIES:
+        if key[0] in ("", "none") or isinstance(key[1], bool) or key[1] not in SEVERITIES:
             raise EvaluationError(
-                f"corrupted embeddings {key!r}: corruption must not be 'none' and severity must be one of {SEVERITIES}"
+                f"corrupted embeddings {key!r}: corruption must be named (not 'none') and severity must be one of {SEVERITIES}"
             )
+    for key in sorted(embeddings.corrupted, key=lambda k: (k[0], int(k[1]))):
+        corruption, severity = key
         name = f"corrupted test embeddings ({corruption}, severity {severity})"
         array = check_embeddings(embeddings.corrupted[key], name)
         if array.shape[0] > y_test.shape[0]:

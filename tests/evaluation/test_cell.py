@@ -169,7 +169,42 @@ def test_bad_arguments(cell_for, overrides, message):
         run(cell_for("multiclass", 4), "multiclass", 4, **overrides)
 
 
+def test_class_missing_from_validation_or_training(cell_for):
+    cell = cell_for("multiclass", 4)
+    keep = cell.val_labels != 1
+    cell.val, cell.val_labels = cell.val[keep], cell.val_labels[keep]
+    rows = run(cell, "multiclass", 4)
+    assert len(rows) == 19 and rows["auroc"].notna().all()
+    cell = cell_for("multiclass", 4)
+    keep = cell.train_labels != 2
+    cell.train, cell.train_labels = cell.train[keep], cell.train_labels[keep]
+    rows = run(cell, "multiclass", 4)
+    assert len(rows) == 19
+    # class 2 is never predicted: its one-vs-rest AUROC is 0.5 (constant score), nothing breaks
+    assert (rows["auroc"] < 1).all()
+
+
+def test_corruption_keys_in_sorted_order(cell_for):
+    cell = cell_for("binary", 2)
+    cell.corrupted = {("noise", np.int64(2)): cell.test, ("blur", 5): cell.test, ("noise", 1): cell.test}
+    rows = run(cell, "binary", 2, label_fractions=(1.0,))
+    corr = rows[rows["condition"] == "corruption"]
+    assert list(zip(corr["corruption"], corr["severity"])) == [("blur", 5), ("noise", 1), ("noise", 2)]
+    # identical embeddings give the clean metrics
+    clean = rows[(rows["condition"] == "clean") & (rows["calibration"] == "none")]
+    assert (corr["auroc"] == clean["auroc"].item()).all()
+    cell.corrupted = {"noise": cell.test}
+    with pytest.raises(EvaluationError, match=r"keyed by \(corruption, severity\)"):
+        run(cell, "binary", 2)
+
+
 def test_probe_config_validation():
+    with pytest.raises(EvaluationError, match="c_grid"):
+        ProbeConfig(c_grid=(0.1, 0.0))
+    with pytest.raises(EvaluationError, match="max_iter"):
+        ProbeConfig(max_iter=0)
+    with pytest.raises(EvaluationError, match="tol"):
+        ProbeConfig(tol=-1.0)
     with pytest.raises(EvaluationError, match="val_fraction_policy"):
         ProbeConfig(val_fraction_policy="half")
     with pytest.raises(EvaluationError, match="unknown calibrator 'beta'"):

@@ -109,7 +109,7 @@ def test_logits_to_proba_formats():
          "train embeddings contains NaN"),
         (lambda d: d.update(val=d["val"][:, :3]), "dimension"),
         (lambda d: d.update(train_labels=d["train_labels"][:-1]), "train labels has 29 rows"),
-        (lambda d: d.update(train=d["train"][:2], train_labels=d["train_labels"][:2]), "fewer than the 3 classes"),
+        (lambda d: d.update(train=d["train"][:1], train_labels=d["train_labels"][:1]), "needs at least 2"),
         (lambda d: d.update(train_labels=np.zeros(30, int)), "single class"),
         (lambda d: d.update(val_labels=np.full(20, 5)), "must lie in 0..2"),
         (lambda d: d.update(train=d["train"][0]), "2-D"),
