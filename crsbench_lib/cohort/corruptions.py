@@ -38,10 +38,10 @@ SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 # Severity parameters (index 0 = severity 1). Lengths in pixels refer to a 32 px image.
 GAUSSIAN_NOISE_SD = (0.04, 0.08, 0.12, 0.18, 0.26)
 SPECKLE_SD = (0.12, 0.22, 0.35, 0.5, 0.7)
-BLUR_SIGMA_PX = (0.5, 0.8, 1.1, 1.5, 2.0)
+BLUR_SIGMA_PX = (0.6, 1.0, 1.5, 2.2, 3.0)
 JPEG_QUALITY = (30, 18, 12, 8, 5)
-PIXELATE_FRACTION = (0.75, 0.6, 0.5, 0.4, 0.3)
-BRIGHTNESS_DELTA = (0.08, 0.16, 0.24, 0.32, 0.42)
+PIXELATE_FRACTION = (0.6, 0.45, 0.35, 0.25, 0.18)
+BRIGHTNESS_DELTA = (0.1, 0.2, 0.3, 0.45, 0.6)
 CONTRAST_FACTOR = (0.75, 0.55, 0.4, 0.3, 0.2)
 BLACK_CORNER_RADIUS = (1.35, 1.2, 1.08, 0.98, 0.88)
 RULER_COUNT = (1, 1, 2, 2, 3)
@@ -143,7 +143,7 @@ def _pixelate(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
     side = x.shape[1]
     small = max(2, int(round(side * PIXELATE_FRACTION[s - 1])))
     a = _box_matrix(side, small)
-    down = np.einsum("ih,nhw...,jw->nij...", a, x, a)
+    down = np.einsum("ih,nhw...,jw->nij...", a, x, a, optimize=True)
     idx = np.minimum((np.arange(side) * small) // side, small - 1)
     return down[:, idx][:, :, idx]
 

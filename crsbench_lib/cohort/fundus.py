@@ -32,18 +32,20 @@ CLASS_PRIOR = np.array([0.45, 0.20, 0.20, 0.08, 0.07])
 LABEL_NOISE = 0.06
 
 #: Expected lesion counts per grade (rows: grades 0-4).
-MICROANEURYSMS = np.array([0.3, 3.0, 5.0, 7.0, 6.0])
-HAEMORRHAGES = np.array([0.05, 0.4, 2.0, 5.0, 4.0])
-EXUDATES = np.array([0.1, 0.5, 3.0, 4.5, 4.0])
-COTTON_WOOL = np.array([0.0, 0.1, 0.5, 1.8, 1.2])
+MICROANEURYSMS = np.array([0.4, 4.0, 7.0, 10.0, 9.0])
+HAEMORRHAGES = np.array([0.1, 0.8, 3.5, 8.0, 7.0])
+EXUDATES = np.array([0.1, 0.6, 4.0, 7.0, 6.0])
+COTTON_WOOL = np.array([0.0, 0.1, 0.8, 2.5, 2.0])
 #: Probability of new vessels at the disc and of a pre-retinal haemorrhage.
 NEOVASCULAR = np.array([0.0, 0.0, 0.03, 0.12, 0.85])
 PRERETINAL = np.array([0.0, 0.0, 0.01, 0.05, 0.35])
+#: Spread (sd, normalised units) of the lesions around the macula.
+POLE_SPREAD = 0.32
 #: Over-dispersion of the lesion counts (Gamma shape; smaller overlaps more).
 DISPERSION = 1.2
 
-FUNDUS_LIGHT = np.array([0.90, 0.50, 0.24], dtype=np.float32)
-FUNDUS_DARK = np.array([0.55, 0.22, 0.10], dtype=np.float32)
+FUNDUS_LIGHT = np.array([0.88, 0.48, 0.22], dtype=np.float32)
+FUNDUS_DARK = np.array([0.66, 0.28, 0.12], dtype=np.float32)
 DISC = np.array([1.0, 0.88, 0.62], dtype=np.float32)
 VESSEL = np.array([0.42, 0.08, 0.05], dtype=np.float32)
 BLOOD = np.array([0.35, 0.04, 0.03], dtype=np.float32)
@@ -55,6 +57,7 @@ def _lesions(
     rng: np.random.Generator,
     img: np.ndarray,
     fundus_r: np.ndarray,
+    centre: tuple[np.ndarray, np.ndarray],
     mean: np.ndarray,
     colour: np.ndarray,
     size_px: float,
@@ -66,10 +69,13 @@ def _lesions(
     n = img.shape[0]
     counts = np.minimum(r.gamma_poisson(rng, mean, DISPERSION), cap)
     owner = np.repeat(np.arange(n), counts)
-    t = rng.uniform(0, 2 * np.pi, owner.size)
-    rr = np.sqrt(rng.uniform(0.0, 0.75, owner.size)) * fundus_r[owner]
+    # Lesions cluster in the posterior pole: a Gaussian cloud around the macula, kept inside the fundus.
+    lx = centre[0][owner] + rng.normal(0, POLE_SPREAD, owner.size)
+    ly = centre[1][owner] + rng.normal(0, POLE_SPREAD, owner.size)
+    rr = np.sqrt(lx * lx + ly * ly)
+    shrink = np.minimum(1.0, 0.85 * fundus_r[owner] / np.maximum(rr, 1e-6))
     weight = rng.uniform(0.6, 1.4, owner.size)
-    canvas = r.splat(n, side, owner, rr * np.cos(t), rr * np.sin(t), weight)
+    canvas = r.splat(n, side, owner, lx * shrink, ly * shrink, weight)
     sigma = size_px * side / 32.0
     a = np.clip(r.blur(canvas, sigma) * (2 * np.pi * sigma**2) * strength, 0.0, 1.0)
     return r.composite(img, np.broadcast_to(colour, (n, 3)), a)
@@ -110,7 +116,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     rad = np.sqrt(fx * fx + fy * fy)
     texture = r.smooth_noise(rng, n, side, 1.5 * s32)
     illum = 1.0 - r.col(rng.uniform(0.25, 0.5, n)) * (rad / r.col(fundus_r)) ** 2
-    img = base[:, None, None, :] * (illum * (1.0 + 0.05 * texture))[..., None]
+    img = base[:, None, None, :] * (illum * (1.0 + 0.04 * texture))[..., None]
 
     # Optic disc on the nasal side (left or right eye), macula temporal to it.
     eye = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
@@ -144,10 +150,11 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     img = r.composite(img, VESSEL[None].repeat(n, 0), vessels * 0.7)
 
     # Lesions by grade.
-    img = _lesions(rng, img, fundus_r, MICROANEURYSMS[true], BLOOD, 0.45, 1.0, side)
-    img = _lesions(rng, img, fundus_r, HAEMORRHAGES[true], BLOOD, 1.0, 0.9, side)
-    img = _lesions(rng, img, fundus_r, EXUDATES[true], EXUDATE, 0.55, 1.0, side)
-    img = _lesions(rng, img, fundus_r, COTTON_WOOL[true], COTTON, 1.4, 0.6, side, cap=6)
+    pole = (mcx, dcy + 0.03)
+    img = _lesions(rng, img, fundus_r, pole, MICROANEURYSMS[true], BLOOD, 0.45, 1.0, side)
+    img = _lesions(rng, img, fundus_r, pole, HAEMORRHAGES[true], BLOOD, 1.2, 0.9, side)
+    img = _lesions(rng, img, fundus_r, pole, EXUDATES[true], EXUDATE, 0.7, 1.0, side)
+    img = _lesions(rng, img, fundus_r, pole, COTTON_WOOL[true], COTTON, 1.4, 0.6, side, cap=6)
 
     # Proliferative signs: a tangle of fine new vessels on or near the disc, pre-retinal blood.
     neo = rng.uniform(size=n) < NEOVASCULAR[true]
@@ -170,7 +177,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
 
     # Camera: black field outside the fundus, exposure, optics, noise.
     field = r.ramp(rad - r.col(fundus_r), r.px(1.0, side))
-    img = img * field[..., None] * r.col(rng.uniform(0.85, 1.1, n))[..., None]
+    img = img * field[..., None] * r.col(rng.uniform(0.92, 1.06, n))[..., None]
     img = r.blur(img, 0.4 * s32)
     img = img + rng.normal(0, 0.01, img.shape).astype(np.float32)
 
