@@ -11,8 +11,9 @@ barely visible, severity 5 is an image a clinician would ask to retake.
 
 Every corruption is a function of (images, family, severity, seed): the same
 arguments give bit-identical output. Random parts (noise, artefact positions)
-are drawn per image from one stream for the whole array, so callers corrupt a
-whole evaluation cell at once. Operations are vectorised over the batch
+are drawn from one stream for the whole array, so callers corrupt a whole
+evaluation cell at once; the stream depends on (family, seed) but not on the
+severity, so severities differ only in strength. Operations are vectorised over the batch
 except JPEG, which goes through Pillow image by image.
 """
 
@@ -304,7 +305,10 @@ def corrupt(images: np.ndarray, family: str, severity: int, seed: int = 0) -> np
         raise DataError(f"corrupt: images must be (N, H, W) or (N, H, W, 3), got {images.shape}")
     if len(images) == 0:
         return images.copy()
-    key = (zlib.crc32(family.encode()), int(severity), int(seed))
+    # The stream does not depend on the severity: one seed gives the same noise
+    # pattern and artefact layout at every severity, only stronger, so that
+    # severities of one cell are comparable (and the sheet reads as a progression).
+    key = (zlib.crc32(family.encode()), int(seed))
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(CORRUPTION_ENTROPY, spawn_key=key)))
     out = _IMPLEMENTATIONS[family](images.astype(np.float32) / 255.0, int(severity), rng)
     return r.to_uint8(out)

@@ -112,32 +112,36 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     dome_y = r.col(lung_top + 1.35 * insp)  # apex of the domes
     lungs = np.zeros((n, side, side), dtype=np.float32)
     for sign in (-1.0, 1.0):
-        lx = (x - sign * lung_cx) / r.col(lung_w)
-        dome = dome_y + (0.05 if sign > 0 else 0.0) + 0.35 * (x - sign * lung_cx) ** 2
-        top = lung_top + 0.25 * lx**2
-        d_side = np.abs(lx) - 1.0
-        inside = np.maximum(np.maximum(d_side * r.col(lung_w), top - y), y - dome)
+        # Each lung: medial border at the mediastinum, lateral border widening from a rounded
+        # apex down to the costophrenic angle, floor at the diaphragm dome.
+        depth = np.clip((y - lung_top) / (dome_y - lung_top), 0.0, 1.0)
+        lateral = lung_cx + r.col(lung_w) * (0.45 + 0.55 * np.sqrt(depth))
+        ax_ = sign * x
+        dome = dome_y + (0.05 if sign > 0 else 0.0) + 0.3 * (ax_ - lung_cx) ** 2 - 0.1 * np.abs(ax_ - lung_cx)
+        top = lung_top + 0.6 * ((ax_ - lung_cx) / r.col(lung_w)) ** 2
+        inside = np.maximum(np.maximum(0.1 - ax_, ax_ - lateral), np.maximum(top - y, y - dome))
         lungs = np.maximum(lungs, r.ramp(inside, r.px(1.5, side)))
     vessels = r.smooth_noise(rng, n, side, 0.8 * s32)
-    # Ribs: curved bright bands across the lungs.
+    # Ribs: faint bands across the lungs, curving down laterally; vessels fade towards the periphery.
     rib_phase = r.col(rng.uniform(0, 2 * np.pi, n))
-    rib_f = r.col(2 * np.pi / rng.uniform(0.22, 0.27, n))
-    ribs = 0.5 + 0.5 * np.cos(rib_f * (y - 0.18 * x * x) + rib_phase)
-    lung_density = -0.30 + 0.03 * vessels + 0.07 * ribs
+    rib_f = r.col(2 * np.pi / rng.uniform(0.24, 0.3, n))
+    ribs = 0.5 + 0.5 * np.cos(rib_f * (y - 0.3 * np.abs(x) + 0.25 * x * x) + rib_phase)
+    hilum = np.exp(-((np.abs(x) - 0.2) ** 2 + (y + 0.05) ** 2) / 0.08)
+    lung_density = -0.30 + (0.025 + 0.04 * hilum) * vessels + 0.045 * ribs + 0.06 * hilum
     img = img + lungs * lung_density
 
     # Spine and mediastinum, then the heart (its width sets the cardiothoracic ratio).
-    med_w = rng.uniform(0.12, 0.16, n)
-    img = img + 0.22 * r.ramp(np.abs(x) - r.col(med_w), r.px(1.5, side)) * body
+    med_w = r.col(rng.uniform(0.1, 0.14, n))
+    img = img + 0.22 * r.ramp(np.abs(x) - med_w, r.px(1.5, side)) * body
     ctr = np.where(cardio, rng.normal(*CTR[1], n), rng.normal(*CTR[0], n)) * acq["magnify"]
     thorax_w = 2 * (0.38 * body_w / 0.92 + lung_w)
     heart_hw = ctr * thorax_w / 2.0
-    hcx = r.col(0.25 * heart_hw)  # the heart lies mostly left of the midline (image right)
-    hcy = dome_y - r.col(rng.uniform(0.12, 0.2, n))
-    hh = r.col(rng.uniform(0.24, 0.3, n))
+    hcx = r.col(0.3 * heart_hw)  # the heart lies mostly left of the midline (image right)
+    hcy = dome_y - r.col(rng.uniform(0.26, 0.32, n))
+    hh = r.col(rng.uniform(0.28, 0.34, n))
     hd = np.sqrt(((x - hcx) / r.col(heart_hw)) ** 2 + ((y - hcy) / hh) ** 2) - 1.0
     heart = r.ramp(hd * r.col(heart_hw), r.px(1.5, side))
-    img = img + 0.26 * heart * lungs + 0.06 * heart
+    img = img + 0.3 * heart * lungs + 0.08 * heart * (1.0 - lungs)
 
     # Effusion: fluid in one or both costophrenic angles with a concave meniscus.
     side_choice = rng.integers(0, 3, n)  # 0 right, 1 left, 2 both
