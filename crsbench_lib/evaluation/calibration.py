@@ -74,7 +74,18 @@ def _check_inputs(logits: object, labels: object, task: str) -> tuple[np.ndarray
         raise EvaluationError(f"{task} logits must be finite")
     if task == "multilabel" and y.shape != z.shape:
         raise EvaluationError(f"multilabel logits and labels have mismatched shapes {z.shape} vs {y.shape}")
-    return z, y.astype(np.int64)
+    if task != "multilabel" and y.ndim != 1:
+        raise EvaluationError(f"{task} validation labels must be 1-D, got shape {y.shape}")
+    try:
+        labels_f = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise EvaluationError("validation labels must be numeric") from None
+    if not np.all(np.isfinite(labels_f)) or not np.all(labels_f == np.round(labels_f)):
+        raise EvaluationError("validation labels must be finite integers")
+    n_values = z.shape[1] if task == "multiclass" else 2
+    if labels_f.min() < 0 or labels_f.max() >= n_values:
+        raise EvaluationError(f"validation labels must lie in 0..{n_values - 1}, found {labels_f.min():g}..{labels_f.max():g}")
+    return z, labels_f.astype(np.int64)
 
 
 def _active_columns(z: np.ndarray) -> np.ndarray:

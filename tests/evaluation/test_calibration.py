@@ -154,6 +154,12 @@ def test_bad_input():
         fit_calibrator("temperature", z, np.zeros(5, int), "multiclass")
     with pytest.raises(EvaluationError, match="NaN"):
         fit_calibrator("vector", np.full((4, 3), np.nan), np.zeros(4, int), "multiclass")
+    with pytest.raises(EvaluationError, match=r"labels must lie in 0..2"):
+        fit_calibrator("isotonic", z, np.array([0, 1, 2, 3]), "multiclass")
+    with pytest.raises(EvaluationError, match=r"labels must lie in 0..1"):
+        fit_calibrator("vector", np.zeros((2, 2)), np.array([[0, 2], [1, 1]]), "multilabel")
+    with pytest.raises(EvaluationError, match="finite integers"):
+        fit_calibrator("temperature", np.zeros(2), np.array([0.5, 1.0]), "binary")
     with pytest.raises(EvaluationError, match="before fit"):
         Calibrator("isotonic", "binary").predict_proba(np.zeros(3))
     with pytest.raises(EvaluationError, match="1-D"):

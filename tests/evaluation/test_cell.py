@@ -210,3 +210,13 @@ def test_probe_config_validation():
     with pytest.raises(EvaluationError, match="unknown calibrator 'beta'"):
         ProbeConfig(calibrators=("beta",))
     assert ProbeConfig(c_grid=[1, 2]).c_grid == (1.0, 2.0)
+
+
+def test_single_outcome_label_is_skipped_and_counted(cell_for):
+    cell = cell_for("multilabel", 3)
+    cell.test_labels = cell.test_labels.copy()
+    cell.test_labels[:, 1] = 0  # label 1 has no positive in the test split
+    rows = run(cell, "multilabel", 3, label_fractions=(1.0,))
+    site_a = rows[rows["condition"].isin(["clean", "corruption"])]
+    assert (site_a["n_skipped"] == 1).all()
+    assert rows.loc[rows["condition"] == "shift", "n_skipped"].item() == 0
