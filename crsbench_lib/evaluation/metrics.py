@@ -304,7 +304,7 @@ def expected_calibration_error(
     ``ECE = sum_{m=1..M} (|B_m| / n) * |acc(B_m) - conf(B_m)|`` (Naeini et al. 2015;
     Guo et al. 2017, "On calibration of modern neural networks", eq. 3), with
     ``conf(B_m)`` the mean confidence and ``acc(B_m)`` the observed frequency in bin
-    ``B_m = (m-1)/M, m/M]``.
+    ``B_m = ((m-1)/M, m/M]``.
 
     * multiclass: top-label confidence ``max_k p_k`` against ``argmax_k p_k == y``
       (variant ``"top-label"``);

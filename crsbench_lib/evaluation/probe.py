@@ -292,6 +292,8 @@ class FittedProbe:
         The chosen inverse regularisation strength.
     val_nll : dict[float, float]
         Validation NLL per grid value (the selection criterion).
+    model : _LinearModel
+        Weights and intercepts of the chosen probe in the full class space.
     """
 
     task: str
