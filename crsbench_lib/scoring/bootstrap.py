@@ -7,6 +7,12 @@ same train subsample for all of them), recomputes every encoder's profile
 fixed standard. From the draws: P(rank 1) and P(top k) per encoder, and
 percentile intervals of every pairwise CRS difference.
 
+The standard stays fixed in every draw, panel included: each encoder's own
+frozen panel entry is the full-sample profile, so a draw in which an encoder
+does better on every axis dominates that entry, exactly as a re-evaluated model
+would. A draw that picks every seed once reproduces the profile to the last bit
+(see :func:`~crsbench_lib.scoring.axes.sequential_mean`).
+
 Vectorised: the per-seed raw axes are computed once as an
 (encoder, dataset, seed, axis) array; a draw is a vector of seed multiplicities,
 so all draws' profiles are one tensor contraction.
