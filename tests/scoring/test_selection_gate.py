@@ -21,7 +21,7 @@ PROFILES = pd.DataFrame(
     }
 )
 THRESHOLDS = {"D": 0.75, "C": 0.10, "L": 0.85, "R": 0.05}
-PROBS = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "p_top_k": [1.0, 0.97, 0.6, 0.0]})
+PROBS = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "p_top3": [1.0, 0.97, 0.6, 0.0]})
 
 
 def test_decisions():

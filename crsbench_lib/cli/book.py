@@ -1,0 +1,69 @@
+"""``crsbench book [--profile NAME]``: run a profile (cached), execute every notebook, render HTML."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crsbench_lib.report.book import render_book
+    from crsbench_lib.runner.config import load_profile
+
+    start = time.perf_counter()
+    profile = load_profile(args.config if args.config is not None else args.profile)
+    if args.results is not None:
+        results_path = args.results
+    else:
+        from crsbench_lib.runner.run import run_profile
+
+        print(f"crsbench book: running profile '{profile.name}' (finished cells are reused)", flush=True)
+        outcome = run_profile(profile, jobs=args.jobs, progress=not args.no_progress)
+        results_path = outcome.results_path
+        print(f"  results: {results_path} ({outcome.n_computed} cells computed, {outcome.n_reused} reused, "
+              f"{outcome.seconds:.1f} s)", flush=True)
+    simulated = all(spec.kind == "phantom" for spec in profile.datasets)
+    standard = args.standard if args.standard is not None else profile.standard_path
+    print("crsbench book: executing notebooks", flush=True)
+    html = render_book(results_path, profile.name, standard_path=standard, simulated=simulated,
+                       output_root=args.out, use_cache=not args.no_cache, progress=True)
+    print(f"crsbench book: {html / 'index.html'} ({time.perf_counter() - start:.0f} s)", file=sys.stdout)
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``book`` sub-command."""
+    parser = subparsers.add_parser(
+        "book",
+        help="run a profile (cached), execute every notebook and render the HTML book",
+        description=(
+            "Run the profile through the runner (finished cells are reused), execute every notebook "
+            "with papermill (cached by notebook, parameters, results, standard and code version) and "
+            "render the book with Jupyter Book into <out>/_build/html."
+        ),
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--profile", metavar="NAME", default="default", help="a shipped profile (default: default)")
+    which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
+    parser.add_argument("--results", metavar="FILE", type=Path, default=None,
+                        help="use this results table instead of running the profile")
+    parser.add_argument("--standard", metavar="FILE", type=Path, default=None,
+                        help="reference standard (default: the profile's)")
+    parser.add_argument("--out", metavar="DIR", type=Path, default=None,
+                        help="folder that receives _build/ (default: the project root)")
+    parser.add_argument("--jobs", metavar="N", type=_positive_int, default=1, help="runner worker processes")
+    parser.add_argument("--no-cache", action="store_true", help="re-execute every notebook")
+    parser.add_argument("--no-progress", action="store_true", help="no runner progress bar")
+    parser.set_defaults(handler=_handle)

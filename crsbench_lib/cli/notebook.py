@@ -1,0 +1,65 @@
+"""``crsbench notebook NAME -p KEY VALUE ...``: rerun one chapter with new parameters."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crsbench_lib.errors import NotebookError
+
+
+def parse_value(text: str) -> Any:
+    """A parameter value as YAML (numbers, booleans, null, lists, mappings); plain text otherwise."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def _parameters(pairs: list[list[str]] | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for key, value in pairs or []:
+        if key in params:
+            raise NotebookError(f"parameter {key!r} given twice")
+        params[key] = parse_value(value)
+    return params
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from crsbench_lib.report.notebooks import available_notebooks, execute_notebook, notebook_parameters, notebook_path
+
+    if args.list:
+        for name, path in available_notebooks().items():
+            print(f"{name}: {', '.join(notebook_parameters(path))}")
+        return 0
+    if args.name is None:
+        raise NotebookError(f"name a notebook; valid notebooks: {', '.join(available_notebooks()) or 'none found'}")
+    notebook_path(args.name)  # unknown notebook -> the valid names, before anything runs
+    result = execute_notebook(args.name, _parameters(args.parameter), output=args.out, use_cache=not args.no_cache)
+    state = "reused from the execution cache" if result.cached else f"executed in {result.seconds:.1f} s"
+    print(f"{result.output}: {state}", file=sys.stdout)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``notebook`` sub-command."""
+    parser = subparsers.add_parser(
+        "notebook",
+        help="execute one book notebook with new parameters (papermill)",
+        description=(
+            "Execute one notebook of notebooks/ with papermill, overriding parameters of its "
+            "'parameters' cell. Values are read as YAML: -p n_draws 200 -p highlight '[hog, pixels]'."
+        ),
+    )
+    parser.add_argument("name", nargs="?", metavar="NAME", help="notebook name (file stem in notebooks/)")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("KEY", "VALUE"),
+                        help="set a parameter (repeatable)")
+    parser.add_argument("--out", metavar="FILE", type=Path, default=None,
+                        help="executed notebook (default: _build/notebooks/NAME.ipynb)")
+    parser.add_argument("--no-cache", action="store_true", help="execute even if an identical run is cached")
+    parser.add_argument("--list", action="store_true", help="list the notebooks and their parameters")
+    parser.set_defaults(handler=_handle)

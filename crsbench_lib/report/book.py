@@ -1,0 +1,284 @@
+"""Render the book: stage prose and executed notebooks, then ``jupyter-book build``.
+
+The project root holds ``_config.yml`` (Jupyter Book 1.x) and ``book/`` the
+prose chapters and ``_toc.yml``, whose entries name ``book/<page>`` and
+``notebooks/<name>``. The executed notebooks live in the build folder, so the
+book is *staged*: ``_build/source`` receives the config (with the build's
+provenance as MyST substitutions, so prose pages show it too), the table of
+contents, the prose and the executed notebooks, and ``jupyter-book build``
+renders it with notebook execution off into ``_build/html``. Files are copied
+only when their content changed, so Sphinx re-renders only changed pages.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from crsbench_lib.atomic import atomic_write_text
+from crsbench_lib.errors import NotebookError
+from crsbench_lib.paths import project_root
+
+CONFIG_FILE = "_config.yml"
+TOC_FILE = "_toc.yml"
+BOOK_DIR = "book"
+NOTEBOOKS_DIR = "notebooks"
+BUILD_DIR = "_build"  # jupyter-book appends this to --path-output
+SOURCE_DIR = "source"
+HTML_DIR = "html"
+
+
+def _copy_if_changed(source: Path, destination: Path) -> None:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    if destination.is_file() and filecmp.cmp(source, destination, shallow=False):
+        return
+    shutil.copyfile(source, destination)
+
+
+def _toc_files(entries: Any) -> list[str]:
+    """Every ``file``/``root`` entry of a jb-book table of contents."""
+    found: list[str] = []
+    if isinstance(entries, dict):
+        for key, value in entries.items():
+            if key in ("file", "root") and isinstance(value, str):
+                found.append(value)
+            else:
+                found.extend(_toc_files(value))
+    elif isinstance(entries, list):
+        for item in entries:
+            found.extend(_toc_files(item))
+    return found
+
+
+def _prune_toc(entries: Any, keep: set[str]) -> Any:
+    """The table of contents without the pages not in ``keep`` (and parts left empty)."""
+    if isinstance(entries, list):
+        pruned = [_prune_toc(e, keep) for e in entries]
+        return [e for e in pruned if e is not None]
+    if isinstance(entries, dict):
+        if "file" in entries and entries["file"] not in keep:
+            return None
+        out = {k: _prune_toc(v, keep) if k in ("parts", "chapters", "sections") else v for k, v in entries.items()}
+        for key in ("chapters", "sections"):
+            if key in out and not out[key]:
+                del out[key]
+        if "parts" in out:
+            out["parts"] = [p for p in out["parts"] if p.get("chapters")]
+        if "caption" in out and "chapters" not in out and "file" not in out:
+            return None
+        return out
+    return entries
+
+
+def toc_pages(root: str | os.PathLike[str] | None = None) -> list[str]:
+    """The pages the table of contents names, in reading order (without suffix)."""
+    base = Path(root) if root is not None else project_root()
+    toc = yaml.safe_load((base / BOOK_DIR / TOC_FILE).read_text(encoding="utf-8"))
+    return _toc_files(toc)
+
+
+def stage_book(
+    executed: Mapping[str, Path],
+    stage: str | os.PathLike[str],
+    substitutions: Mapping[str, str] | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> tuple[Path, list[str]]:
+    """Assemble the book's source folder.
+
+    Parameters
+    ----------
+    executed : mapping of str to path
+        Executed notebook per notebook name.
+    stage : path
+        The staging folder (created; stale pages are removed).
+    substitutions : mapping, optional
+        MyST substitutions added to the config (e.g. ``provenance``).
+    root : path, optional
+        Project root holding ``_config.yml`` and ``book/``.
+
+    Returns
+    -------
+    (pathlib.Path, list of str)
+        The staging folder and the table-of-contents pages left out because
+        their notebook was not executed (e.g. a chapter whose notebook does not
+        exist yet).
+
+    Raises
+    ------
+    NotebookError
+        If the config or the table of contents is missing, or a prose page the
+        table of contents names does not exist.
+    """
+    base = Path(root) if root is not None else project_root()
+    target = Path(stage)
+    config_path, toc_path = base / CONFIG_FILE, base / BOOK_DIR / TOC_FILE
+    for required in (config_path, toc_path):
+        if not required.is_file():
+            raise NotebookError(f"book: missing {required}")
+    target.mkdir(parents=True, exist_ok=True)
+    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
+    kept: set[str] = set()
+    skipped: list[str] = []
+    wanted: set[Path] = set()
+    for page in _toc_files(toc):
+        folder, _, name = page.partition("/")
+        if folder == NOTEBOOKS_DIR:
+            if name in executed:
+                destination = target / NOTEBOOKS_DIR / f"{name}.ipynb"
+                _copy_if_changed(Path(executed[name]), destination)
+                wanted.add(destination)
+                kept.add(page)
+            else:
+                skipped.append(page)
+            continue
+        matches = [p for p in (base / f"{page}.md", base / f"{page}.ipynb") if p.is_file()]
+        if not matches:
+            raise NotebookError(f"book: {toc_path} names page {page!r}, but {base / page}.md does not exist")
+        destination = target / matches[0].relative_to(base)
+        _copy_if_changed(matches[0], destination)
+        wanted.add(destination)
+        kept.add(page)
+    # Static assets of the prose (images) travel with it.
+    for asset in (base / BOOK_DIR).rglob("*"):
+        if asset.is_file() and asset.suffix.lower() in (".png", ".svg", ".jpg", ".css", ".bib"):
+            destination = target / asset.relative_to(base)
+            _copy_if_changed(asset, destination)
+            wanted.add(destination)
+    for stale in list(target.rglob("*.ipynb")) + list(target.rglob("*.md")):
+        if stale not in wanted:
+            stale.unlink()
+    pruned = _prune_toc(toc, kept)
+    atomic_write_text(target / TOC_FILE, yaml.safe_dump(pruned, sort_keys=False))
+    config = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    if substitutions:
+        parse = config.setdefault("parse", {})
+        extensions = parse.setdefault("myst_enable_extensions", [])
+        if "substitution" not in extensions:
+            extensions.append("substitution")
+        parse.setdefault("myst_substitutions", {}).update(dict(substitutions))
+    rendered = yaml.safe_dump(config, sort_keys=False)
+    existing = target / CONFIG_FILE
+    if not existing.is_file() or existing.read_text(encoding="utf-8") != rendered:
+        atomic_write_text(existing, rendered)
+    return target, skipped
+
+
+def jupyter_book_command() -> list[str]:
+    """The ``jupyter-book`` executable of this environment."""
+    beside = Path(sys.executable).parent / "jupyter-book"
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("jupyter-book")
+    if found is None:
+        raise NotebookError("book: the 'jupyter-book' command is not installed (pip install 'jupyter-book>=1,<2')")
+    return [found]
+
+
+def build_html(stage: str | os.PathLike[str], output_root: str | os.PathLike[str], quiet: bool = True) -> Path:
+    """Run ``jupyter-book build`` on a staged book; return the HTML folder.
+
+    Parameters
+    ----------
+    stage : path
+        The staged source folder (:func:`stage_book`).
+    output_root : path
+        Jupyter Book writes to ``<output_root>/_build/html``.
+    quiet : bool
+        Pass ``-q`` (warnings are still shown).
+
+    Raises
+    ------
+    NotebookError
+        If the build fails (the message ends with the tail of its output).
+    """
+    out = Path(output_root)
+    command = [*jupyter_book_command(), "build", str(stage), "--path-output", str(out)]
+    if quiet:
+        command.append("-q")
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    html = out / BUILD_DIR / HTML_DIR
+    if completed.returncode != 0 or not (html / "index.html").is_file():
+        tail = (completed.stdout + completed.stderr).strip().splitlines()[-15:]
+        raise NotebookError("book: jupyter-book build failed:\n" + "\n".join(tail))
+    return html
+
+
+def render_book(
+    results_path: str | os.PathLike[str],
+    profile: str,
+    standard_path: str | os.PathLike[str] | None = None,
+    simulated: bool = True,
+    output_root: str | os.PathLike[str] | None = None,
+    names: list[str] | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+    root: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Execute every notebook (cached) and render the HTML book.
+
+    Parameters
+    ----------
+    results_path : path
+        The results table every chapter reads.
+    profile : str
+        The profile that produced it (shown on every page).
+    standard_path : path, optional
+        The reference standard (see :func:`crsbench_lib.report.context.resolve_standard`).
+    simulated : bool
+        Whether the cohort is the simulated phantom cohort.
+    output_root : path, optional
+        The book lands in ``<output_root>/_build`` (default: the project root):
+        ``notebooks/`` (executed), ``source/`` (staged), ``html/``.
+    names : list of str, optional
+        Notebooks to execute (default: all).
+    use_cache : bool
+        Reuse cached notebook executions.
+    progress : bool
+        Print one line per step.
+    root : path, optional
+        Project root (``_config.yml``, ``book/``, ``notebooks/``).
+
+    Returns
+    -------
+    pathlib.Path
+        The HTML folder.
+    """
+    from crsbench_lib.report.banner import provenance
+    from crsbench_lib.report.context import resolve_standard
+    from crsbench_lib.report.notebooks import execute_all
+    from crsbench_lib.results.io import read_results
+
+    base = Path(root) if root is not None else project_root()
+    out_root = Path(output_root) if output_root is not None else base
+    build = out_root / BUILD_DIR
+    common = {
+        "results_path": str(Path(results_path).resolve()),
+        "profile": profile,
+        "standard_path": str(Path(standard_path).resolve()) if standard_path is not None else None,
+        "simulated": bool(simulated),
+    }
+    executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
+                           use_cache=use_cache, progress=progress)
+    table = read_results(results_path)
+    banner = provenance(table, resolve_standard(standard_path, table), profile=profile, simulated=simulated)
+    fields = banner.as_dict()
+    substitutions = {
+        "provenance": banner.text(),
+        "profile": fields["profile"],
+        "standard_version": fields["standard"],
+        "config_hash": fields["config hash"],
+        "package_version": fields["package"],
+        "cohort": fields["cohort"],
+    }
+    stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base)
+    if progress and skipped:
+        print(f"  left out of the table of contents (no notebook): {', '.join(skipped)}", flush=True)
+    return build_html(stage, out_root)

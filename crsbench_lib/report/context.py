@@ -1,0 +1,220 @@
+"""What every chapter starts from: the results table, the standard, the banner.
+
+A chapter's parameters cell names a results file, a profile, a standard file and
+optional filters (datasets, encoders, seeds) and what-if overrides (weights,
+anchors). :func:`load_context` turns them into a :class:`BookContext`, checking
+every name against the table so that a typo is a clear error, not an empty plot.
+
+Standards. A profile may name a standard whose panel is empty (the shipped
+template, until the default standard is frozen from the default cohort). Such a
+standard cannot score, so the chapter freezes a *build standard* from the
+results table itself (same anchors, weights, label fractions and bins; panel =
+every encoder of the frozen arm), with a version id that says so
+(``<template version>+build-<results hash>``); the banner shows that version.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pandas as pd
+
+from crsbench_lib.errors import NotebookError
+from crsbench_lib.paths import cache_dir
+from crsbench_lib.report.banner import Provenance, provenance
+from crsbench_lib.results.io import read_results
+from crsbench_lib.scoring.standard import (
+    ReferenceStandard,
+    default_standard_path,
+    freeze_standard,
+    load_standard,
+    load_template,
+    results_hash,
+)
+
+RESULTS_FILE = "results.parquet"  # the runner's file name inside a run folder
+BUILD_SUFFIX = "+build-"
+# A fixed creation stamp keeps a build standard's file identical between builds
+# (the content hash already ignores it).
+BUILD_CREATED = "1970-01-01T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class BookContext:
+    """The inputs of one chapter.
+
+    Attributes
+    ----------
+    results : pandas.DataFrame
+        The (filtered) results table.
+    standard : ReferenceStandard
+        The standard every score of the chapter uses (with overrides applied).
+    provenance : Provenance
+        The page banner (display it as a cell's last expression).
+    results_path : pathlib.Path
+        Where the results were read.
+    """
+
+    results: pd.DataFrame
+    standard: ReferenceStandard
+    provenance: Provenance
+    results_path: Path
+
+
+def default_results_path(profile: str) -> Path:
+    """Where ``crsbench run --profile NAME`` writes its table by default."""
+    return cache_dir() / "runs" / profile / RESULTS_FILE
+
+
+def _filter(table: pd.DataFrame, column: str, wanted: Sequence[object] | None, parameter: str) -> pd.DataFrame:
+    if wanted is None:
+        return table
+    values = [wanted] if isinstance(wanted, (str, int)) else list(wanted)
+    present = sorted({v for v in table[column].tolist()}, key=str)
+    unknown = [v for v in values if v not in set(present)]
+    if unknown or not values:
+        problem = f"unknown value {unknown[0]!r}" if unknown else "empty list"
+        raise NotebookError(f"parameter '{parameter}': {problem}; valid: {', '.join(map(str, present))}")
+    return table[table[column].isin(values)].reset_index(drop=True)
+
+
+def resolve_standard(
+    standard_path: str | os.PathLike[str] | None,
+    results: pd.DataFrame,
+) -> ReferenceStandard:
+    """The standard a chapter scores with.
+
+    Parameters
+    ----------
+    standard_path : path, optional
+        A standard file; ``None`` takes the shipped default standard if it
+        exists, else the template.
+    results : pandas.DataFrame
+        The results table, used to freeze a build standard when the chosen
+        standard's panel is empty.
+
+    Returns
+    -------
+    ReferenceStandard
+    """
+    if standard_path is None:
+        try:
+            standard = load_standard(default_standard_path())
+        except Exception:  # noqa: BLE001 - no default standard yet: the template is the documented fallback
+            standard = load_template()
+    else:
+        standard = load_standard(standard_path)
+    if standard.panel_names:
+        return standard
+    digest = results_hash(results).split(":", 1)[-1][:8]
+    return freeze_standard(
+        results,
+        version=f"{standard.version}{BUILD_SUFFIX}{digest}",
+        base=standard,
+        arm=standard.arm,
+        created=BUILD_CREATED,
+        description=f"Frozen by the book from its own results table, because '{standard.version}' has an empty panel.",
+    )
+
+
+def override_standard(
+    standard: ReferenceStandard,
+    results: pd.DataFrame,
+    weights: Mapping[str, float] | None = None,
+    anchors: Mapping[str, Sequence[float]] | None = None,
+) -> ReferenceStandard:
+    """A what-if copy of a standard with other weights and/or anchors.
+
+    New anchors change the normalisation of the panel too, so the panel is
+    re-frozen from ``results`` (its members must be encoders of the table). The
+    version id gains ``+weights`` / ``+anchors`` so no page passes a what-if
+    score off as the standard's.
+
+    Raises
+    ------
+    NotebookError
+        If a weight or anchor key is unknown or a value malformed.
+    """
+    if not weights and not anchors:
+        return standard
+    new = standard
+    tags: list[str] = []
+    if weights:
+        unknown = sorted(set(weights) - set(standard.weights))
+        if unknown:
+            raise NotebookError(f"parameter 'weights': unknown key {unknown[0]!r}; valid: {', '.join(standard.weights)}")
+        merged = {**standard.weights, **{k: float(v) for k, v in weights.items()}}
+        new = replace(new, weights=merged)
+        tags.append("weights")
+    if anchors:
+        unknown = sorted(set(anchors) - set(standard.anchors))
+        if unknown:
+            raise NotebookError(f"parameter 'anchors': unknown axis {unknown[0]!r}; valid: {', '.join(standard.anchors)}")
+        merged_anchors = dict(standard.anchors)
+        for axis, pair in anchors.items():
+            values = list(pair)
+            if len(values) != 2:
+                raise NotebookError(f"parameter 'anchors': axis {axis!r} needs [worst, best], got {pair!r}")
+            merged_anchors[axis] = (float(values[0]), float(values[1]))
+        base = replace(new, anchors=merged_anchors)
+        new = freeze_standard(results, version=base.version, panel=list(standard.panel_names), base=base,
+                              arm=standard.arm, created=BUILD_CREATED, description=base.description)
+        tags.append("anchors")
+    return replace(new, version=f"{standard.version}+{'+'.join(tags)}")
+
+
+def load_context(
+    results_path: str | os.PathLike[str] | None,
+    profile: str = "default",
+    standard_path: str | os.PathLike[str] | None = None,
+    simulated: bool = True,
+    datasets: Sequence[str] | None = None,
+    encoders: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+    weights: Mapping[str, float] | None = None,
+    anchors: Mapping[str, Sequence[float]] | None = None,
+) -> BookContext:
+    """Read, filter and prepare a chapter's inputs.
+
+    Parameters
+    ----------
+    results_path : path, optional
+        Results table (Parquet or CSV); ``None`` reads the default run folder of
+        ``profile``.
+    profile : str
+        The run profile (shown on the banner).
+    standard_path : path, optional
+        See :func:`resolve_standard`.
+    simulated : bool
+        Whether the table comes from the phantom cohort (shown on the banner).
+    datasets, encoders, seeds : sequence, optional
+        Keep only these (``None``: all).
+    weights, anchors : mapping, optional
+        What-if overrides, see :func:`override_standard`.
+
+    Raises
+    ------
+    NotebookError
+        If a filter names a value absent from the table.
+    SchemaError, ReferenceStandardError
+        If the table or the standard is invalid.
+    """
+    path = Path(results_path) if results_path is not None else default_results_path(profile)
+    if not path.is_file():
+        raise NotebookError(
+            f"parameter 'results_path': no results table at {path} (run 'crsbench run --profile {profile}' first)"
+        )
+    table = read_results(path)
+    table = _filter(table, "dataset", datasets, "datasets")
+    table = _filter(table, "encoder", encoders, "encoders")
+    table = _filter(table, "seed", seeds, "seeds")
+    standard = override_standard(resolve_standard(standard_path, table), table, weights=weights, anchors=anchors)
+    return BookContext(
+        results=table,
+        standard=standard,
+        provenance=provenance(table, standard, profile=profile, simulated=simulated),
+        results_path=path,
+    )

@@ -1,0 +1,370 @@
+"""Execute the book's notebooks with papermill, behind an execution cache.
+
+Each notebook in ``notebooks/`` declares its parameters in one cell tagged
+``parameters``. :func:`execute_notebook` injects new values (only names the
+notebook declares: anything else is a :class:`~crsbench_lib.errors.NotebookError`
+that lists the valid ones), runs it in a fresh kernel and stores the executed
+copy under a cache key made of
+
+* the notebook's source (the cells' sources, not outputs or metadata),
+* the effective parameters (declared defaults overlaid with the given values),
+* the content of the results file and of the standard file they name,
+* the package version and the code version (a hash of the library's sources).
+
+Running again with the same key copies the stored notebook instead of
+executing it, so a changed parameter re-executes exactly the notebooks that
+declare it, and a new results table or code change re-executes every notebook
+that reads them.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from crsbench_lib import __version__
+from crsbench_lib.atomic import atomic_path
+from crsbench_lib.errors import NotebookError
+from crsbench_lib.paths import PACKAGE_DIR, cache_dir, notebooks_dir
+
+PARAMETERS_TAG = "parameters"
+NOTEBOOK_SUFFIX = ".ipynb"
+KERNEL_NAME = "python3"
+CELL_TIMEOUT_S = 1800
+# Parameters whose value is a file: the cache key hashes the file's content, not its name.
+FILE_PARAMETERS: tuple[str, ...] = ("results_path", "standard_path")
+CACHE_FOLDER = "notebooks"
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """One notebook's execution.
+
+    Attributes
+    ----------
+    name : str
+        Notebook name (file stem).
+    output : pathlib.Path
+        The executed notebook.
+    cached : bool
+        Whether it was copied from the execution cache instead of executed.
+    key : str
+        The cache key.
+    seconds : float
+        Wall time of this call.
+    """
+
+    name: str
+    output: Path
+    cached: bool
+    key: str
+    seconds: float
+
+
+def available_notebooks(directory: str | os.PathLike[str] | None = None) -> dict[str, Path]:
+    """Every notebook of the book, by name (file stem), sorted by name."""
+    root = Path(directory) if directory is not None else notebooks_dir()
+    if not root.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(root.glob(f"*{NOTEBOOK_SUFFIX}")) if not p.name.startswith(".")}
+
+
+def notebook_path(name: str, directory: str | os.PathLike[str] | None = None) -> Path:
+    """The source of notebook ``name``.
+
+    Raises
+    ------
+    NotebookError
+        If there is no such notebook (the message lists the valid names).
+    """
+    known = available_notebooks(directory)
+    if name not in known:
+        valid = ", ".join(known) if known else "none found"
+        raise NotebookError(f"unknown notebook {name!r}; valid notebooks: {valid}")
+    return known[name]
+
+
+def _parameters_cell(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
+    cells = [c for c in nb.cells if c.cell_type == "code" and PARAMETERS_TAG in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise NotebookError(f"{path}: expected one code cell tagged {PARAMETERS_TAG!r}, found {len(cells)}")
+    return cells[0]
+
+
+def notebook_parameters(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The parameters a notebook declares and their default values.
+
+    Every top-level assignment of the ``parameters`` cell is a parameter; its
+    default is the literal value (``ast.literal_eval``).
+
+    Raises
+    ------
+    NotebookError
+        If the notebook has no (or several) parameters cells, or a default is
+        not a literal.
+    """
+    source = Path(path)
+    nb = nbformat.read(source, as_version=4)
+    cell = _parameters_cell(nb, source)
+    tree = ast.parse(cell.source)
+    params: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if not isinstance(target, ast.Name):
+                    raise NotebookError(f"{source}: parameters cell assigns to a non-name ({ast.unparse(target)})")
+                try:
+                    params[target.id] = ast.literal_eval(node.value)
+                except ValueError as exc:
+                    raise NotebookError(
+                        f"{source}: parameter {target.id!r} must default to a literal, got {ast.unparse(node.value)}"
+                    ) from exc
+    return params
+
+
+def check_parameters(name: str, parameters: Mapping[str, Any], directory: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The notebook's effective parameters: its defaults overlaid with ``parameters``.
+
+    Raises
+    ------
+    NotebookError
+        On an unknown notebook, or a parameter the notebook does not declare
+        (the message lists the valid parameters).
+    """
+    declared = notebook_parameters(notebook_path(name, directory))
+    unknown = sorted(set(parameters) - set(declared))
+    if unknown:
+        raise NotebookError(
+            f"notebook {name!r} has no parameter {unknown[0]!r}; valid parameters: {', '.join(declared)}"
+        )
+    return {**declared, **dict(parameters)}
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes (streamed)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def code_version() -> str:
+    """A hash of every Python source of the library (relative path and bytes)."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def notebook_source_hash(path: str | os.PathLike[str]) -> str:
+    """A hash of a notebook's cell types and sources (outputs and metadata ignored)."""
+    nb = nbformat.read(Path(path), as_version=4)
+    payload = json.dumps([[c.cell_type, c.source] for c in nb.cells], ensure_ascii=False)
+    return _sha256(payload.encode())
+
+
+def _file_fingerprint(value: Any) -> str | None:
+    if value is None:
+        return None
+    path = Path(str(value))
+    return file_digest(path) if path.is_file() else f"missing:{path}"
+
+
+def cache_key(
+    notebook: str | os.PathLike[str],
+    parameters: Mapping[str, Any],
+    code: str | None = None,
+) -> str:
+    """The execution-cache key of a notebook run (see the module docstring).
+
+    Parameters
+    ----------
+    notebook : path
+        The source notebook.
+    parameters : mapping
+        The effective parameters (:func:`check_parameters`).
+    code : str, optional
+        The code version (default :func:`code_version`; pass it when keying many
+        notebooks at once).
+    """
+    files = {name: _file_fingerprint(parameters.get(name)) for name in FILE_PARAMETERS if name in parameters}
+    if "standard_path" in parameters and parameters["standard_path"] is None:
+        # The chapter then reads the shipped default standard (or the template): key on whichever exists.
+        from crsbench_lib.paths import standards_dir
+
+        shipped = sorted(standards_dir().glob("*.yaml")) if standards_dir().is_dir() else []
+        files["standard_path"] = _sha256(b"".join(file_digest(p).encode() for p in shipped))
+    payload = {
+        "notebook": notebook_source_hash(notebook),
+        "parameters": parameters,
+        "files": files,
+        "package_version": __version__,
+        "code_version": code if code is not None else code_version(),
+    }
+    return _sha256(json.dumps(payload, sort_keys=True, default=str).encode())
+
+
+def notebook_cache_dir() -> Path:
+    """Where executed notebooks are kept, by cache key."""
+    folder = cache_dir() / CACHE_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def error_outputs(path: str | os.PathLike[str]) -> list[str]:
+    """One line per error output of an executed notebook (``ename: evalue``)."""
+    nb = nbformat.read(Path(path), as_version=4)
+    return [
+        f"cell {i}: {out.get('ename', 'Error')}: {out.get('evalue', '')}"
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+
+
+def execute_notebook(
+    name: str,
+    parameters: Mapping[str, Any] | None = None,
+    output: str | os.PathLike[str] | None = None,
+    *,
+    directory: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+    code: str | None = None,
+    kernel_name: str = KERNEL_NAME,
+) -> ExecutionResult:
+    """Execute one notebook with papermill (or reuse its cached execution).
+
+    Parameters
+    ----------
+    name : str
+        Notebook name (file stem in ``notebooks/``).
+    parameters : mapping, optional
+        Values for declared parameters.
+    output : path, optional
+        Where to write the executed notebook (default
+        ``_build/notebooks/<name>.ipynb`` under the project root).
+    directory : path, optional
+        Folder of the source notebooks (default ``notebooks/``).
+    use_cache : bool
+        Reuse an execution with the same key.
+    code : str, optional
+        Precomputed :func:`code_version`.
+    kernel_name : str
+        Jupyter kernel.
+
+    Returns
+    -------
+    ExecutionResult
+
+    Raises
+    ------
+    NotebookError
+        On an unknown notebook or parameter, or when a cell raises (the
+        executed notebook is still written to ``output`` for inspection).
+    """
+    import papermill
+
+    start = time.perf_counter()
+    source = notebook_path(name, directory)
+    effective = check_parameters(name, parameters or {}, directory)
+    key = cache_key(source, effective, code=code)
+    destination = Path(output) if output is not None else default_build_dir() / "notebooks" / f"{name}{NOTEBOOK_SUFFIX}"
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    cached_copy = notebook_cache_dir() / f"{name}-{key[:24]}{NOTEBOOK_SUFFIX}"
+    if use_cache and cached_copy.is_file():
+        with atomic_path(destination) as tmp:
+            shutil.copyfile(cached_copy, tmp)
+        return ExecutionResult(name, destination, True, key, time.perf_counter() - start)
+    with atomic_path(destination) as tmp:
+        try:
+            papermill.execute_notebook(
+                str(source),
+                str(tmp),
+                parameters=dict(parameters or {}),
+                kernel_name=kernel_name,
+                cwd=str(source.parent),
+                progress_bar=False,
+                log_output=False,
+                execution_timeout=CELL_TIMEOUT_S,
+            )
+        except papermill.PapermillExecutionError as exc:
+            # Keep the failed execution where the user looks for it.
+            shutil.copyfile(tmp, destination)
+            raise NotebookError(
+                f"notebook {name!r} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue} (executed copy: {destination})"
+            ) from exc
+    errors = error_outputs(destination)
+    if errors:
+        raise NotebookError(f"notebook {name!r} has error outputs: {errors[0]} (executed copy: {destination})")
+    with atomic_path(cached_copy) as tmp:
+        shutil.copyfile(destination, tmp)
+    return ExecutionResult(name, destination, False, key, time.perf_counter() - start)
+
+
+def execute_all(
+    common: Mapping[str, Any],
+    output_dir: str | os.PathLike[str],
+    names: Sequence[str] | None = None,
+    *,
+    directory: str | os.PathLike[str] | None = None,
+    use_cache: bool = True,
+    progress: bool = False,
+) -> list[ExecutionResult]:
+    """Execute several notebooks, each with the entries of ``common`` it declares.
+
+    Parameters
+    ----------
+    common : mapping
+        Parameters shared by the book (results_path, profile, standard_path,
+        simulated, ...); a notebook receives only those its parameters cell
+        declares, so a parameter it does not read cannot invalidate its cache.
+    output_dir : path
+        Folder for the executed notebooks (``<name>.ipynb``).
+    names : sequence of str, optional
+        Which notebooks (default: all).
+    progress : bool
+        Print one line per notebook.
+    """
+    known = available_notebooks(directory)
+    chosen = list(names) if names is not None else list(known)
+    for name in chosen:
+        notebook_path(name, directory)
+    code = code_version()
+    results: list[ExecutionResult] = []
+    for name in chosen:
+        declared = notebook_parameters(known[name])
+        mine = {k: v for k, v in common.items() if k in declared}
+        result = execute_notebook(
+            name, mine, Path(output_dir) / f"{name}{NOTEBOOK_SUFFIX}", directory=directory, use_cache=use_cache, code=code
+        )
+        if progress:
+            state = "cached" if result.cached else "executed"
+            print(f"  {name:<18} {state:<9} {result.seconds:6.1f} s", flush=True)
+        results.append(result)
+    return results
+
+
+def default_build_dir() -> Path:
+    """``_build`` at the project root."""
+    from crsbench_lib.paths import project_root
+
+    return project_root() / "_build"
