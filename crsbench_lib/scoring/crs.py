@@ -23,6 +23,7 @@ prevent.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,12 @@ def _profile_array(profiles: pd.DataFrame | np.ndarray, what: str) -> np.ndarray
     if np.isnan(array).any():
         raise SchemaError(f"{what} contain NaN")
     return array
+
+
+def _unique_names(profiles: pd.DataFrame) -> None:
+    if profiles.index.has_duplicates:
+        repeated = profiles.index[profiles.index.duplicated()][0]
+        raise SchemaError(f"profiles name encoder '{repeated}' twice")
 
 
 def _normalised_array(normalised: pd.DataFrame | np.ndarray) -> np.ndarray:
@@ -255,17 +262,28 @@ def score_profiles(profiles: pd.DataFrame, standard: ReferenceStandard) -> pd.Da
         If a profile lacks an axis or holds NaN.
     """
     panel = standard.require_panel()
+    _unique_names(profiles)
     raw = _profile_array(profiles, "profiles")
     s = normalise_array(raw, standard.worst, standard.best)
     components = component_arrays(s, panel, standard.weight_vector)
     return _ranked_table(profiles, s, components, standard.version)
 
 
-def score_results(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
+def score_results(
+    results: pd.DataFrame, standard: ReferenceStandard | str | os.PathLike[str] | None, arm: str = "frozen"
+) -> pd.DataFrame:
     """Profiles of a results table's encoders, scored against a standard.
 
     The label fractions that enter ``L`` are the standard's, and the table's
     ECE binning must be the standard's.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table.
+    standard : ReferenceStandard, path or None
+        The standard, a path to one, or ``None`` for the shipped default.
+    arm : {"frozen", "lora"}
 
     Returns
     -------
@@ -279,8 +297,9 @@ def score_results(results: pd.DataFrame, standard: ReferenceStandard, arm: str =
     ReferenceStandardError
         If the panel is empty or the ECE binning differs.
     """
-    from crsbench_lib.scoring.standard import check_ece_bins  # standard imports this module
+    from crsbench_lib.scoring.standard import as_standard, check_ece_bins  # standard imports this module
 
+    standard = as_standard(standard)
     standard.require_panel()
     raw = raw_axes(results, arm=arm, label_fractions=standard.label_fractions)
     check_ece_bins(results, standard, arm)
@@ -334,6 +353,7 @@ def cohort_renormalised_scores(
     pandas.DataFrame
         As :func:`score_profiles`, with standard_version ``"cohort-renormalised"``.
     """
+    _unique_names(profiles)
     s = cohort_normalise(profiles)
     components = component_arrays(s, s, _weight_array(weights))
     return _ranked_table(profiles, s, components, COHORT_VERSION)

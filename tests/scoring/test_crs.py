@@ -141,3 +141,18 @@ def test_ten_thousand_candidates_score_quickly(frozen_standard):
     table = score_profiles(candidates, frozen_standard)
     assert time.perf_counter() - start < 5.0  # generous: the benchmark states the real figure
     assert len(table) == 10_000
+
+
+def test_score_results_accepts_a_path(tmp_path, synthetic_table, frozen_standard):
+    from crsbench_lib.scoring.standard import save_standard
+
+    path = save_standard(frozen_standard, tmp_path / "s.yaml")
+    pd.testing.assert_frame_equal(score_results(synthetic_table, path), score_results(synthetic_table, frozen_standard))
+
+
+def test_repeated_encoder_names_rejected(frozen_standard):
+    profiles = pd.DataFrame([[0.8, 0.05, 0.9, 0.02]] * 2, columns=list(AXES), index=["a", "a"])
+    with pytest.raises(SchemaError, match="encoder 'a' twice"):
+        score_profiles(profiles, frozen_standard)
+    with pytest.raises(SchemaError, match="encoder 'a' twice"):
+        cohort_renormalised_scores(profiles, WEIGHTS)
