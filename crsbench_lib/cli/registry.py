@@ -18,6 +18,7 @@ from crsbench_lib.registry import Registry, default_registry_path, verify_regist
 from crsbench_lib.registry.entries import NORM_FIELDS, RAW_FIELDS
 from crsbench_lib.registry.export import EXPORT_FORMATS, export_registry
 from crsbench_lib.registry.lifecycle import saturation_notes, saturation_table
+from crsbench_lib.registry.store import select_encoders
 from crsbench_lib.results.io import read_results
 from crsbench_lib.results.schema import ARMS
 from crsbench_lib.scoring.standard import load_standard
@@ -42,6 +43,7 @@ def _add(args: argparse.Namespace) -> int:
     # Validate every input before the registry file is opened (or created):
     # a bad table or standard leaves the database exactly as it was.
     results = read_results(args.results)
+    select_encoders(results, args.arm, args.encoder or None)
     standard: object = args.standard
     if Path(args.standard).is_file():
         standard = load_standard(args.standard)

@@ -137,6 +137,40 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def select_encoders(results: pd.DataFrame, arm: str, encoders: Iterable[str] | None = None) -> list[str]:
+    """The encoders an addition takes from a results table, sorted.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A validated results table.
+    arm : str
+        The arm scored.
+    encoders : iterable of str, optional
+        Names asked for; default every encoder of the arm.
+
+    Raises
+    ------
+    RegistryError
+        If the arm is unknown or has no rows, or a name has no rows in the arm
+        (the message lists those that do).
+    """
+    if arm not in ARMS:
+        raise RegistryError(f"unknown arm '{arm}' (expected one of {', '.join(ARMS)})")
+    available = sorted(set(results.loc[results["arm"] == arm, "encoder"].astype(str)))
+    if not available:
+        raise RegistryError(f"the results table has no rows in arm '{arm}'")
+    if encoders is None:
+        return available
+    chosen = sorted(dict.fromkeys(str(e) for e in encoders))
+    unknown = [e for e in chosen if e not in available]
+    if unknown:
+        raise RegistryError(
+            f"encoder '{unknown[0]}' has no rows in arm '{arm}' of the results table (found: {', '.join(available)})"
+        )
+    return chosen
+
+
 class Registry:
     """An open score registry.
 
@@ -355,20 +389,8 @@ class Registry:
         std, text, _ = self._resolve_standard(standard)
         std.require_panel()
         table = validate_results(results, source=str(source) if source is not None else "results table")
+        chosen = select_encoders(table, arm, encoders)
         in_arm = table[table["arm"] == arm]
-        available = sorted(set(in_arm["encoder"].astype(str)))
-        if encoders is None:
-            chosen = available
-        else:
-            chosen = sorted(dict.fromkeys(str(e) for e in encoders))
-            unknown = [e for e in chosen if e not in available]
-            if unknown:
-                raise RegistryError(
-                    f"encoder '{unknown[0]}' has no rows in arm '{arm}' of the results table "
-                    f"(found: {', '.join(available) or 'none'})"
-                )
-        if not chosen:
-            raise RegistryError(f"the results table has no rows in arm '{arm}'")
         provenance = self._provenance(table, source, note)
         prepared = []
         encoder_column = in_arm["encoder"].astype(str)

@@ -1,0 +1,73 @@
+"""Inserting candidates into a registry: zero displacement under a fixed reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from crsbench_lib.errors import RegistryError
+from crsbench_lib.registry import Registry
+from crsbench_lib.registry.insertion import (
+    displacement_summary,
+    displacement_table,
+    inserted_table,
+    renormalised_displacement,
+)
+from crsbench_lib.scoring.standard import ReferenceStandard
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory: pytest.TempPathFactory, small_results: pd.DataFrame,
+              files: dict[str, Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    path = tmp_path_factory.mktemp("insertion") / "registry.sqlite"
+    with Registry(path, create=True) as reg:
+        reg.add(small_results, files["v1"], encoders=["enc00", "enc01", "enc02", "enc03"])
+        before = reg.entries("test-v1")
+        # Newcomers: held-out encoders and the adapted arm of a published one.
+        reg.add(small_results, files["v1"], encoders=["enc05", "enc06", "enc07"])
+        reg.add(small_results, files["v1"], encoders=["enc01"], arm="lora")
+        return before, reg.entries("test-v1")
+
+
+def test_fixed_reference_displaces_nothing(snapshots: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    before, after = snapshots
+    table = displacement_table(before, after)
+    assert len(table) == 4
+    assert table["bit_identical"].all()
+    assert (table["crs_displacement"] == 0.0).all()
+    assert (table["rank_among_published"] == table["rank_before"]).all()
+    assert (table["rank_displacement_among_published"] == 0).all()
+    assert (table["rank_after"] >= table["rank_before"]).all()  # newcomers can only step in above
+
+
+def test_inserted_table_lists_the_newcomers(snapshots: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    before, after = snapshots
+    fresh = inserted_table(before, after)
+    assert sorted(fresh["candidate"]) == ["enc01 [lora]", "enc05", "enc06", "enc07"]
+    assert fresh["rank"].is_monotonic_increasing
+
+
+def test_cohort_renormalisation_moves_scores(snapshots: tuple[pd.DataFrame, pd.DataFrame],
+                                             standard_v1: ReferenceStandard) -> None:
+    before, after = snapshots
+    moved = renormalised_displacement(before, after, standard_v1)
+    assert len(moved) == 4
+    assert np.abs(moved["crs_displacement"]).max() > 0.0
+    summary = displacement_summary(displacement_table(before, after), moved)
+    assert summary.loc["fixed reference", "max_abs_crs_displacement"] == 0.0
+    assert summary.loc["fixed reference", "n_scores_moved"] == 0
+    assert summary.loc["cohort-renormalised", "n_scores_moved"] > 0
+
+
+def test_snapshots_must_share_one_standard(snapshots: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    before, after = snapshots
+    mixed = pd.concat([after, after.assign(standard_version="other")])
+    with pytest.raises(RegistryError, match="one standard"):
+        displacement_table(before, mixed)
+    with pytest.raises(RegistryError, match="same standard"):
+        displacement_table(before, after.assign(standard_version="other"))
+    with pytest.raises(RegistryError, match="no longer current"):
+        displacement_table(before, after[after["entry_id"] != before["entry_id"].iloc[0]])
