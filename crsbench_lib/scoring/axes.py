@@ -198,7 +198,12 @@ def raw_axes(
     # Robustness.
     corrupted = rows[(condition == "corruption").to_numpy()]
     losses = corruption_losses(clean_auroc, corrupted).reindex(index)
-    shift = rows[(condition == "shift").to_numpy() & full].set_index(CELL)["auroc"].astype(float)
+    shift_rows = rows[(condition == "shift").to_numpy() & full]
+    repeated = shift_rows.duplicated(subset=CELL, keep=False)
+    if repeated.any():
+        cell = tuple(shift_rows.loc[repeated, CELL].iloc[0])
+        raise SchemaError(f"results table has several shift rows (label fraction 1.0) for {_cell_name(cell)}")
+    shift = shift_rows.set_index(CELL)["auroc"].astype(float)
     shift_loss = np.maximum(0.0, clean_auroc - shift.reindex(index))
     pieces = np.column_stack(
         [losses["avg_corruption_loss"].to_numpy(dtype=float), losses["worst_corruption_loss"].to_numpy(dtype=float),

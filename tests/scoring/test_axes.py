@@ -150,3 +150,10 @@ def test_per_seed_array_rejects_unpaired_seeds(synthetic_table):
     unpaired = raw[~((raw["encoder"] == "enc01") & (raw["seed"] == 2))]
     with pytest.raises(SchemaError, match="missing encoder 'enc01'"):
         per_seed_axes(unpaired)
+
+
+def test_repeated_shift_rows_rejected():
+    table = tiny_table()
+    extra = pd.DataFrame([_row("a", "x", 0, "shift", auroc=0.7, corruption="blur", severity=0)])
+    with pytest.raises(SchemaError, match="several shift rows"):
+        raw_axes(pd.concat([table, extra], ignore_index=True), label_fractions=[1.0, 0.5])
