@@ -100,8 +100,9 @@ def all_families() -> tuple[str, ...]:
 # --- implementations: float images in [0, 1], (N, H, W) or (N, H, W, 3) --------------------
 
 
-def _per_image(values: np.ndarray, like: np.ndarray) -> np.ndarray:
-    return np.asarray(values, dtype=np.float32).reshape((-1,) + (1,) * (like.ndim - 1))
+def _like(field: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Give a per-pixel ``(N, H, W)`` field a channel axis when ``x`` is RGB."""
+    return field[..., None] if x.ndim == 4 else field
 
 
 def _scale_px(value: float, side: int) -> float:
@@ -149,13 +150,18 @@ def _pixelate(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
     return down[:, idx][:, :, idx]
 
 
+_HUE_FLOOR = 0.15
+
+
 def _value_shift(x: np.ndarray, delta: float) -> np.ndarray:
     """Shift brightness: for RGB, the HSV value channel (hue kept); for grey, the level."""
     if x.ndim == 3:
         return x + delta
     v = x.max(axis=-1, keepdims=True)
-    new_v = np.clip(v + delta, 0.0, 1.0)
-    return np.where(v > 1e-6, x * (new_v / np.maximum(v, 1e-6)), new_v)
+    # Keep the hue where it is defined; fade to a grey shift in near-black pixels,
+    # whose hue is sensor noise (lifting it would paint the background in confetti).
+    weight = (x + np.clip(_HUE_FLOOR - v, 0.0, None)) / np.maximum(v, _HUE_FLOOR)
+    return x + delta * weight
 
 
 def _brightness_up(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
@@ -183,7 +189,7 @@ def _radius_map(x: np.ndarray, rng: np.random.Generator, jitter: float) -> tuple
 def _black_corner(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
     rad, _, _ = _radius_map(x, rng, 0.06)
     keep = r.ramp(rad - BLACK_CORNER_RADIUS[s - 1], r.px(1.0, x.shape[1]))
-    return x * _per_image(np.ones(len(x)), x) * (keep[..., None] if x.ndim == 4 else keep)
+    return x * _like(keep, x)
 
 
 def _ruler_marks(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
@@ -210,7 +216,7 @@ def _uneven_illumination(x: np.ndarray, s: int, rng: np.random.Generator) -> np.
     phi = rng.uniform(0, 2 * np.pi, n)
     proj = gx * r.col(np.cos(phi)) + gy * r.col(np.sin(phi))
     gain = 1.0 - ILLUMINATION_DROP[s - 1] * np.clip((proj + 1.0) / 2.0, 0, 1) ** 1.5
-    return x * (gain[..., None] if x.ndim == 4 else gain)
+    return x * _like(gain, x)
 
 
 def _haze(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
@@ -230,7 +236,7 @@ def _grid_lines(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
     phase = r.col(rng.uniform(0, 2 * np.pi, n))
     coord = np.where(vertical, gx, gy)
     pattern = np.cos(2 * np.pi * coord / period + phase)
-    return x + GRID_AMPLITUDE[s - 1] * pattern
+    return x + GRID_AMPLITUDE[s - 1] * _like(pattern, x)
 
 
 def _burned_markers(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
@@ -246,7 +252,7 @@ def _burned_markers(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarr
         np.abs(gy[:, None] - cy[:, :, None, None]) - hh[:, :, None, None],
     )
     mark = r.ramp(d, r.px(0.8, side)).max(axis=1)
-    return np.maximum(x, mark * 0.97)
+    return np.maximum(x, _like(mark, x) * 0.97)
 
 
 _IMPLEMENTATIONS: dict[str, Callable[[np.ndarray, int, np.random.Generator], np.ndarray]] = {

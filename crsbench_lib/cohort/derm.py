@@ -183,13 +183,16 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         t0 = rng.uniform(0, 2 * np.pi, (n, kv))
         t1 = t0 + rng.uniform(2.0, 4.0, (n, kv))
         rv = radius[:, None] * rng.uniform(0.5, 0.9, (n, kv))
+        # Distances only for the images that have vessels (most have none).
+        idx = np.flatnonzero(n_vessels > 0)
         d = r.segment_distance(
             x, y,
-            cx[:, None] + rv * np.cos(t0), cy[:, None] + rv * np.sin(t0),
-            cx[:, None] + rv * np.cos(t1), cy[:, None] + rv * np.sin(t1),
+            (cx[:, None] + rv * np.cos(t0))[idx], (cy[:, None] + rv * np.sin(t0))[idx],
+            (cx[:, None] + rv * np.cos(t1))[idx], (cy[:, None] + rv * np.sin(t1))[idx],
         )
-        on = (np.arange(kv)[None, :] < n_vessels[:, None])[:, :, None, None]
-        a = (r.ramp(d - r.px(0.3, side), r.px(1.0, side)) * on).max(axis=1) * 0.8 * mask
+        on = (np.arange(kv)[None, :] < n_vessels[idx, None])[:, :, None, None]
+        a = np.zeros_like(mask)
+        a[idx] = (r.ramp(d - r.px(0.3, side), r.px(1.0, side)) * on).max(axis=1) * 0.8 * mask[idx]
         img = r.composite(img, np.broadcast_to(np.array([0.72, 0.18, 0.2], dtype=np.float32), (n, 3)), a)
 
     # Hairs: gently curved dark (or fair) arcs crossing the field.
@@ -200,10 +203,12 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         py0 = rng.uniform(-1, 1, (n, kh))
         phi = rng.uniform(0, 2 * np.pi, (n, kh))
         rad = rng.uniform(1.5, 6.0, (n, kh))
-        d = r.arc_distance(x, y, px0 + rad * np.cos(phi), py0 + rad * np.sin(phi), rad)
-        width = r.px(0.35, side) * rng.uniform(0.6, 1.5, (n, kh))[:, :, None, None]
-        on = (np.arange(kh)[None, :] < n_hairs[:, None])[:, :, None, None]
-        a = (r.ramp(d - width, r.px(1.0, side)) * on).max(axis=1) * 0.85
+        idx = np.flatnonzero(n_hairs > 0)
+        d = r.arc_distance(x, y, (px0 + rad * np.cos(phi))[idx], (py0 + rad * np.sin(phi))[idx], rad[idx])
+        width = r.px(0.35, side) * rng.uniform(0.6, 1.5, (n, kh))[idx, :, None, None]
+        on = (np.arange(kh)[None, :] < n_hairs[idx, None])[:, :, None, None]
+        a = np.zeros_like(mask)
+        a[idx] = (r.ramp(d - width, r.px(1.0, side)) * on).max(axis=1) * 0.85
         hair = np.where(rng.uniform(size=n)[:, None] < 0.85, 0.10, 0.55) * np.array([1.0, 0.85, 0.75])
         img = r.composite(img, hair.astype(np.float32), a)
 

@@ -164,8 +164,11 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         l0 = rng.uniform(0.1, 0.3, (n, kn))
         sx = dcx[:, None] + rng.normal(0, 0.06, (n, kn))
         sy = dcy[:, None] + rng.normal(0, 0.06, (n, kn))
-        d = r.segment_distance(x, y, sx, sy, sx + l0 * np.cos(t0), sy + l0 * np.sin(t0))
-        a = r.ramp(d - r.px(0.25, side), r.px(1.0, side)).max(axis=1) * r.col(neo) * 0.8
+        idx = np.flatnonzero(neo)
+        ex, ey = sx + l0 * np.cos(t0), sy + l0 * np.sin(t0)
+        d = r.segment_distance(x, y, sx[idx], sy[idx], ex[idx], ey[idx])
+        a = np.zeros((n, side, side), dtype=np.float32)
+        a[idx] = r.ramp(d - r.px(0.25, side), r.px(1.0, side)).max(axis=1) * 0.8
         img = r.composite(img, np.broadcast_to(np.array([0.6, 0.05, 0.08], dtype=np.float32), (n, 3)), a)
     pre = rng.uniform(size=n) < PRERETINAL[true]
     if pre.any():

@@ -1,0 +1,207 @@
+"""Tests of build_dataset / pretraining_pool: interface, determinism, disjointness, validation."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from crsbench_lib.cohort import (
+    MIN_IMAGE_SIDE,
+    PHANTOM_DATASETS,
+    build_dataset,
+    pretraining_pool,
+)
+from crsbench_lib.cohort.datasets import CHUNK, dataset_version
+from crsbench_lib.data.base import ImageDataset, ImageSplit
+from crsbench_lib.errors import DataError
+
+SMALL = {"train": 40, "val": 20, "test": 30}
+
+
+def _digest(images: np.ndarray) -> str:
+    return hashlib.sha256(images.tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_interface_shapes_and_labels(name: str) -> None:
+    ds = build_dataset(name, sizes=SMALL)
+    assert isinstance(ds, ImageDataset)
+    assert ds.name == name
+    for split, n in SMALL.items():
+        part = ds.split(split)
+        assert isinstance(part, ImageSplit)
+        assert part.images.dtype == np.uint8
+        assert len(part) == n
+        assert part.images.shape[1:3] == (32, 32)
+        if ds.task == "multilabel":
+            assert part.images.ndim == 3
+            assert part.labels.dtype == np.uint8 and part.labels.shape == (n, ds.n_classes)
+            assert set(np.unique(part.labels)) <= {0, 1}
+        else:
+            assert part.images.shape[-1] == 3
+            assert part.labels.dtype == np.int64
+            assert part.labels.min() >= 0 and part.labels.max() < ds.n_classes
+    assert ds.domain in ("dermatology", "ophthalmology", "radiology")
+
+
+def test_task_metadata() -> None:
+    assert build_dataset("derm", sizes=SMALL).n_classes == 4
+    fundus = build_dataset("fundus", sizes=SMALL)
+    assert fundus.task == "multiclass" and fundus.n_classes == 5
+    cxr = build_dataset("cxr", sizes=SMALL)
+    assert cxr.task == "multilabel" and cxr.sites == ("A", "B") and cxr.shift_site == "B"
+    assert build_dataset("derm", sizes=SMALL).sites == ("A",)
+
+
+def test_shift_test_size_and_site_b_differs() -> None:
+    ds = build_dataset("cxr", sizes={**SMALL, "shift_test": 25})
+    b = ds.split("test", "B")
+    a = ds.split("test", "A")
+    assert len(b) == 25 and b.site == "B"
+    assert not np.array_equal(a.images[:25], b.images)
+    # Site B's films are noisier: mean absolute difference between neighbouring pixels is larger.
+    def roughness(im: np.ndarray) -> float:
+        return float(np.abs(np.diff(im.astype(np.float32), axis=2)).mean())
+
+    big = build_dataset("cxr", sizes={"train": 8, "val": 8, "test": 200})
+    assert roughness(big.split("test", "B").images) > roughness(big.split("test", "A").images)
+
+
+def test_default_shift_test_size_follows_test() -> None:
+    ds = build_dataset("cxr", sizes=SMALL)
+    assert len(ds.split("test", "B")) == SMALL["test"]
+
+
+def test_image_side_is_configurable() -> None:
+    ds = build_dataset("derm", sizes={"train": 5, "val": 5, "test": 5}, image_side=64)
+    assert ds.split("test").images.shape == (5, 64, 64, 3)
+    ds = build_dataset("cxr", sizes={"train": 5, "val": 5, "test": 5}, image_side=MIN_IMAGE_SIDE)
+    assert ds.split("test").images.shape == (5, MIN_IMAGE_SIDE, MIN_IMAGE_SIDE)
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_same_seed_same_images_within_process(name: str) -> None:
+    a = build_dataset(name, seed=3, sizes=SMALL).split("train")
+    b = build_dataset(name, seed=3, sizes=SMALL).split("train")
+    assert np.array_equal(a.images, b.images)
+    assert np.array_equal(a.labels, b.labels)
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_different_seeds_and_splits_differ(name: str) -> None:
+    a = build_dataset(name, seed=0, sizes=SMALL)
+    b = build_dataset(name, seed=1, sizes=SMALL)
+    assert not np.array_equal(a.split("test").images, b.split("test").images)
+    assert not np.array_equal(a.split("train").images[:20], a.split("val").images[:20])
+
+
+def test_bit_identical_across_processes() -> None:
+    code = (
+        "import hashlib\n"
+        "from crsbench_lib.cohort import build_dataset, pretraining_pool\n"
+        "out = []\n"
+        "for name in ('derm', 'fundus', 'cxr'):\n"
+        "    ds = build_dataset(name, seed=7, sizes={'train': 30, 'val': 10, 'test': 20})\n"
+        "    for site in ds.sites:\n"
+        "        s = ds.split('test', site)\n"
+        "        out.append(hashlib.sha256(s.images.tobytes() + s.labels.tobytes()).hexdigest())\n"
+        "    out.append(hashlib.sha256(pretraining_pool(name, 20, seed=2).images.tobytes()).hexdigest())\n"
+        "print(' '.join(out))\n"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+        for _ in range(2)
+    ]
+    assert runs[0] == runs[1]
+    assert len(runs[0]) == 7
+    assert len(set(runs[0])) == 7
+
+
+def test_splits_are_prefix_stable() -> None:
+    small = build_dataset("fundus", sizes={"train": 10, "val": 10, "test": 20}).split("test")
+    large = build_dataset("fundus", sizes={"train": 10, "val": 10, "test": CHUNK + 30}).split("test")
+    assert np.array_equal(small.images, large.images[:20])
+    assert np.array_equal(small.labels, large.labels[:20])
+
+
+def test_version_changes_with_every_input() -> None:
+    base = build_dataset("derm", seed=0, sizes=SMALL).version
+    assert build_dataset("derm", seed=1, sizes=SMALL).version != base
+    assert build_dataset("derm", seed=0, sizes={**SMALL, "test": 31}).version != base
+    assert build_dataset("derm", seed=0, sizes=SMALL, image_side=48).version != base
+    assert build_dataset("fundus", seed=0, sizes=SMALL).version != base
+    assert build_dataset("derm", seed=0, sizes=dict(SMALL)).version == base
+    assert dataset_version("cxr", 0, {**SMALL, "shift_test": 5}, 32) != dataset_version("cxr", 0, SMALL, 32)
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_pool_shape_labels_and_split(name: str) -> None:
+    pool = pretraining_pool(name, 50, seed=0)
+    assert pool.split == "pool" and pool.site == "A"
+    assert len(pool) == 50 and pool.images.dtype == np.uint8
+    assert not np.array_equal(pool.images, pretraining_pool(name, 50, seed=1).images)
+
+
+def test_pools_disjoint_from_every_evaluation_split() -> None:
+    """Hash every image of pools (seeds 0-2) and of evaluation splits (seeds 0-2)."""
+    sizes = {"train": 120, "val": 40, "test": 60}
+    for name in PHANTOM_DATASETS:
+        eval_hashes: set[str] = set()
+        n_eval = 0
+        for seed in range(3):
+            ds = build_dataset(name, seed=seed, sizes=sizes)
+            for site in ds.sites:
+                for split in ("train", "val", "test"):
+                    images = ds.split(split, site).images
+                    eval_hashes.update(_digest(im) for im in images)
+                    n_eval += len(images)
+        assert len(eval_hashes) == n_eval, f"{name}: duplicate images across evaluation splits"
+        pool_hashes = {_digest(im) for seed in range(3) for im in pretraining_pool(name, 150, seed=seed).images}
+        assert len(pool_hashes) == 450
+        assert not pool_hashes & eval_hashes, f"{name}: a pool image appears in an evaluation split"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"name": "mnist"}, "unknown phantom dataset"),
+        ({"name": "derm", "sizes": {"train": 0}}, "positive"),
+        ({"name": "derm", "sizes": {"test": -5}}, "positive"),
+        ({"name": "derm", "sizes": {"train": 2.5}}, "positive integer"),
+        ({"name": "derm", "sizes": {"tests": 10}}, "unknown key"),
+        ({"name": "cxr", "sizes": {"shift_test": 0}}, "shift_test"),
+        ({"name": "derm", "image_side": MIN_IMAGE_SIDE - 1}, "at least"),
+        ({"name": "derm", "image_side": 32.0}, "integer"),
+        ({"name": "derm", "seed": -1}, "seed"),
+    ],
+)
+def test_bad_input_raises_data_error(kwargs: dict, message: str) -> None:
+    with pytest.raises(DataError, match=message):
+        build_dataset(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("fundus", 0), "n_images"),
+        (("fundus", -3), "n_images"),
+        (("retina", 10), "unknown phantom dataset"),
+    ],
+)
+def test_pool_bad_input(args: tuple, message: str) -> None:
+    with pytest.raises(DataError, match=message):
+        pretraining_pool(*args)
+    with pytest.raises(DataError, match="at least"):
+        pretraining_pool("cxr", 10, image_side=8)
+
+
+def test_unknown_split_or_site() -> None:
+    ds = build_dataset("derm", sizes=SMALL)
+    with pytest.raises(DataError):
+        ds.split("test", "B")
+    with pytest.raises(DataError):
+        ds.split("holdout")
