@@ -12,14 +12,18 @@ same profiles.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import RegistryError
 from crsbench_lib.registry.entries import RAW_FIELDS, candidate_labels, same_float
-from crsbench_lib.scoring.axes import AXES
+from crsbench_lib.registry.store import AddReport, Registry, select_encoders
+from crsbench_lib.results.schema import validate_results
+from crsbench_lib.scoring.axes import AXES, raw_axes
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, rank_descending
 from crsbench_lib.scoring.standard import ReferenceStandard
 
@@ -183,3 +187,136 @@ def displacement_summary(fixed: pd.DataFrame, renormalised: pd.DataFrame | None 
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "scheme"
     return frame
+
+
+def strongest_encoders(results: pd.DataFrame, n: int, arm: str = "frozen") -> list[str]:
+    """The ``n`` encoders with the highest raw discrimination ``D`` (ties by name).
+
+    The natural "new candidates" of an insertion demonstration: the strongest
+    arrivals are the ones that would disturb a cohort-renormalised ranking most.
+
+    Raises
+    ------
+    RegistryError
+        If ``n`` is not between 1 and the number of encoders minus one (someone
+        must be left to publish first).
+    """
+    raw = raw_axes(results, arm=arm)
+    discrimination = raw.groupby(["encoder", "dataset"], sort=True)["D"].mean().groupby(level="encoder").mean()
+    if not 1 <= n < len(discrimination):
+        raise RegistryError(f"parameter 'n': need 1 <= n < {len(discrimination)} (encoders in arm '{arm}'), got {n}")
+    ordered = sorted(discrimination.items(), key=lambda item: (-float(item[1]), str(item[0])))
+    return [str(name) for name, _ in ordered[:n]]
+
+
+@dataclass
+class InsertionRun:
+    """A registration followed by an insertion, and what it did to the published entries.
+
+    Attributes
+    ----------
+    standard_version : str
+        The standard everything was scored under.
+    published : list of str
+        Encoders registered first.
+    newcomers : list of str
+        Candidate labels inserted afterwards.
+    before, after : pandas.DataFrame
+        :meth:`Registry.entries` of the standard before and after the insertion.
+    displacement : pandas.DataFrame
+        :func:`displacement_table` (fixed reference).
+    renormalised : pandas.DataFrame
+        :func:`renormalised_displacement` (the contrast).
+    inserted : pandas.DataFrame
+        :func:`inserted_table`.
+    summary : pandas.DataFrame
+        :func:`displacement_summary` of both schemes.
+    reports : list of AddReport
+        The additions, in order.
+    """
+
+    standard_version: str
+    published: list[str]
+    newcomers: list[str]
+    before: pd.DataFrame
+    after: pd.DataFrame
+    displacement: pd.DataFrame
+    renormalised: pd.DataFrame
+    inserted: pd.DataFrame
+    summary: pd.DataFrame
+    reports: list[AddReport] = field(default_factory=list)
+
+
+def register_then_insert(
+    registry: Registry,
+    results: pd.DataFrame,
+    standard: ReferenceStandard | str | os.PathLike[str],
+    held_out: Sequence[str],
+    *,
+    arm: str = "frozen",
+    lora_candidates: bool = True,
+) -> InsertionRun:
+    """Publish a cohort minus ``held_out``, then insert the held-out and adapted candidates.
+
+    Parameters
+    ----------
+    registry : Registry
+        Where to publish (a fresh one shows the clearest picture; an existing
+        one works too: identical additions are idempotent).
+    results : pandas.DataFrame
+        The results table.
+    standard : ReferenceStandard, path or str
+        As for :meth:`Registry.add`.
+    held_out : sequence of str
+        Encoders of ``arm`` kept out of the first registration and inserted
+        afterwards as new candidates (may be empty when ``lora_candidates``).
+    arm : str
+        The arm of the first registration.
+    lora_candidates : bool
+        Also insert the ``lora`` arm of every encoder that has one, as further
+        new candidates (only when ``arm`` is ``frozen``).
+
+    Returns
+    -------
+    InsertionRun
+
+    Raises
+    ------
+    RegistryError
+        If a held-out name is not an encoder of the arm, nothing would be
+        published first, or there is no newcomer at all.
+    """
+    table = validate_results(results)
+    everyone = select_encoders(table, arm)
+    held = select_encoders(table, arm, held_out) if len(held_out) else []
+    published = [e for e in everyone if e not in held]
+    if not published:
+        raise RegistryError("parameter 'held_out': every encoder is held out; nothing would be published first")
+    adapted = sorted(set(table.loc[table["arm"] == "lora", "encoder"].astype(str))) if (
+        lora_candidates and arm == "frozen") else []
+    if not held and not adapted:
+        raise RegistryError("no new candidates: hold some encoders out, or give the table a lora arm")
+    first = registry.add(table, standard, encoders=published, arm=arm)
+    version = first.standard.version
+    before = registry.entries(version)
+    reports = [first]
+    if held:
+        reports.append(registry.add(table, version, encoders=held, arm=arm))
+    if adapted:
+        reports.append(registry.add(table, version, encoders=adapted, arm="lora"))
+    after = registry.entries(version)
+    fixed = displacement_table(before, after)
+    renormalised = renormalised_displacement(before, after, registry.get_standard(version))
+    inserted = inserted_table(before, after)
+    return InsertionRun(
+        standard_version=version,
+        published=published,
+        newcomers=list(inserted["candidate"]),
+        before=before,
+        after=after,
+        displacement=fixed,
+        renormalised=renormalised,
+        inserted=inserted,
+        summary=displacement_summary(fixed, renormalised),
+        reports=reports,
+    )

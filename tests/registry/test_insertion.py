@@ -14,7 +14,9 @@ from crsbench_lib.registry.insertion import (
     displacement_summary,
     displacement_table,
     inserted_table,
+    register_then_insert,
     renormalised_displacement,
+    strongest_encoders,
 )
 from crsbench_lib.scoring.standard import ReferenceStandard
 
@@ -71,3 +73,35 @@ def test_snapshots_must_share_one_standard(snapshots: tuple[pd.DataFrame, pd.Dat
         displacement_table(before, after.assign(standard_version="other"))
     with pytest.raises(RegistryError, match="no longer current"):
         displacement_table(before, after[after["entry_id"] != before["entry_id"].iloc[0]])
+
+
+def test_strongest_encoders(small_results: pd.DataFrame) -> None:
+    from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+
+    profiles = encoder_profiles(raw_axes(small_results))
+    expected = list(profiles["D"].sort_values(ascending=False).index[:3])
+    assert strongest_encoders(small_results, 3) == expected
+    for bad in (0, 8):
+        with pytest.raises(RegistryError, match="parameter 'n'"):
+            strongest_encoders(small_results, bad)
+
+
+def test_register_then_insert(tmp_path: Path, small_results: pd.DataFrame, standard_v1: ReferenceStandard) -> None:
+    table = small_results[small_results["encoder"].isin(["enc00", "enc01", "enc02", "enc03", "enc04"])]
+    table = table[(table["arm"] == "frozen") | (table["encoder"] == "enc01")]
+    with Registry(tmp_path / "r.sqlite", create=True) as reg:
+        run = register_then_insert(reg, table, standard_v1, held_out=["enc04"])
+        assert run.published == ["enc00", "enc01", "enc02", "enc03"]
+        assert sorted(run.newcomers) == ["enc01 [lora]", "enc04"]
+        assert run.displacement["bit_identical"].all() and len(run.displacement) == 4
+        assert run.summary.loc["fixed reference", "max_abs_crs_displacement"] == 0.0
+        assert [r.n_written for r in run.reports] == [4, 1, 1]
+        # Again on the same registry: everything is idempotent, nothing moves.
+        again = register_then_insert(reg, table, standard_v1, held_out=["enc04"])
+        assert sum(r.n_written for r in again.reports) == 0
+        with pytest.raises(RegistryError, match="every encoder is held out"):
+            register_then_insert(reg, table, standard_v1, held_out=["enc00", "enc01", "enc02", "enc03", "enc04"])
+        with pytest.raises(RegistryError, match="no new candidates"):
+            register_then_insert(reg, table, standard_v1, held_out=[], lora_candidates=False)
+        with pytest.raises(RegistryError, match="encoder 'encXX' has no rows"):
+            register_then_insert(reg, table, standard_v1, held_out=["encXX"])
