@@ -31,19 +31,58 @@ from crsbench_lib.runner.grid import Cell, Preparation
 from crsbench_lib.runner.manifest import library_versions
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
-# Source folders whose code computes a frozen cell's rows; the LoRA arm adds lora.py.
-FROZEN_CODE: tuple[str, ...] = (
-    "cohort",
-    "data",
-    "encoders",
-    "embeddings",
+# The source files whose code computes a cell's rows, by what the cell uses. A
+# cell's code fingerprint covers exactly these, so an edit recomputes the cells
+# it can affect and no others (editing the hub adapters leaves the phantom zoo's
+# cells alone; editing the probe recomputes everything).
+COMMON_CODE: tuple[str, ...] = (
     "evaluation",
-    "results",
+    "embeddings",
+    "results/schema.py",
+    "data/base.py",
+    "encoders/base.py",
+    "encoders/registry.py",
+    "encoders/imaging.py",
+    "encoders/weights.py",
+    "cohort/corruptions.py",
+    "cohort/_render.py",
     "runner/cell.py",
 )
+DATASET_CODE: dict[str, tuple[str, ...]] = {
+    "phantom": ("cohort/__init__.py", "cohort/datasets.py", "cohort/derm.py", "cohort/fundus.py", "cohort/cxr.py"),
+    "medmnist": ("data/medmnist.py",),
+    "manifest": ("data/manifest.py",),
+}
+ENCODER_CODE: dict[str, tuple[str, ...]] = {
+    "handcrafted": ("encoders/handcrafted.py",),
+    "neural": ("encoders/neural.py", "encoders/torch_encoder.py"),
+    "hub": ("encoders/hub.py", "encoders/torch_encoder.py"),
+    "plugin": (),
+}
 LORA_CODE: tuple[str, ...] = ("runner/lora.py",)
 # Options that only torch-backed encoders (the neural zoo, hub adapters) accept.
 TORCH_OPTIONS: tuple[str, ...] = ("device", "amp")
+
+
+def encoder_kind(name: str) -> str:
+    """``handcrafted``, ``neural`` (the zoo), ``hub`` or ``plugin`` (an entry point)."""
+    from crsbench_lib.encoders.handcrafted import HANDCRAFTED
+    from crsbench_lib.encoders.neural import NEURAL_ZOO
+    from crsbench_lib.encoders.registry import HUB_PREFIXES
+
+    if name in HANDCRAFTED:
+        return "handcrafted"
+    if name in NEURAL_ZOO:
+        return "neural"
+    if name.partition(":")[0] in HUB_PREFIXES:
+        return "hub"
+    return "plugin"
+
+
+def cell_code_parts(dataset_kind: str, encoder_name: str, arm: str) -> tuple[str, ...]:
+    """The source parts whose code computes a cell of this kind."""
+    parts = COMMON_CODE + DATASET_CODE[dataset_kind] + ENCODER_CODE[encoder_kind(encoder_name)]
+    return parts + (LORA_CODE if arm == "lora" else ())
 
 
 def code_fingerprint(parts: Sequence[str], root: Path = PACKAGE_DIR) -> str:
@@ -299,8 +338,10 @@ class RealBackend:
             weights_hashes=hashes,
             neural_encoders=tuple(neural),
             code_versions={
-                "frozen": code_fingerprint(FROZEN_CODE),
-                "lora": code_fingerprint(FROZEN_CODE + LORA_CODE),
+                f"{name}|{spec.name}|{arm}": code_fingerprint(cell_code_parts(spec.kind, name, arm))
+                for name in profile.encoders
+                for spec in profile.datasets
+                for arm in profile.arms
             },
             library_versions=library_versions(),
             extra={"image_sides": sides},

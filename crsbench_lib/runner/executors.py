@@ -169,7 +169,9 @@ def dask_results(
 
     futures = [client.submit(run_task, backend, profile, prep, t, 1, None, pure=False) for t in tasks]
     try:
-        for future in as_completed(futures):
+        with client.as_current():
+            completed = as_completed(futures)
+        for future in completed:
             yield from future.result()
     finally:
         for future in futures:

@@ -62,7 +62,8 @@ class Preparation:
     neural_encoders : tuple of str
         Encoders that expose a torch module (eligible for the LoRA arm).
     code_versions : dict
-        Arm -> fingerprint of the code that computes that arm's rows.
+        Fingerprint of the code that computes a cell's rows, keyed by
+        ``"encoder|dataset|arm"`` or, coarser, by arm (see :meth:`code_version`).
     library_versions : dict
         Library -> version, for the manifest.
     extra : dict
@@ -77,6 +78,13 @@ class Preparation:
     code_versions: Mapping[str, str]
     library_versions: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def code_version(self, cell: Cell) -> str:
+        """The code fingerprint of a cell (most specific key first)."""
+        specific = f"{cell.encoder}|{cell.dataset}|{cell.arm}"
+        if specific in self.code_versions:
+            return self.code_versions[specific]
+        return self.code_versions[cell.arm]
 
 
 @dataclass(frozen=True)
@@ -139,7 +147,7 @@ def cell_key_material(profile: Profile, prep: Preparation, cell: Cell) -> dict[s
         "embedding": config["embedding"],
         "lora": lora,
         "package_version": __version__,
-        "code_version": prep.code_versions[cell.arm],
+        "code_version": prep.code_version(cell),
     }
 
 

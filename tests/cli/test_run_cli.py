@@ -1,0 +1,125 @@
+"""``crsbench run``: bad input is one line and exit 2 before any work; a killed run resumes exactly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crsbench_lib.cli import main
+
+TINY = {
+    "name": "tiny",
+    "standard": "crs-template",
+    "datasets": [
+        {"kind": "phantom", "name": "derm", "sizes": {"train": 120, "val": 60, "test": 80}},
+        {"kind": "phantom", "name": "cxr", "sizes": {"train": 120, "val": 60, "test": 80, "shift_test": 60}},
+    ],
+    "encoders": ["pixels", "hog"],
+    "seeds": [0, 1, 2, 3],
+    "corruptions": {"families": ["gaussian_noise"], "severities": [2], "n_images": 40},
+    "probe": {"C": [0.1, 1.0], "max_iter": 50, "calibrators": ["temperature"]},
+}
+
+
+@pytest.fixture()
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("CRSBENCH_CACHE", str(root))
+    return root
+
+
+def write(tmp_path: Path, config: dict, name: str = "c.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["run", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"datasets": [{"kind": "medmnist", "flag": "dermamnist", "root": "no/such/folder"}]},
+         "datasets[0].root names a missing dataset folder"),
+        ({"encoders": ["pixels", "resnet9000"]}, "encoders[1] names unknown encoder 'resnet9000'"),
+        ({"seeds": []}, "seeds must not be empty"),
+        ({"probe": {"max_iter": 0}}, "probe.max_iter must be a positive integer"),
+    ],
+)
+def test_bad_config_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys, change: dict, message: str) -> None:
+    out_dir = tmp_path / "out"
+    code, out, err = run_cli(["--config", str(write(tmp_path, {**TINY, **change})), "--out", str(out_dir)], capsys)
+    assert code == 2
+    assert err.startswith("crsbench: error: ") and message in err and err.count("\n") == 1
+    assert out == "" and not out_dir.exists()
+
+
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys) -> None:
+    out_dir = tmp_path / "out"
+    args = ["--config", str(write(tmp_path, TINY)), "--out", str(out_dir), "--scheduler", "tcp://127.0.0.1:9"]
+    code, _, err = run_cli(args, capsys)
+    assert code == 2 and "no Dask scheduler reachable" in err and err.count("\n") == 1
+    assert not out_dir.exists()
+
+
+def test_usage_errors(tmp_path: Path, cache: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["run"])
+    assert info.value.code == 2
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--profile", "quick", "--jobs", "0"])
+    assert info.value.code == 2
+    assert "positive integer" in capsys.readouterr().err
+    code, _, err = run_cli(["--profile", "no-such-profile"], capsys)
+    assert code == 2 and "unknown profile 'no-such-profile'" in err
+
+
+def test_run_prints_a_summary(tmp_path: Path, cache: Path, capsys) -> None:
+    config = {**TINY, "encoders": ["pixels"], "seeds": [0], "datasets": TINY["datasets"][:1]}
+    code, out, _ = run_cli(["--config", str(write(tmp_path, config)), "--out", str(tmp_path / "o"), "--no-progress"],
+                           capsys)
+    assert code == 0 and "results.parquet" in out and "1 cells (1 computed, 0 reused)" in out
+    assert (tmp_path / "o" / "manifest.json").is_file()
+
+
+@pytest.mark.slow
+def test_sigkilled_run_resumes_to_the_uninterrupted_table(tmp_path: Path, cache: Path) -> None:
+    from crsbench_lib.runner.run import run_profile
+
+    config = write(tmp_path, TINY)
+    killed = tmp_path / "killed"
+    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
+    command = [sys.executable, "-m", "crsbench_lib", "run", "--config", str(config), "--out", str(killed),
+               "--no-progress"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    cells = killed / "cells"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if cells.is_dir() and len(list(cells.glob("*.parquet"))) >= 2:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()[-500:]}"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    stored = len(list(cells.glob("*.parquet")))
+    assert 2 <= stored < 16 and not (killed / "results.parquet").exists()
+
+    resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr[-1000:]
+    assert f"({16 - stored} computed, {stored} reused)" in resumed.stdout
+
+    reference = run_profile(config, out_dir=tmp_path / "uninterrupted", progress=False)
+    assert reference.n_computed == 16
+    assert (killed / "results.parquet").read_bytes() == reference.results_path.read_bytes()
