@@ -120,13 +120,13 @@ class AddReport:
         return sum(o.action != UNCHANGED for o in self.outcomes)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Prepared:
     encoder: str
     blob: bytes
     rows_hash: str
     n_rows: int
-    scores: dict[str, float]
+    scores: dict[str, float] | None  # None until needed (identical re-additions are never scored)
 
 
 def _file_sha256(path: Path) -> str:
@@ -394,11 +394,15 @@ class Registry:
         provenance = self._provenance(table, source, note)
         prepared = []
         encoder_column = in_arm["encoder"].astype(str)
+        published = self._published_hashes(std, arm)
         for encoder in chosen:
             blob, digest, n_rows = encode_rows(in_arm[encoder_column == encoder])
-            # Score the rows as they come back from the blob: the very path verify runs.
-            scores = recompute(blob, std, arm)
-            prepared.append(_Prepared(encoder, blob, digest, n_rows, scores))
+            item = _Prepared(encoder, blob, digest, n_rows, None)
+            if published.get(encoder) != digest:
+                # Score outside the write lock, from the rows as they come back from
+                # the blob: the very path verify runs.
+                item.scores = recompute(blob, std, arm)
+            prepared.append(item)
 
         try:
             with write_transaction(self._conn):
@@ -406,10 +410,20 @@ class Registry:
                 record, registered = self._ensure_standard(std, text, now)
                 report = AddReport(standard=record, standard_registered=registered)
                 for item in prepared:
-                    report.outcomes.append(self._add_one(item, record.version, arm, correct, provenance, now))
+                    outcome = self._add_one(item, record.version, arm, correct, provenance, now, std)
+                    report.outcomes.append(outcome)
         except sqlite3.DatabaseError as exc:
             raise RegistryError(f"{self.path}: registry database error ({exc})") from exc
         return report
+
+    def _published_hashes(self, std: ReferenceStandard, arm: str) -> dict[str, str]:
+        """Rows hash of each current entry under this very standard (same content), by encoder."""
+        rows = self._query(
+            "SELECT e.encoder, e.rows_hash FROM current_entries e JOIN standards s ON s.version = e.standard_version "
+            "WHERE s.version = ? AND s.content_hash = ? AND e.arm = ?",
+            (std.version, std.content_hash, arm),
+        )
+        return {str(r["encoder"]): str(r["rows_hash"]) for r in rows}
 
     def _provenance(self, table: pd.DataFrame, source: str | os.PathLike[str] | None, note: str) -> str:
         info: dict[str, object] = {
@@ -425,7 +439,8 @@ class Registry:
         return chain.canonical_json(info)
 
     def _add_one(
-        self, item: _Prepared, version: str, arm: str, correct: bool, provenance: str, now: str
+        self, item: _Prepared, version: str, arm: str, correct: bool, provenance: str, now: str,
+        std: ReferenceStandard,
     ) -> AddOutcome:
         current = self._conn.execute(
             "SELECT id, rows_hash, crs FROM current_entries WHERE encoder = ? AND arm = ? AND standard_version = ?",
@@ -448,13 +463,17 @@ class Registry:
                     "pass --correct to publish a correction that supersedes it"
                 )
             supersedes = int(existing["id"])
+        if item.scores is None:
+            # Identical when checked before the lock, changed since by another writer.
+            item.scores = recompute(item.blob, std, arm)
+        scores = item.scores
         entry_id = int(self._conn.execute("SELECT coalesce(max(id), 0) + 1 FROM entries").fetchone()[0])
         content = EntryContent(
             id=entry_id,
             encoder=item.encoder,
             arm=arm,
             standard_version=version,
-            scores=item.scores,
+            scores=scores,
             rows_hash=item.rows_hash,
             n_rows=item.n_rows,
             provenance=provenance,
@@ -464,7 +483,7 @@ class Registry:
         digest = content.digest()
         columns = ("id", "encoder", "arm", "standard_version", *SCORE_FIELDS, "rows_hash", "n_rows", "rows_blob",
                    "provenance", "created_at", "supersedes", "digest")
-        values = (entry_id, item.encoder, arm, version, *(item.scores[k] for k in SCORE_FIELDS), item.rows_hash,
+        values = (entry_id, item.encoder, arm, version, *(scores[k] for k in SCORE_FIELDS), item.rows_hash,
                   item.n_rows, item.blob, provenance, now, supersedes, digest)
         self._conn.execute(
             f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
@@ -477,7 +496,7 @@ class Registry:
             now,
         )
         return AddOutcome(item.encoder, arm, version, CORRECTED if supersedes else ADDED, entry_id, supersedes,
-                          item.scores["crs"])
+                          scores["crs"])
 
     # -- reading -------------------------------------------------------------------
     _ENTRY_COLUMNS = ("id", "encoder", "arm", "standard_version", *SCORE_FIELDS, "rows_hash", "n_rows",

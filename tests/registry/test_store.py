@@ -199,3 +199,28 @@ def test_stored_rows_and_profiles(db_path: Path, small_results: pd.DataFrame, fi
         entry = reg.entries().iloc[0]
         assert all(isinstance(entry[f], float) for f in SCORE_FIELDS)
         assert len(reg.head_hash()) == 64
+
+
+def test_identical_readdition_is_not_rescored_but_a_stale_check_is(
+    db_path: Path, small_results: pd.DataFrame, files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crsbench_lib.registry import store
+    from crsbench_lib.registry.rows import rows_hash
+
+    calls: list[int] = []
+    real = store.recompute
+    monkeypatch.setattr(store, "recompute", lambda *a: calls.append(1) or real(*a))
+    with Registry(db_path, create=True) as reg:
+        reg.add(small_results, files["v1"], encoders=["enc00", "enc01"])
+        assert len(calls) == 2
+        reg.add(small_results, files["v1"], encoders=["enc00", "enc01"])
+        assert len(calls) == 2  # identical inputs: looked up, not scored again
+        # Another writer could change the registry between the look-up and the lock:
+        # an encoder believed published is then scored inside the transaction.
+        rows = small_results[(small_results["encoder"] == "enc02") & (small_results["arm"] == "frozen")]
+        monkeypatch.setattr(Registry, "_published_hashes", lambda self, std, arm: {"enc02": rows_hash(rows)})
+        outcome = reg.add(small_results, files["v1"], encoders=["enc02"]).outcomes[0]
+        assert outcome.action == "added" and len(calls) == 3
+        reference = score_results(small_results, files["v1"]).set_index("encoder")
+        assert outcome.crs == reference.loc["enc02", "crs"]
+        assert verify_registry(reg).ok
