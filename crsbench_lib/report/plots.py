@@ -11,6 +11,7 @@ lines cross, which points lie on a drawn front).
 from __future__ import annotations
 
 from collections.abc import Sequence
+import textwrap
 from itertools import combinations
 
 import matplotlib.pyplot as plt
@@ -428,8 +429,6 @@ def corruption_overview(cells: pd.DataFrame, r: float | None = None, ci: tuple[f
     if r is not None:
         text = f"r = {r:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else "") + f"\n{len(cells)} cells"
         ax.text(0.03, 0.97, text, transform=ax.transAxes, va="top", fontsize=8)
-    ax.axhline(0, color=MUTED, lw=0.6)
-    ax.axvline(0, color=MUTED, lw=0.6)
     ax.set_xlabel("mean AUROC loss")
     ax.set_ylabel("mean ECE increase")
     ax.legend(loc="lower right")
@@ -618,14 +617,14 @@ def published_vs_build(table: pd.DataFrame) -> Figure:
     ncols = min(4, max(1, n))
     nrows = int(np.ceil(n / ncols))
     apply_style()
-    fig, axes = plt.subplots(nrows, ncols, figsize=figure_size(0.28 * nrows + 0.05), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=figure_size(0.36 * nrows + 0.05), squeeze=False)
     for ax, (_, row) in zip(axes.flat, table.iterrows()):
         values = [float(row["study"]), float(row["this_build"])]
         ax.bar([0, 1], np.nan_to_num(values), color=[OKABE_ITO[1], EMPHASIS], width=0.65)
         for xi, v in enumerate(values):
             ax.text(xi, np.nan_to_num(v), "n/a" if np.isnan(v) else f"{v:.3g}", ha="center", va="bottom", fontsize=7)
         ax.set_xticks([0, 1], ["study", "build"])
-        ax.set_title(str(row["quantity"]), fontsize=8)
+        ax.set_title(textwrap.fill(str(row["quantity"]), 24), fontsize=7.5)
         ax.set_yticks([])
         ax.spines["left"].set_visible(False)
         top = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
@@ -633,3 +632,22 @@ def published_vs_build(table: pd.DataFrame) -> Figure:
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
     return fig
+
+
+def show(fig: Figure) -> None:
+    """Display a figure once as a PNG output of the current notebook cell, then close it.
+
+    Works the same for pyplot-managed figures and for bare ``Figure`` objects
+    (which matplotlib's inline backend would not display on its own), and
+    closing prevents the inline backend from showing a pyplot figure twice.
+    """
+    import io
+
+    import matplotlib.pyplot as plt
+    from IPython.display import Image, display
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    display(Image(data=buffer.getvalue(), format="png"))
+    if plt.fignum_exists(getattr(fig, "number", -1)):
+        plt.close(fig)
