@@ -6,15 +6,14 @@ families of each domain, code fingerprints); in a worker it computes a task's
 cells. For the frozen arm the embeddings of every split and condition are taken
 from the :class:`~crsbench_lib.embeddings.store.EmbeddingStore` once per
 (encoder, dataset) and shared by the task's seeds; for the LoRA arm the encoder
-is adapted per seed (:mod:`crsbench_lib.runner.lora`) and its embeddings are
-computed through a throw-away store, so that both arms measure the same
-conditions through the same code.
+is adapted per seed (:mod:`crsbench_lib.runner.lora`) and embeds the same image
+sets (:class:`ConditionImages`), not cached, and both arms go through the same
+``evaluate_cell``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,8 @@ ENCODER_CODE: dict[str, tuple[str, ...]] = {
     "plugin": (),
 }
 LORA_CODE: tuple[str, ...] = ("runner/lora.py",)
+# Corrupted image sets kept in memory across a LoRA task's seeds, at most this many bytes.
+MAX_KEPT_BYTES = 512 * 1024**2
 # Options that only torch-backed encoders (the neural zoo, hub adapters) accept.
 TORCH_OPTIONS: tuple[str, ...] = ("device", "amp")
 
@@ -140,8 +141,9 @@ def load_dataset(spec: DatasetSpec) -> ImageDataset:
     else:
         from crsbench_lib.data.manifest import load_manifest
 
-        dataset = load_manifest(Path(options["csv"]))
-        dataset.name = spec.name
+        dataset = load_manifest(Path(options["csv"]), label_columns=options["label_columns"], task=options["task"],
+                                image_side=options["image_side"], colour=options["colour"], name=spec.name,
+                                domain=options["domain"])
     _DATASETS[memo] = dataset
     return dataset
 
@@ -152,7 +154,7 @@ def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
         return int(spec.options["image_side"])
     if spec.kind == "medmnist":
         return int(spec.options["size"])
-    return int(dataset.split("train").images.shape[1])
+    return int(spec.options["image_side"])
 
 
 def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
@@ -250,6 +252,62 @@ def cell_embeddings(
         shift_test=shift,
         shift_labels=shift_labels,
     )
+
+
+class ConditionImages:
+    """The image sets of every condition of a dataset, for embedding by adapted encoders.
+
+    Adapted encoders are used once, so their embeddings are not cached; the
+    corrupted image sets they see are made here exactly as the embedding store
+    makes them for the frozen arm (the first ``n_images`` test images through
+    :func:`crsbench_lib.cohort.corrupt` with the profile's corruption seed), and
+    kept for the task's seeds while they fit in :data:`MAX_KEPT_BYTES`.
+    """
+
+    def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str]) -> None:
+        self.dataset = dataset
+        self.profile = profile
+        test = dataset.split("test").images
+        n = len(test) if profile.corruptions.n_images is None else min(profile.corruptions.n_images, len(test))
+        self.conditions = [(f, s) for f in families for s in profile.corruptions.severities]
+        self.n_corrupt = n
+        self.keep = test[:n].nbytes * len(self.conditions) <= MAX_KEPT_BYTES
+        self._kept: dict[tuple[str, int], np.ndarray] = {}
+
+    def corrupted(self, family: str, severity: int) -> np.ndarray:
+        """Corrupted test images of one (family, severity)."""
+        if (family, severity) in self._kept:
+            return self._kept[(family, severity)]
+        from crsbench_lib.cohort import corrupt
+
+        images = self.dataset.split("test").images[: self.n_corrupt]
+        out = corrupt(images, family, severity, seed=self.profile.corruptions.seed)
+        if self.keep:
+            self._kept[(family, severity)] = out
+        return out
+
+    def embeddings(self, encoder: Encoder, batch_size: int) -> Any:
+        """``CellEmbeddings`` of ``encoder`` on every condition."""
+        from crsbench_lib.evaluation import CellEmbeddings
+
+        def embed(images: np.ndarray) -> np.ndarray:
+            parts = [np.asarray(encoder.embed(images[i : i + batch_size]), dtype=np.float32)
+                     for i in range(0, len(images), batch_size)]
+            return np.concatenate(parts) if parts else np.empty((0, encoder.embedding_dim), np.float32)
+
+        ds = self.dataset
+        shift_site = ds.shift_site
+        return CellEmbeddings(
+            train=embed(ds.split("train").images),
+            train_labels=ds.split("train").labels,
+            val=embed(ds.split("val").images),
+            val_labels=ds.split("val").labels,
+            test=embed(ds.split("test").images),
+            test_labels=ds.split("test").labels,
+            corrupted={(f, s): embed(self.corrupted(f, s)) for f, s in self.conditions},
+            shift_test=None if shift_site is None else embed(ds.split("test", shift_site).images),
+            shift_labels=None if shift_site is None else ds.split("test", shift_site).labels,
+        )
 
 
 def probe_config(profile: Profile) -> Any:
@@ -362,13 +420,10 @@ class RealBackend:
             for cell in cells:
                 yield cell, evaluate(profile, dataset, embeddings, cell)
             return
-        from crsbench_lib.embeddings.store import EmbeddingStore
         from crsbench_lib.runner.lora import adapt_encoder
 
+        images = ConditionImages(dataset, profile, families)
         for cell in cells:
             adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
-            # Adapted embeddings are used once: a temporary store keeps them off the shared cache.
-            with tempfile.TemporaryDirectory(prefix="crsbench-lora-") as tmp:
-                embeddings = cell_embeddings(EmbeddingStore(Path(tmp)), adapted, dataset, profile, families)
-                rows = evaluate(profile, dataset, embeddings, cell)
-            yield cell, rows
+            embeddings = images.embeddings(adapted, profile.embedding_batch_size)
+            yield cell, evaluate(profile, dataset, embeddings, cell)

@@ -39,6 +39,8 @@ DATASET_KINDS: tuple[str, ...] = ("phantom", "medmnist", "manifest")
 HUB_PREFIXES: tuple[str, ...] = ("timm:", "open_clip:", "hf:")
 SPLIT_SIZE_KEYS: tuple[str, ...] = ("train", "val", "test", "shift_test")
 MEDMNIST_SIZES: tuple[int, ...] = (28, 64, 128, 224)
+MANIFEST_TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
+MANIFEST_COLOURS: tuple[str, ...] = ("auto", "grey", "rgb")
 VAL_FRACTION_POLICIES: tuple[str, ...] = ("matched", "full")
 CALIBRATORS: tuple[str, ...] = ("temperature", "vector", "isotonic")
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
@@ -419,14 +421,26 @@ def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: 
             raise check.fail(f"{path}.root", f"names a missing dataset folder: {root}")
         written = {"kind": kind, "name": name, "flag": flag, "root": root_text, "size": size}
         return DatasetSpec(kind, name, {"flag": flag, "root": root, "size": size}, written)
-    raw = check.mapping(entry, path, ("kind", "name", "csv"), ("csv", "name"))
+    raw = check.mapping(entry, path, ("kind", "name", "csv", "domain", "task", "label_columns", "image_side", "colour"),
+                        ("csv", "name"))
     csv_text = check.string(raw["csv"], f"{path}.csv")
     name = check.string(raw["name"], f"{path}.name")
+    domain = check.string(raw.get("domain", "unknown"), f"{path}.domain")
+    task = None if raw.get("task") is None else check.string(raw["task"], f"{path}.task", MANIFEST_TASKS)
+    label_columns = None
+    if raw.get("label_columns") is not None:
+        items = check.sequence(raw["label_columns"], f"{path}.label_columns")
+        label_columns = [check.string(c, f"{path}.label_columns[{j}]") for j, c in enumerate(items)]
+    side = check.positive_int(raw.get("image_side", DEFAULT_IMAGE_SIDE), f"{path}.image_side")
+    colour = check.string(raw.get("colour", "auto"), f"{path}.colour", MANIFEST_COLOURS)
     csv = _resolve(csv_text, base)
     if check_files and not csv.is_file():
         raise check.fail(f"{path}.csv", f"names a missing manifest file: {csv}")
-    written = {"kind": kind, "name": name, "csv": csv_text}
-    return DatasetSpec(kind, name, {"csv": csv}, written)
+    written = {"kind": kind, "name": name, "csv": csv_text, "domain": domain, "task": task,
+               "label_columns": label_columns, "image_side": side, "colour": colour}
+    options = {"csv": csv, "domain": domain, "task": task, "label_columns": label_columns, "image_side": side,
+               "colour": colour}
+    return DatasetSpec(kind, name, options, written)
 
 
 def _families(value: Any, path: str, check: _Checker) -> str | dict[str, str | tuple[str, ...]]:

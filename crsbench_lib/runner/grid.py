@@ -1,10 +1,10 @@
 """The grid of a run: cells, work units and the key that identifies a cell's result.
 
 A *cell* is one (encoder, dataset, seed, arm): the evaluation engine turns it into
-a block of result rows. Cells of the frozen arm that share (encoder, dataset)
-are grouped into one *task*, so that their embeddings are computed once (the
-embeddings do not depend on the probe seed) by one worker; a LoRA cell is its
-own task because its encoder is adapted per seed.
+a block of result rows. Cells that share (encoder, dataset, arm) are grouped
+into one *task* run by one worker: on the frozen arm their embeddings are
+computed once (they do not depend on the probe seed); on the LoRA arm the
+encoder is adapted per seed, but the corrupted image sets are made once.
 
 A cell's *key* is the SHA-256 of everything that can change its rows: the
 config parts that apply to it (its dataset entry, the corruptions resolved for
@@ -157,13 +157,12 @@ def cell_key(profile: Profile, prep: Preparation, cell: Cell) -> str:
 
 
 def build_tasks(cells: Sequence[Cell], keys: Mapping[Cell, str]) -> list[Task]:
-    """Group cells into tasks: frozen cells by (encoder, dataset); each LoRA cell alone.
+    """Group cells into tasks by (arm, encoder, dataset).
 
     Order follows the first appearance of each group in ``cells``, so the same
     grid always gives the same tasks.
     """
-    groups: dict[tuple[str, str, str, int], list[Cell]] = {}
+    groups: dict[tuple[str, str, str], list[Cell]] = {}
     for cell in cells:
-        seed_part = cell.seed if cell.arm == "lora" else -1
-        groups.setdefault((cell.arm, cell.encoder, cell.dataset, seed_part), []).append(cell)
+        groups.setdefault((cell.arm, cell.encoder, cell.dataset), []).append(cell)
     return [Task(tuple(group), tuple(keys[c] for c in group)) for group in groups.values()]

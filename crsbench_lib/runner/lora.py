@@ -113,9 +113,13 @@ class AdaptedEncoder(Encoder):
 
 
 def _state_hash(module: Any) -> str:
-    from crsbench_lib.encoders.torch_encoder import module_hash
-
-    return module_hash(module)
+    """SHA-256 over a module's state dict (names, dtypes, shapes, bytes; 0-d tensors included)."""
+    h = hashlib.sha256()
+    for key, value in module.state_dict().items():
+        t = value.detach().to("cpu").contiguous().reshape(-1)
+        h.update(f"{key}|{t.dtype}|{tuple(value.shape)}|".encode())
+        h.update(t.view(-1).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()
 
 
 def _loss_fn(task: str) -> Any:
