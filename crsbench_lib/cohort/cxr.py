@@ -145,19 +145,19 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
 
     # Effusion: fluid in one or both costophrenic angles with a concave meniscus.
     side_choice = rng.integers(0, 3, n)  # 0 right, 1 left, 2 both
-    level = r.col(rng.uniform(0.12, 0.38, n))
+    level = r.col(rng.uniform(0.04, 0.24, n))
     fluid = np.zeros_like(img)
     for k, sign in enumerate((-1.0, 1.0)):
         on = r.col(effusion & ((side_choice == k) | (side_choice == 2)))
         meniscus = dome_y - level + 0.4 * (np.abs(x) - lung_cx) ** 2 * np.sign(np.abs(x) - lung_cx) * -1.0
         region = r.ramp(meniscus - y, r.px(1.5, side)) * r.ramp(-sign * x, r.px(1.0, side)) * lungs
         fluid = np.maximum(fluid, region * on)
-    img = img + 0.26 * fluid
+    img = img + r.col(rng.uniform(0.08, 0.22, n)) * fluid
 
     # Nodule and consolidation, placed inside a lung.
     lung_sign = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
     for present, radius, contrast, edge in (
-        (nodule, rng.uniform(0.05, 0.09, n), rng.uniform(0.12, 0.26, n), 1.0),
+        (nodule, rng.uniform(0.06, 0.1, n), rng.uniform(0.14, 0.3, n), 1.0),
         (consol, rng.uniform(0.14, 0.26, n), rng.uniform(0.10, 0.2, n), 4.0),
     ):
         px_ = lung_sign * (0.38 * body_w / 0.92) + rng.normal(0, 0.08, n)

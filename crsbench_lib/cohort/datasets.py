@@ -35,11 +35,11 @@ from crsbench_lib.data.base import SPLITS, ImageDataset, ImageSplit
 from crsbench_lib.errors import DataError
 
 #: Bump whenever any generator's output changes (part of every dataset version).
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 #: Root entropy of every phantom stream (an arbitrary fixed 128-bit number).
 ROOT_ENTROPY = 0x6372_7362_656E_6368_2D63_6F68_6F72_7431
 #: Images per independently seeded chunk.
-CHUNK = 256
+CHUNK = 128
 #: Smallest image side the generators support: below it lesions, microaneurysms
 #: and nodules fall under one pixel and the anatomy is no longer drawn.
 MIN_IMAGE_SIDE = 16

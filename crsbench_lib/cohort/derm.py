@@ -63,7 +63,7 @@ PALETTE_WEIGHTS = np.array(
     dtype=np.float64,
 )
 # Per class: (radius mean, radius sd) in normalised units (the image spans 2).
-RADIUS = np.array([[0.30, 0.08], [0.44, 0.10], [0.38, 0.09], [0.33, 0.09]])
+RADIUS = np.array([[0.34, 0.09], [0.48, 0.11], [0.42, 0.10], [0.37, 0.10]])
 #: Mean extra axis ratio (asymmetry) per class: axis ratio = 1 + Gamma(2, mean/2).
 ELONGATION = np.array([0.12, 0.35, 0.22, 0.18])
 #: Mean border-harmonic amplitude (irregularity) per class.
@@ -150,7 +150,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     # Colours: a smooth field cut into n_colours regions, each painted from the class palette.
     n_col = np.clip(1 + rng.poisson(EXTRA_COLOURS[true]), 1, 5)
     chosen = _choose_palette(rng, true, 5)
-    field = r.smooth_noise(rng, n, side, 1.6 * s32) + r.col(rng.normal(0, 0.8, n)) * (rel - 0.5) * 2.0
+    field = r.smooth_noise(rng, n, side, 2.0 * s32) + r.col(rng.normal(0, 0.8, n)) * (rel - 0.5) * 2.0
     level = np.minimum((ndtr(field / 1.3) * r.col(n_col)).astype(np.int64), r.col(n_col).astype(np.int64) - 1)
     pal_idx = np.take_along_axis(chosen, level.reshape(n, -1), axis=1).reshape(n, side, side)
     lesion = PALETTE[pal_idx] * r.col(rng.uniform(0.85, 1.12, n))[..., None]

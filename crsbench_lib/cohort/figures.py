@@ -10,6 +10,8 @@ Each function returns a :class:`matplotlib.figure.Figure` and never calls
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -101,7 +103,7 @@ def contact_sheet(
                 _show(ax, data.images[idx[j]])
             else:
                 ax.axis("off")
-        axes[i, 0].set_ylabel(title, fontsize=8)
+        axes[i, 0].set_ylabel(textwrap.fill(title, 14), fontsize=7)
     fig.suptitle(f"{ds.name} ({ds.domain}), {split} split, site {data.site}: examples per "
                  f"{'finding' if ds.task == 'multilabel' else 'class'}", fontsize=9)
     fig.tight_layout()

@@ -148,7 +148,7 @@ def test_pool_shape_labels_and_split(name: str) -> None:
 
 def test_pools_disjoint_from_every_evaluation_split() -> None:
     """Hash every image of pools (seeds 0-2) and of evaluation splits (seeds 0-2)."""
-    sizes = {"train": 120, "val": 40, "test": 60}
+    sizes = {"train": 100, "val": 40, "test": 60}
     for name in PHANTOM_DATASETS:
         eval_hashes: set[str] = set()
         n_eval = 0
@@ -160,8 +160,8 @@ def test_pools_disjoint_from_every_evaluation_split() -> None:
                     eval_hashes.update(_digest(im) for im in images)
                     n_eval += len(images)
         assert len(eval_hashes) == n_eval, f"{name}: duplicate images across evaluation splits"
-        pool_hashes = {_digest(im) for seed in range(3) for im in pretraining_pool(name, 150, seed=seed).images}
-        assert len(pool_hashes) == 450
+        pool_hashes = {_digest(im) for seed in range(3) for im in pretraining_pool(name, 120, seed=seed).images}
+        assert len(pool_hashes) == 360
         assert not pool_hashes & eval_hashes, f"{name}: a pool image appears in an evaluation split"
 
 
