@@ -136,19 +136,20 @@ def joblib_results(
         yield from results
 
 
-def connect_scheduler(address: str, timeout: float = SCHEDULER_CONNECT_TIMEOUT_S) -> Any:
+def connect_scheduler(address: str, timeout: float | None = None) -> Any:
     """A ``distributed.Client`` connected to ``address``.
 
     Raises
     ------
     ConfigError
         If the address is malformed or no scheduler answers within ``timeout``
-        seconds.
+        seconds (default :data:`SCHEDULER_CONNECT_TIMEOUT_S`).
     """
     if not isinstance(address, str) or not address.strip():
         raise ConfigError("--scheduler must be a scheduler address such as tcp://host:8786")
     from distributed import Client
 
+    timeout = SCHEDULER_CONNECT_TIMEOUT_S if timeout is None else timeout
     try:
         return Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

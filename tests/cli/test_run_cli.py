@@ -65,7 +65,8 @@ def test_bad_config_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys, chan
     assert out == "" and not out_dir.exists()
 
 
-def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys) -> None:
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("crsbench_lib.runner.executors.SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     out_dir = tmp_path / "out"
     args = ["--config", str(write(tmp_path, TINY)), "--out", str(out_dir), "--scheduler", "tcp://127.0.0.1:9"]
     code, _, err = run_cli(args, capsys)

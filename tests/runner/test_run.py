@@ -204,9 +204,10 @@ def test_bad_jobs_and_empty_grid(tmp_path: Path, cache: Path) -> None:
         run_profile(lora_only, out_dir=tmp_path / "o", progress=False, backend=FakeBackend())
 
 
-def test_unreachable_scheduler_fails_fast_before_any_work(tmp_path: Path, cache: Path) -> None:
+def test_unreachable_scheduler_fails_fast_before_any_work(tmp_path: Path, cache: Path, monkeypatch) -> None:
     import time
 
+    monkeypatch.setattr("crsbench_lib.runner.executors.SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     profile = profile_from(tmp_path, CONFIG)
     backend = FakeBackend()
     start = time.perf_counter()
