@@ -37,7 +37,12 @@ def grid(side: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def px(n_pixels: float, side: int) -> float:
-    """Length of ``n_pixels`` pixels in normalised units (the grid spans 2)."""
+    """Length of ``n_pixels`` pixels in normalised units (the grid spans 2).
+
+    Generators write anatomical sizes as ``px(k, 32)`` ("k pixels at the
+    reference side of 32"), so that they scale with the image, and
+    anti-aliasing ramps as ``px(1.0, side)`` (one pixel at any side).
+    """
     return 2.0 * n_pixels / side
 
 

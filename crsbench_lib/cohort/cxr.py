@@ -163,7 +163,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         px_ = lung_sign * (0.38 * body_w / 0.92) + rng.normal(0, 0.08, n)
         py_ = rng.uniform(-0.45, 0.2, n) * insp
         dd = np.sqrt((x - r.col(px_)) ** 2 + (y - r.col(py_)) ** 2)
-        blob = r.ramp(dd - r.col(radius), r.px(edge, side)) * lungs
+        blob = r.ramp(dd - r.col(radius), r.px(edge, 32)) * lungs
         if edge > 2:  # consolidation: patchy, with air bronchograms
             blob = blob * (0.75 + 0.25 * r.smooth_noise(rng, n, side, 1.0 * s32))
         img = img + blob * r.col(contrast * present)

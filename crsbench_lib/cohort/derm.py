@@ -143,7 +143,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     phase = rng.uniform(0, 2 * np.pi, (n, N_HARMONICS)).astype(np.float32)
     wobble = np.einsum("nk,nkhw->nhw", coef, np.cos(k[None, :, None, None] * theta[:, None] + phase[:, :, None, None]))
     border = r.col(radius) * (1.0 + np.clip(wobble, -0.6, 0.8))
-    edge = r.px(1.0, side) * r.col(EDGE_PX[true] * rng.uniform(0.7, 1.4, n))
+    edge = r.px(1.0, 32) * r.col(EDGE_PX[true] * rng.uniform(0.7, 1.4, n))
     mask = r.ramp(rho - border, edge)
     rel = np.clip(rho / np.maximum(border, 1e-3), 0.0, 1.5)
 
@@ -159,7 +159,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     lesion = lesion * (1.0 - centre_dark * (1.0 - np.clip(rel, 0, 1)))[..., None]
 
     # Texture: network (regular or atypical) / crypt-like grid.
-    period = r.px(3.0, side) * rng.uniform(0.8, 1.4, n)
+    period = r.px(3.0, 32) * rng.uniform(0.8, 1.4, n)
     f = r.col(2 * np.pi / period)
     net = 0.5 + 0.5 * np.cos(f * (u * 0.9 + 0.3 * v)) * np.cos(f * (v * 0.9 - 0.3 * u))
     atypical = np.where(true == 1, 1.0, 0.25)
@@ -192,7 +192,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         )
         on = (np.arange(kv)[None, :] < n_vessels[idx, None])[:, :, None, None]
         a = np.zeros_like(mask)
-        a[idx] = (r.ramp(d - r.px(0.3, side), r.px(1.0, side)) * on).max(axis=1) * 0.8 * mask[idx]
+        a[idx] = (r.ramp(d - r.px(0.3, 32), r.px(1.0, side)) * on).max(axis=1) * 0.8 * mask[idx]
         img = r.composite(img, np.broadcast_to(np.array([0.72, 0.18, 0.2], dtype=np.float32), (n, 3)), a)
 
     # Hairs: gently curved dark (or fair) arcs crossing the field.
@@ -205,7 +205,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         rad = rng.uniform(1.5, 6.0, (n, kh))
         idx = np.flatnonzero(n_hairs > 0)
         d = r.arc_distance(x, y, (px0 + rad * np.cos(phi))[idx], (py0 + rad * np.sin(phi))[idx], rad[idx])
-        width = r.px(0.35, side) * rng.uniform(0.6, 1.5, (n, kh))[idx, :, None, None]
+        width = r.px(0.35, 32) * rng.uniform(0.6, 1.5, (n, kh))[idx, :, None, None]
         on = (np.arange(kh)[None, :] < n_hairs[idx, None])[:, :, None, None]
         a = np.zeros_like(mask)
         a[idx] = (r.ramp(d - width, r.px(1.0, side)) * on).max(axis=1) * 0.85

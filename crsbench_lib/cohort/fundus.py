@@ -137,7 +137,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     acy = dcy[:, None] + side_sign * arc_r * 0.85
     radius_k = np.sqrt((acx - dcx[:, None]) ** 2 + (acy - dcy[:, None]) ** 2)
     dist = r.arc_distance(x, y, acx, acy, radius_k)
-    width = r.px(0.45, side) * np.array([1.0, 1.0, 0.7, 0.7])[None, :, None, None]
+    width = r.px(0.45, 32) * np.array([1.0, 1.0, 0.7, 0.7])[None, :, None, None]
     # Each arc is kept on its own side of the disc (temporal for the main arcades, nasal for the others).
     direction = np.array([1.0, 1.0, -1.0, -1.0])[None, :, None, None]
     temporal = -eye[:, None, None, None] * (x - r.col(dcx))[:, None] * direction
@@ -145,7 +145,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     inside = (rad < r.col(fundus_r))[:, None] & (temporal > 0) & (temporal < 0.78) & (side_sign[:, :, None, None] * (y - r.col(dcy))[:, None] > -0.05)
     # Venous beading (severe grades): the vessel width pulses along the arc.
     beading = r.col(np.where(true >= 3, rng.uniform(0.3, 0.8, n), rng.uniform(0.0, 0.2, n)))
-    pulse = 1.0 + beading * np.cos(2 * np.pi * dd / r.px(4.0, side))
+    pulse = 1.0 + beading * np.cos(2 * np.pi * dd / r.px(4.0, 32))
     vessels = (r.ramp(dist - width * pulse[:, None], r.px(1.0, side)) * inside).max(axis=1)
     img = r.composite(img, VESSEL[None].repeat(n, 0), vessels * 0.7)
 
@@ -168,7 +168,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         ex, ey = sx + l0 * np.cos(t0), sy + l0 * np.sin(t0)
         d = r.segment_distance(x, y, sx[idx], sy[idx], ex[idx], ey[idx])
         a = np.zeros((n, side, side), dtype=np.float32)
-        a[idx] = r.ramp(d - r.px(0.25, side), r.px(1.0, side)).max(axis=1) * 0.8
+        a[idx] = r.ramp(d - r.px(0.25, 32), r.px(1.0, side)).max(axis=1) * 0.8
         img = r.composite(img, np.broadcast_to(np.array([0.6, 0.05, 0.08], dtype=np.float32), (n, 3)), a)
     pre = rng.uniform(size=n) < PRERETINAL[true]
     if pre.any():

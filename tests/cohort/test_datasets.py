@@ -8,6 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crsbench_lib.cohort import (
     MIN_IMAGE_SIDE,
@@ -205,3 +207,22 @@ def test_unknown_split_or_site() -> None:
         ds.split("test", "B")
     with pytest.raises(DataError):
         ds.split("holdout")
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    train=st.integers(1, 40),
+    val=st.integers(1, 40),
+    test=st.integers(1, 40),
+    shift=st.integers(1, 40),
+    seed=st.integers(0, 10_000),
+)
+def test_property_sizes_and_prefix(train: int, val: int, test: int, shift: int, seed: int) -> None:
+    sizes = {"train": train, "val": val, "test": test, "shift_test": shift}
+    ds = build_dataset("cxr", seed=seed, sizes=sizes, image_side=16)
+    for split in ("train", "val", "test"):
+        assert len(ds.split(split)) == sizes[split]
+    b = ds.split("test", "B")
+    assert len(b) == shift
+    longer = build_dataset("cxr", seed=seed, sizes={**sizes, "shift_test": 40}, image_side=16).split("test", "B")
+    assert np.array_equal(b.images, longer.images[:shift])
