@@ -47,7 +47,8 @@ def _toc_files(entries: Any) -> list[str]:
     """Every ``file``/``root`` entry of a jb-book table of contents."""
     found: list[str] = []
     if isinstance(entries, dict):
-        for key, value in entries.items():
+        # The root page comes first in reading order, wherever the YAML lists it.
+        for key, value in sorted(entries.items(), key=lambda item: item[0] != "root"):
             if key in ("file", "root") and isinstance(value, str):
                 found.append(value)
             else:
@@ -221,6 +222,7 @@ def render_book(
     use_cache: bool = True,
     progress: bool = False,
     root: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | None = None,
 ) -> Path:
     """Execute every notebook (cached) and render the HTML book.
 
@@ -245,6 +247,8 @@ def render_book(
         Print one line per step.
     root : path, optional
         Project root (``_config.yml``, ``book/``, ``notebooks/``).
+    cache : path, optional
+        Folder of the notebook execution cache.
 
     Returns
     -------
@@ -266,7 +270,7 @@ def render_book(
         "simulated": bool(simulated),
     }
     executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
-                           use_cache=use_cache, progress=progress)
+                           use_cache=use_cache, progress=progress, cache=cache)
     table = read_results(results_path)
     banner = provenance(table, resolve_standard(standard_path, table), profile=profile, simulated=simulated)
     fields = banner.as_dict()

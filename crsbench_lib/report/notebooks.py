@@ -250,6 +250,7 @@ def execute_notebook(
     use_cache: bool = True,
     code: str | None = None,
     kernel_name: str = KERNEL_NAME,
+    cache: str | os.PathLike[str] | None = None,
 ) -> ExecutionResult:
     """Execute one notebook with papermill (or reuse its cached execution).
 
@@ -270,6 +271,8 @@ def execute_notebook(
         Precomputed :func:`code_version`.
     kernel_name : str
         Jupyter kernel.
+    cache : path, optional
+        Folder of the execution cache (default :func:`notebook_cache_dir`).
 
     Returns
     -------
@@ -289,7 +292,8 @@ def execute_notebook(
     key = cache_key(source, effective, code=code)
     destination = Path(output) if output is not None else default_build_dir() / "notebooks" / f"{name}{NOTEBOOK_SUFFIX}"
     destination.parent.mkdir(parents=True, exist_ok=True)
-    cached_copy = notebook_cache_dir() / f"{name}-{key[:24]}{NOTEBOOK_SUFFIX}"
+    store = Path(cache) if cache is not None else notebook_cache_dir()
+    cached_copy = store / f"{name}-{key[:24]}{NOTEBOOK_SUFFIX}"
     if use_cache and cached_copy.is_file():
         with atomic_path(destination) as tmp:
             shutil.copyfile(cached_copy, tmp)
@@ -328,6 +332,7 @@ def execute_all(
     directory: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     progress: bool = False,
+    cache: str | os.PathLike[str] | None = None,
 ) -> list[ExecutionResult]:
     """Execute several notebooks, each with the entries of ``common`` it declares.
 
@@ -343,6 +348,8 @@ def execute_all(
         Which notebooks (default: all).
     progress : bool
         Print one line per notebook.
+    cache : path, optional
+        Folder of the execution cache.
     """
     known = available_notebooks(directory)
     chosen = list(names) if names is not None else list(known)
@@ -354,7 +361,8 @@ def execute_all(
         declared = notebook_parameters(known[name])
         mine = {k: v for k, v in common.items() if k in declared}
         result = execute_notebook(
-            name, mine, Path(output_dir) / f"{name}{NOTEBOOK_SUFFIX}", directory=directory, use_cache=use_cache, code=code
+            name, mine, Path(output_dir) / f"{name}{NOTEBOOK_SUFFIX}", directory=directory, use_cache=use_cache, code=code,
+            cache=cache,
         )
         if progress:
             state = "cached" if result.cached else "executed"

@@ -1,0 +1,71 @@
+import nbformat
+import pytest
+import yaml
+from nbformat.v4 import new_notebook
+
+from crsbench_lib.errors import NotebookError
+from crsbench_lib.report import book
+
+
+@pytest.fixture
+def project(tmp_path):
+    root = tmp_path / "proj"
+    (root / "book").mkdir(parents=True)
+    (root / "_config.yml").write_text("title: T\nparse:\n  myst_enable_extensions: [dollarmath]\n")
+    toc = {"format": "jb-book", "root": "book/intro", "parts": [
+        {"caption": "A", "chapters": [{"file": "notebooks/one"}, {"file": "notebooks/two"}]},
+        {"caption": "B", "chapters": [{"file": "notebooks/three"}]},
+        {"caption": "C", "chapters": [{"file": "book/extra"}]},
+    ]}
+    (root / "book" / "_toc.yml").write_text(yaml.safe_dump(toc))
+    (root / "book" / "intro.md").write_text("# Intro\n{{ provenance }}\n")
+    (root / "book" / "extra.md").write_text("# Extra\n")
+    return root
+
+
+def _executed(tmp_path, *names):
+    out = {}
+    for name in names:
+        path = tmp_path / f"exec-{name}.ipynb"
+        nbformat.write(new_notebook(), path)
+        out[name] = path
+    return out
+
+
+def test_stage_prunes_missing_chapters_and_adds_substitutions(project, tmp_path):
+    stage, skipped = book.stage_book(_executed(tmp_path, "one"), tmp_path / "stage", {"provenance": "run X"}, root=project)
+    assert skipped == ["notebooks/two", "notebooks/three"]
+    toc = yaml.safe_load((stage / "_toc.yml").read_text())
+    assert book._toc_files(toc) == ["book/intro", "notebooks/one", "book/extra"]
+    assert [p["caption"] for p in toc["parts"]] == ["A", "C"]
+    config = yaml.safe_load((stage / "_config.yml").read_text())
+    assert config["parse"]["myst_substitutions"] == {"provenance": "run X"}
+    assert "substitution" in config["parse"]["myst_enable_extensions"]
+    assert (stage / "notebooks" / "one.ipynb").is_file() and (stage / "book" / "intro.md").is_file()
+
+
+def test_stage_removes_stale_pages_and_keeps_unchanged_files(project, tmp_path):
+    stage, _ = book.stage_book(_executed(tmp_path, "one", "two"), tmp_path / "stage", root=project)
+    page = stage / "notebooks" / "one.ipynb"
+    before = page.stat().st_mtime_ns
+    stage, _ = book.stage_book(_executed(tmp_path, "one"), tmp_path / "stage", root=project)
+    assert not (stage / "notebooks" / "two.ipynb").exists()
+    assert page.stat().st_mtime_ns == before  # same content: not rewritten, so Sphinx skips it
+
+
+def test_missing_prose_page_is_an_error(project, tmp_path):
+    (project / "book" / "extra.md").unlink()
+    with pytest.raises(NotebookError, match="names page 'book/extra'"):
+        book.stage_book({}, tmp_path / "stage", root=project)
+
+
+def test_shipped_toc_names_every_shipped_notebook_and_page():
+    from crsbench_lib.paths import project_root
+    from crsbench_lib.report.notebooks import available_notebooks
+
+    pages = book.toc_pages()
+    assert {f"notebooks/{n}" for n in available_notebooks()} <= set(pages)
+    assert "notebooks/registry" in pages
+    for page in pages:
+        if page.startswith("book/"):
+            assert (project_root() / f"{page}.md").is_file(), page

@@ -1,0 +1,53 @@
+import pytest
+
+from crsbench_lib.errors import NotebookError, ReferenceStandardError
+from crsbench_lib.report import context
+from crsbench_lib.scoring import save_standard
+
+
+def test_build_standard_when_the_panel_is_empty(results_file, table, tmp_path):
+    from crsbench_lib.scoring import load_template
+
+    template = tmp_path / "template.yaml"
+    save_standard(load_template(), template)
+    ctx = context.load_context(results_file, profile="quick", standard_path=template)
+    assert ctx.standard.version.startswith(f"{load_template().version}{context.BUILD_SUFFIX}")
+    assert set(ctx.standard.panel_names) == set(table["encoder"])
+    again = context.load_context(results_file, profile="quick", standard_path=template)
+    assert again.standard.content_hash == ctx.standard.content_hash  # deterministic
+    assert ctx.provenance.standard_version == ctx.standard.version
+
+
+def test_given_standard_is_used_as_is(results_file, standard, tmp_path):
+    path = save_standard(standard, tmp_path / "s.yaml")
+    ctx = context.load_context(results_file, standard_path=path)
+    assert ctx.standard.version == "test-v1"
+
+
+def test_filters_and_their_errors(results_file, standard, tmp_path):
+    path = save_standard(standard, tmp_path / "s.yaml")
+    ctx = context.load_context(results_file, standard_path=path, datasets=["derm", "cxr"], seeds=[0, 1], encoders=["enc00", "enc01"])
+    assert set(ctx.results["dataset"]) == {"derm", "cxr"} and set(ctx.results["seed"]) == {0, 1}
+    with pytest.raises(NotebookError, match="parameter 'datasets': unknown value 'skin'; valid: cxr, derm, fundus"):
+        context.load_context(results_file, standard_path=path, datasets=["skin"])
+    with pytest.raises(NotebookError, match="parameter 'seeds': empty list"):
+        context.load_context(results_file, standard_path=path, seeds=[])
+    with pytest.raises(NotebookError, match="parameter 'results_path': no results table"):
+        context.load_context(tmp_path / "missing.parquet")
+
+
+def test_what_if_overrides(results_file, standard, table, tmp_path):
+    path = save_standard(standard, tmp_path / "s.yaml")
+    ctx = context.load_context(results_file, standard_path=path, weights={"dominance": 0.2, "balance": 0.5, "floor": 0.3})
+    assert ctx.standard.version == "test-v1+weights"
+    assert ctx.standard.weights["balance"] == 0.5
+    anchored = context.override_standard(standard, table, anchors={"C": [0.3, 0.0]})
+    assert anchored.version == "test-v1+anchors" and anchored.anchors["C"] == (0.3, 0.0)
+    assert anchored.panel_names == standard.panel_names
+    assert not (anchored.panel_profiles == standard.panel_profiles).all()  # the panel is re-normalised
+    with pytest.raises(NotebookError, match="unknown key 'gain'"):
+        context.override_standard(standard, table, weights={"gain": 1.0})
+    with pytest.raises(NotebookError, match="needs \\[worst, best\\]"):
+        context.override_standard(standard, table, anchors={"C": [0.3]})
+    with pytest.raises(ReferenceStandardError):
+        context.override_standard(standard, table, weights={"dominance": 0.9})  # weights no longer sum to 1
