@@ -46,7 +46,8 @@ DISPERSION = 1.2
 
 FUNDUS_LIGHT = np.array([0.88, 0.48, 0.22], dtype=np.float32)
 FUNDUS_DARK = np.array([0.66, 0.28, 0.12], dtype=np.float32)
-DISC = np.array([1.0, 0.88, 0.62], dtype=np.float32)
+DISC = np.array([1.0, 0.92, 0.72], dtype=np.float32)
+DISC_RIM = np.array([0.98, 0.72, 0.42], dtype=np.float32)
 VESSEL = np.array([0.42, 0.08, 0.05], dtype=np.float32)
 BLOOD = np.array([0.35, 0.04, 0.03], dtype=np.float32)
 EXUDATE = np.array([0.98, 0.90, 0.45], dtype=np.float32)
@@ -124,7 +125,10 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     dcy = rng.normal(0.0, 0.05, n) + oy
     disc_r = rng.normal(0.13, 0.015, n)
     dd = np.sqrt((x - r.col(dcx)) ** 2 + (y - r.col(dcy)) ** 2)
-    img = r.composite(img, DISC[None].repeat(n, 0), r.ramp(dd - r.col(disc_r), r.px(1.2, side)) * 0.85)
+    # A yellow-orange rim around a paler central cup (cup-to-disc ratio 0.3-0.6).
+    img = r.composite(img, np.broadcast_to(DISC_RIM, (n, 3)), r.ramp(dd - r.col(disc_r), r.px(1.2, side)) * 0.8)
+    cup = r.col(disc_r * rng.uniform(0.3, 0.6, n))
+    img = r.composite(img, np.broadcast_to(DISC, (n, 3)), r.ramp(dd - cup, r.px(1.5, 32)) * 0.9)
     mcx = dcx - eye * rng.normal(0.55, 0.04, n)
     md = np.sqrt((x - r.col(mcx)) ** 2 + (y - r.col(dcy + 0.03)) ** 2)
     img = img * (1.0 - 0.25 * np.exp(-((md / 0.14) ** 2)))[..., None]
@@ -147,7 +151,9 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     beading = r.col(np.where(true >= 3, rng.uniform(0.3, 0.8, n), rng.uniform(0.0, 0.2, n)))
     pulse = 1.0 + beading * np.cos(2 * np.pi * dd / r.px(4.0, 32))
     vessels = (r.ramp(dist - width * pulse[:, None], r.px(1.0, side)) * inside).max(axis=1)
-    img = r.composite(img, VESSEL[None].repeat(n, 0), vessels * 0.7)
+    # Vessels fade where they cross the bright disc (at this resolution they would draw a bar).
+    on_disc = r.ramp(dd - r.col(disc_r), r.px(1.2, side))
+    img = r.composite(img, VESSEL[None].repeat(n, 0), vessels * 0.7 * (1.0 - 0.75 * on_disc))
 
     # Lesions by grade.
     pole = (mcx, dcy + 0.03)
