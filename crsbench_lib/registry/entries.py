@@ -60,7 +60,7 @@ def score_rows(rows: pd.DataFrame, standard: ReferenceStandard, arm: str) -> dic
     -------
     dict
         ``raw_D..raw_R``, ``norm_D..norm_R``, ``dominance``, ``balance``,
-        ``floor``, ``crs`` as Python floats.
+        ``floor``, ``crs`` as Python floats (a negative zero as 0.0).
 
     Raises
     ------
@@ -79,7 +79,10 @@ def score_rows(rows: pd.DataFrame, standard: ReferenceStandard, arm: str) -> dic
         out[f"norm_{axis}"] = float(record[normalised])
     for name in COMPONENT_FIELDS + ("crs",):
         out[name] = float(record[name])
-    return out
+    # SQLite stores -0.0 as 0.0; adding +0.0 maps -0.0 to 0.0 and leaves every other
+    # double as it is, so a stored entry compares bit for bit with its recomputation.
+    # (-0.0 arises when a raw value sits exactly on a lower-is-better worst anchor.)
+    return {name: value + 0.0 for name, value in out.items()}
 
 
 def recompute(blob: bytes, standard: ReferenceStandard, arm: str) -> dict[str, float]:

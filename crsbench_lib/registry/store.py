@@ -582,13 +582,12 @@ class Registry:
         frame = frame[frame["encoder"] == encoder]
         if frame.empty:
             raise RegistryError(f"no entry for encoder '{encoder}' in {self.path}{self._known_encoders_hint()}")
-        hashes = dict(zip(self.standards()["version"], self.standards()["content_hash"], strict=True))
+        standards = self.standards().set_index("version")
         details = []
         for record in frame.to_dict("records"):
             row = self._query("SELECT provenance, digest FROM entries WHERE id = ?", (int(record["entry_id"]),))[0]
-            record["standard_content_hash"] = hashes[record["standard_version"]]
-            record["n_current_under_standard"] = int(self.standards().set_index("version").loc[
-                record["standard_version"], "n_current"])
+            record["standard_content_hash"] = standards.loc[record["standard_version"], "content_hash"]
+            record["n_current_under_standard"] = int(standards.loc[record["standard_version"], "n_current"])
             record["provenance"] = json.loads(row["provenance"])
             record["digest"] = row["digest"]
             details.append(record)

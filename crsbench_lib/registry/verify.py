@@ -18,6 +18,7 @@ Checks, each reported with the entry or record at fault:
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -97,7 +98,7 @@ def verify_registry(registry: Registry, expect_head: str | None = None) -> Verif
     return report
 
 
-def _verify(conn, report: VerifyReport, expect_head: str | None) -> None:  # type: ignore[no-untyped-def]
+def _verify(conn: sqlite3.Connection, report: VerifyReport, expect_head: str | None) -> None:
     chained = chain.verify_chain(conn)
     report.n_log_records = chained.n_records
     report.head_hash = chained.head_hash
@@ -107,8 +108,8 @@ def _verify(conn, report: VerifyReport, expect_head: str | None) -> None:  # typ
         if expect_head not in known:
             report.problems.append(f"log: expected head hash {expect_head} is not in the log (records removed?)")
 
-    logged_standards: dict[str, list[dict]] = {}
-    logged_entries: dict[int, list[dict]] = {}
+    logged_standards: dict[str, list[dict[str, object]]] = {}
+    logged_entries: dict[int, list[dict[str, object]]] = {}
     for seq, event, payload in conn.execute("SELECT seq, event, payload FROM log ORDER BY seq"):
         try:
             content = json.loads(payload)

@@ -16,11 +16,6 @@ from crsbench_lib.scoring.crs import score_results
 from crsbench_lib.scoring.standard import ReferenceStandard, load_template, save_standard
 
 
-def _crs(registry: Registry, standard: str | None = None) -> dict[tuple[str, str], float]:
-    frame = registry.entries(standard)
-    return {(r.encoder, r.arm): r.crs for r in frame.itertuples()}
-
-
 def test_add_publishes_entries_equal_to_the_scoring_core(
     db_path: Path, small_results: pd.DataFrame, standard_v1: ReferenceStandard, files: dict[str, Path]
 ) -> None:
@@ -224,3 +219,25 @@ def test_identical_readdition_is_not_rescored_but_a_stale_check_is(
         reference = score_results(small_results, files["v1"]).set_index("encoder")
         assert outcome.crs == reference.loc["enc02", "crs"]
         assert verify_registry(reg).ok
+
+
+def test_value_on_a_lower_is_better_worst_anchor_round_trips(
+    db_path: Path, small_results: pd.DataFrame, standard_v1: ReferenceStandard, tmp_path: Path
+) -> None:
+    # (x - worst) / (best - worst) is -0.0 when x == worst and best < worst;
+    # SQLite stores -0.0 as 0.0, which must not read as tampering.
+    import dataclasses
+
+    from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+
+    raw_c = float(encoder_profiles(raw_axes(small_results)).loc["enc03", "C"])
+    anchors = {**standard_v1.anchors, "C": (raw_c, 0.0)}
+    edge = dataclasses.replace(standard_v1, version="edge", anchors=anchors,
+                               panel_profiles=standard_v1.panel_profiles.clip(0.0, 1.0))
+    path = save_standard(edge, tmp_path / "edge.yaml")
+    with Registry(db_path, create=True) as reg:
+        reg.add(small_results, path, encoders=["enc03"])
+        entry = reg.entries().iloc[0]
+        assert entry["norm_C"] == 0.0 and np.copysign(1.0, entry["norm_C"]) == 1.0
+        report = verify_registry(reg)
+        assert report.ok, report.problems
