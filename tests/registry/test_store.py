@@ -241,3 +241,17 @@ def test_value_on_a_lower_is_better_worst_anchor_round_trips(
         assert entry["norm_C"] == 0.0 and np.copysign(1.0, entry["norm_C"]) == 1.0
         report = verify_registry(reg)
         assert report.ok, report.problems
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["UPDATE entries SET crs = 1.0", "DELETE FROM entries", "UPDATE standards SET yaml_text = ''",
+     "DELETE FROM standards", "UPDATE log SET event = 'x'", "DELETE FROM log"],
+)
+def test_published_rows_are_append_only(db_path: Path, small_results: pd.DataFrame, files: dict[str, Path],
+                                        statement: str) -> None:
+    with Registry(db_path, create=True) as reg:
+        reg.add(small_results, files["v1"], encoders=["enc00"])
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            reg.connection.execute(statement)
+        assert verify_registry(reg).ok
