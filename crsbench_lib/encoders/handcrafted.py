@@ -351,8 +351,8 @@ class PCAEncoder(HandcraftedEncoder):
     def __init__(self, image_side: int = 32, weights_dir: str | Path | None = None) -> None:
         super().__init__(image_side)
         state, self._state_hash = load_state(self.state_file, None if weights_dir is None else Path(weights_dir))
-        self._mean = state["mean"].numpy().astype(np.float32)
-        self._components = state["components"].numpy().astype(np.float32)
+        self._mean = state["mean"].numpy().astype(np.float64)
+        self._components = state["components"].numpy().astype(np.float64)
         if self._components.shape != (self.n_components, 3 * PCA_SIDE * PCA_SIDE):
             raise EncoderError(f"{self.state_file}: components have shape {self._components.shape}")
 
@@ -360,7 +360,10 @@ class PCAEncoder(HandcraftedEncoder):
         return to_array(images, PCA_SIDE, 3)
 
     def features(self, x: np.ndarray) -> np.ndarray:
-        return ((x.reshape(len(x), -1) - self._mean) @ self._components.T).astype(np.float32)
+        # float64 products rounded to float32: the result does not depend on how BLAS
+        # blocks the batch, so an image's embedding is the same in any batch.
+        centred = x.reshape(len(x), -1).astype(np.float64) - self._mean
+        return (centred @ self._components.T).astype(np.float32)
 
 
 def normalise_patches(patches: torch.Tensor) -> torch.Tensor:
@@ -380,7 +383,9 @@ class KMeansPatchEncoder(HandcraftedEncoder):
     ZCA-whitened, and encoded against 64 k-means centroids with the "triangle"
     activation ``f_k = max(0, mean_k(z) - z_k)`` (``z_k`` = distance to centroid
     ``k``); activations are sum-pooled over the four image quadrants (256
-    values). Whitening and centroids are fitted on the pretraining pools
+    values). Float32 matrix products: bit-for-bit reproducible for a given batch
+    size; across batch sizes equal to float32 rounding (BLAS blocking).
+    Whitening and centroids are fitted on the pretraining pools
     (:func:`crsbench_lib.encoders.pretrain.fit_kmeans`), shipped as ``kmeans.pt``.
     """
 
@@ -403,11 +408,21 @@ class KMeansPatchEncoder(HandcraftedEncoder):
         return to_tensor(images, self.image_side, 3)
 
     def features(self, x: torch.Tensor) -> np.ndarray:  # type: ignore[override]
-        n = x.shape[0]
-        cols = F.unfold(x, kernel_size=self.patch)  # (n, 108, P)
-        side = x.shape[-1] - self.patch + 1
-        patches = cols.transpose(1, 2).reshape(-1, cols.shape[1])
-        z = (normalise_patches(patches) - self._zca_mean) @ self._zca
+        # Whitened normalised patches z = W (p - mu_p 1) / sigma_p - W m, computed for all
+        # positions at once as a convolution with the rows of W (same numbers as unfolding
+        # the patches, without materialising them).
+        n, p, d = x.shape[0], self.patch, 3 * self.patch**2
+        filters = self._zca.reshape(d, 3, p, p)
+        s1 = F.conv2d(x, filters)
+        mu = F.avg_pool2d(x.mean(dim=1, keepdim=True), p, stride=1)
+        sq = F.avg_pool2d((x * x).mean(dim=1, keepdim=True), p, stride=1)
+        var = torch.clamp((sq - mu * mu) * (d / (d - 1.0)), min=0.0)
+        sigma = torch.sqrt(var + 10.0 / 255.0**2)
+        w_sum = self._zca.sum(dim=1).view(1, d, 1, 1)
+        w_mean = (self._zca @ self._zca_mean).view(1, d, 1, 1)
+        z = (s1 - mu * w_sum) / sigma - w_mean
+        side = z.shape[-1]
+        z = z.permute(0, 2, 3, 1).reshape(-1, d)
         c = self._centroids
         d2 = (z * z).sum(1, keepdim=True) - 2.0 * (z @ c.T) + (c * c).sum(1)[None, :]
         dist = torch.sqrt(torch.clamp(d2, min=0.0))

@@ -1,0 +1,192 @@
+"""Reader of MedMNIST ``.npz`` files (Yang et al., 2023) into an :class:`ImageDataset`.
+
+A MedMNIST file holds ``train_images``, ``train_labels``, ``val_images``,
+``val_labels``, ``test_images`` and ``test_labels``; images are ``uint8``
+``(N, H, W)`` (grey) or ``(N, H, W, 3)`` (RGB); labels are ``(N, 1)`` for
+single-label tasks, ``(N, L)`` for multi-label tasks (ChestMNIST), and in some
+circulating copies ``(N,)``. Files are named ``{flag}.npz`` at 28 px and
+``{flag}_{size}.npz`` at 64, 128 and 224 px (MedMNIST+).
+
+Nothing is downloaded unless ``download=True`` is passed explicitly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from crsbench_lib.atomic import atomic_path
+from crsbench_lib.data.base import SPLITS, ImageDataset, ImageSplit, TaskType
+from crsbench_lib.errors import DataError
+
+SIZES: tuple[int, ...] = (28, 64, 128, 224)
+# Zenodo record of MedMNIST v3 (MedMNIST+ sizes included).
+DOWNLOAD_URL = "https://zenodo.org/records/10519652/files/{file}?download=1"
+REQUIRED_KEYS: tuple[str, ...] = tuple(f"{s}_{k}" for s in SPLITS for k in ("images", "labels"))
+
+
+@dataclass(frozen=True)
+class FlagInfo:
+    """Task facts of one standard MedMNIST flag."""
+
+    domain: str
+    task: TaskType
+    n_classes: int
+
+
+#: The standard MedMNIST 2D flags. RetinaMNIST's ordinal grades are read as multi-class.
+FLAGS: dict[str, FlagInfo] = {
+    "pathmnist": FlagInfo("pathology", "multiclass", 9),
+    "chestmnist": FlagInfo("radiology", "multilabel", 14),
+    "dermamnist": FlagInfo("dermatology", "multiclass", 7),
+    "octmnist": FlagInfo("ophthalmology", "multiclass", 4),
+    "pneumoniamnist": FlagInfo("radiology", "binary", 2),
+    "retinamnist": FlagInfo("ophthalmology", "multiclass", 5),
+    "breastmnist": FlagInfo("radiology", "binary", 2),
+    "bloodmnist": FlagInfo("pathology", "multiclass", 8),
+    "tissuemnist": FlagInfo("pathology", "multiclass", 8),
+    "organamnist": FlagInfo("radiology", "multiclass", 11),
+    "organcmnist": FlagInfo("radiology", "multiclass", 11),
+    "organsmnist": FlagInfo("radiology", "multiclass", 11),
+}
+
+
+def medmnist_filename(flag: str, size: int = 28) -> str:
+    """``{flag}.npz`` at 28 px, ``{flag}_{size}.npz`` otherwise."""
+    if size not in SIZES:
+        raise DataError(f"MedMNIST size must be one of {SIZES}, got {size}")
+    return f"{flag}.npz" if size == 28 else f"{flag}_{size}.npz"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def download_medmnist(flag: str, root: Path, size: int = 28) -> Path:
+    """Download one MedMNIST file into ``root`` (atomic write). Needs network access."""
+    file = medmnist_filename(flag, size)
+    dest = Path(root) / file
+    url = DOWNLOAD_URL.format(file=file)
+    try:
+        with urllib.request.urlopen(url, timeout=60) as resp, atomic_path(dest) as tmp:  # noqa: S310 - fixed https URL
+            with open(tmp, "wb") as fh:
+                for chunk in iter(lambda: resp.read(1 << 20), b""):
+                    fh.write(chunk)
+    except OSError as exc:
+        raise DataError(f"could not download {url} to {dest}: {exc}") from exc
+    return dest
+
+
+def _labels(raw: np.ndarray, task: TaskType, path: Path, key: str) -> np.ndarray:
+    if raw.ndim == 2 and raw.shape[1] == 1:
+        raw = raw[:, 0]
+    if raw.ndim not in (1, 2):
+        raise DataError(f"{path}: {key} must be (N,), (N, 1) or (N, L), got shape {raw.shape}")
+    if not np.issubdtype(raw.dtype, np.integer) and not np.all(np.mod(raw, 1) == 0):
+        raise DataError(f"{path}: {key} must hold integer class labels")
+    if task == "multilabel":
+        if raw.ndim != 2 or not np.isin(raw, (0, 1)).all():
+            raise DataError(f"{path}: {key} must be a 0/1 matrix (N, L) for a multi-label task")
+        return raw.astype(np.uint8)
+    if raw.ndim != 1:
+        raise DataError(f"{path}: {key} has shape {raw.shape}, but the task is {task} (one label per image)")
+    return raw.astype(np.int64)
+
+
+def _images(raw: np.ndarray, path: Path, key: str) -> np.ndarray:
+    if raw.ndim == 4 and raw.shape[-1] == 1:
+        raw = raw[..., 0]
+    if raw.dtype != np.uint8:
+        raise DataError(f"{path}: {key} must be uint8, got {raw.dtype}")
+    if raw.ndim not in (3, 4) or (raw.ndim == 4 and raw.shape[-1] != 3):
+        raise DataError(f"{path}: {key} must be (N, H, W) or (N, H, W, 3), got {raw.shape}")
+    return raw
+
+
+def _infer_task(labels: np.ndarray) -> tuple[TaskType, int]:
+    if labels.ndim == 2 and labels.shape[1] > 1:
+        return "multilabel", int(labels.shape[1])
+    n = int(labels.max()) + 1 if labels.size else 0
+    return ("binary" if n <= 2 else "multiclass"), max(n, 2)
+
+
+def load_medmnist(flag: str, root: Path, size: int = 28, download: bool = False) -> ImageDataset:
+    """Read a MedMNIST ``.npz`` from a local folder.
+
+    Parameters
+    ----------
+    flag : str
+        MedMNIST flag (``dermamnist``, ``chestmnist``...). Flags outside
+        :data:`FLAGS` are accepted; their task is inferred from the labels.
+    root : pathlib.Path
+        Folder holding the file (:func:`medmnist_filename`).
+    size : {28, 64, 128, 224}
+        Image side of the file.
+    download : bool
+        Download the file into ``root`` if it is absent (network access).
+        Default ``False``: the reader never touches the network otherwise.
+
+    Returns
+    -------
+    ImageDataset
+        Name ``{flag}`` (``{flag}_{size}`` above 28 px), one site ``"A"``,
+        splits train/val/test; version = sha256 of the file.
+
+    Raises
+    ------
+    DataError
+        If the file is missing (and ``download`` is false), not a readable
+        ``.npz``, lacks a key, or holds malformed images or labels.
+    """
+    root = Path(root)
+    path = root / medmnist_filename(flag, size)
+    if not path.exists():
+        if not download:
+            raise DataError(f"{path}: MedMNIST file not found (pass download=True to fetch it)")
+        download_medmnist(flag, root, size)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            keys = set(npz.files)
+            missing = [k for k in REQUIRED_KEYS if k not in keys]
+            if missing:
+                raise DataError(f"{path}: missing key(s) {', '.join(missing)}")
+            train_labels = np.asarray(npz["train_labels"])
+    except DataError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
+    info = FLAGS.get(flag)
+    if info is not None:
+        domain, task, n_classes = info.domain, info.task, info.n_classes
+    else:
+        domain = "unknown"
+        task, n_classes = _infer_task(train_labels[:, 0] if train_labels.ndim == 2 and train_labels.shape[1] == 1 else train_labels)
+    version = _sha256(path)
+
+    def loader(split: str, site: str) -> ImageSplit:
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                images = _images(np.asarray(npz[f"{split}_images"]), path, f"{split}_images")
+                labels = _labels(np.asarray(npz[f"{split}_labels"]), task, path, f"{split}_labels")
+        except DataError:
+            raise
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+            raise DataError(f"{path}: cannot read {split} arrays ({exc})") from exc
+        if task != "multilabel" and labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+            raise DataError(f"{path}: {split}_labels outside 0..{n_classes - 1}")
+        if task == "multilabel" and labels.shape[1] != n_classes:
+            raise DataError(f"{path}: {split}_labels has {labels.shape[1]} columns, expected {n_classes}")
+        return ImageSplit(images=images, labels=labels, split=split, site=site)
+
+    name = flag if size == 28 else f"{flag}_{size}"
+    class_names = tuple(f"{flag}_{k}" for k in range(n_classes))
+    return ImageDataset(name=name, domain=domain, task=task, class_names=class_names, version=version, loader=loader)
