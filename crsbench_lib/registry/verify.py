@@ -26,7 +26,14 @@ import pandas as pd
 from crsbench_lib.errors import CRSBenchError
 from crsbench_lib.registry import chain
 from crsbench_lib.registry.db import APPEND_ONLY_TRIGGERS
-from crsbench_lib.registry.entries import SCORE_FIELDS, EntryContent, recompute, same_float, standard_from_text
+from crsbench_lib.registry.entries import (
+    SCORE_FIELDS,
+    EntryContent,
+    recompute,
+    recompute_many,
+    same_float,
+    standard_from_text,
+)
 from crsbench_lib.registry.rows import decode_text
 from crsbench_lib.registry.store import Registry
 
@@ -150,6 +157,7 @@ def _verify(conn: sqlite3.Connection, report: VerifyReport, expect_head: str | N
         report.problems.append(f"log: registers standard '{version}', which is missing from the standards table")
 
     rows = []
+    jobs: dict[tuple[str, str], list[tuple[int, str, str, bytes, dict[str, float]]]] = {}
     columns = ["id", "encoder", "arm", "standard_version", *SCORE_FIELDS, "rows_hash", "n_rows", "rows_blob",
                "provenance", "created_at", "supersedes", "digest"]
     for values in conn.execute(f"SELECT {', '.join(columns)} FROM entries ORDER BY id"):
@@ -180,21 +188,31 @@ def _verify(conn: sqlite3.Connection, report: VerifyReport, expect_head: str | N
             continue
         if chain.sha256_text(text) != entry["rows_hash"]:
             report.problems.append(f"{where}: stored rows do not match the rows hash")
-        std = standards.get(entry["standard_version"])
-        if std is None:
+        if entry["standard_version"] not in standards:
             report.problems.append(f"{where}: its standard is missing or unreadable")
             continue
+        jobs.setdefault((entry["standard_version"], entry["arm"]), []).append(
+            (entry_id, entry["encoder"], where, entry["rows_blob"], content.scores)
+        )
+    for (version, arm), group in jobs.items():
+        std = standards[version]
         try:
-            fresh = recompute(entry["rows_blob"], std, entry["arm"])
-        except CRSBenchError as exc:
-            report.problems.append(f"{where}: cannot recompute ({exc})")
-            continue
-        for name in SCORE_FIELDS:
-            if not same_float(fresh[name], content.scores[name]):
-                rows.append((entry_id, entry["encoder"], name, content.scores[name], fresh[name]))
-                report.problems.append(
-                    f"{where}: {name} stored {content.scores[name]!r}, recomputed {fresh[name]!r}"
-                )
+            batch = recompute_many({job[0]: job[3] for job in group}, std, arm)
+        except CRSBenchError:
+            batch = {}  # some entry's rows cannot be scored: each is recomputed (and reported) alone below
+        for entry_id, encoder, where, blob, stored in group:
+            fresh = batch.get(entry_id)
+            if fresh is None or any(not same_float(fresh[n], stored[n]) for n in SCORE_FIELDS):
+                # The authoritative path: exactly what `add` ran for this entry.
+                try:
+                    fresh = recompute(blob, std, arm)
+                except CRSBenchError as exc:
+                    report.problems.append(f"{where}: cannot recompute ({exc})")
+                    continue
+            for name in SCORE_FIELDS:
+                if not same_float(fresh[name], stored[name]):
+                    rows.append((entry_id, encoder, name, stored[name], fresh[name]))
+                    report.problems.append(f"{where}: {name} stored {stored[name]!r}, recomputed {fresh[name]!r}")
     for entry_id in logged_entries:
         report.problems.append(f"log: adds entry #{entry_id}, which is missing from the entries table")
     duplicates = conn.execute(

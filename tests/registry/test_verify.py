@@ -133,3 +133,31 @@ def test_verify_reports_are_read_only(populated: Path) -> None:
     before = populated.read_bytes()
     assert not _verify(populated)
     assert populated.read_bytes() == before
+
+
+def test_batched_recomputation_equals_one_by_one(populated: Path, small_results: pd.DataFrame,
+                                                 files: dict[str, Path]) -> None:
+    from crsbench_lib.registry.entries import SCORE_FIELDS, recompute, recompute_many, same_float
+
+    with Registry(populated) as reg:
+        corrected = small_results.assign(ece=small_results["ece"] * 0.97)
+        reg.add(corrected, "test-v1", encoders=["enc00"], correct=True)  # same encoder twice under test-v1
+        rows = reg.connection.execute(
+            "SELECT id, rows_blob FROM entries WHERE standard_version = 'test-v1' AND arm = 'frozen'"
+        ).fetchall()
+        std = reg.get_standard("test-v1")
+    blobs = {int(r[0]): r[1] for r in rows}
+    assert len(blobs) == 4
+    batch = recompute_many(blobs, std, "frozen")
+    for entry_id, blob in blobs.items():
+        alone = recompute(blob, std, "frozen")
+        assert all(same_float(batch[entry_id][n], alone[n]) for n in SCORE_FIELDS)
+
+
+def test_one_unscorable_entry_does_not_hide_the_others(populated: Path, small_results: pd.DataFrame) -> None:
+    rows = small_results[(small_results["encoder"] == "enc01") & (small_results["arm"] == "frozen")]
+    blob, _, _ = encode_rows(rows[rows["condition"] != "clean"])
+    _tamper(populated, "UPDATE entries SET rows_blob = ? WHERE id = 2", params=(blob,))
+    problems = _verify(populated)
+    assert any(p.startswith("entry #2") and "cannot recompute" in p for p in problems)
+    assert not any("recomputed" in p and not p.startswith("entry #2") for p in problems)
