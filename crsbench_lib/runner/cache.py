@@ -5,8 +5,10 @@ Layout under a run's output folder::
     cells/<key>.parquet   the cell's result rows (validated results-table rows)
     cells/<key>.json      when, where and how long it took (for the manifest)
 
-A cell counts as finished when its Parquet file exists and reads back as a valid
-results table; a truncated or foreign file is treated as missing and recomputed.
+A cell counts as finished when its Parquet file exists with a complete footer
+(files are renamed into place only once fully written, so a partial file can
+only come from outside); a truncated file is treated as missing and recomputed,
+and every file is validated as a results table when the table is assembled.
 Files are written by the process that collects results (the run's parent), so
 the folder does not need to be shared with remote Dask workers.
 """
@@ -20,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from crsbench_lib.atomic import atomic_path, atomic_write_text
 from crsbench_lib.errors import SchemaError
@@ -50,12 +54,17 @@ class CellStore:
         return self.folder / f"{key}.json"
 
     def has(self, key: str) -> bool:
-        """Whether a readable, valid result file exists for ``key``."""
-        if not self.path(key).is_file():
+        """Whether a complete result file exists for ``key``.
+
+        Checks the Parquet footer only (cheap); the rows are validated when the
+        table is assembled. A file cut short by a killed writer has no footer.
+        """
+        path = self.path(key)
+        if not path.is_file():
             return False
         try:
-            self.load(key)
-        except SchemaError:
+            pq.read_metadata(path)
+        except (OSError, ValueError, pa.ArrowException):
             return False
         return True
 

@@ -86,12 +86,18 @@ def cell_code_parts(dataset_kind: str, encoder_name: str, arm: str) -> tuple[str
     return parts + (LORA_CODE if arm == "lora" else ())
 
 
+_FINGERPRINTS: dict[tuple[tuple[str, ...], Path], str] = {}
+
+
 def code_fingerprint(parts: Sequence[str], root: Path = PACKAGE_DIR) -> str:
     """SHA-256 over the source files of ``parts`` (folders or files under the package).
 
     Any edit to that code changes the fingerprint, so the cells it computes are
-    recomputed rather than silently reused.
+    recomputed rather than silently reused. Memoised per process.
     """
+    memo = (tuple(parts), root)
+    if memo in _FINGERPRINTS:
+        return _FINGERPRINTS[memo]
     digest = hashlib.sha256()
     for part in parts:
         target = root / part
@@ -103,7 +109,8 @@ def code_fingerprint(parts: Sequence[str], root: Path = PACKAGE_DIR) -> str:
             digest.update(b"\0")
             digest.update(path.read_bytes())
             digest.update(b"\0")
-    return digest.hexdigest()
+    _FINGERPRINTS[memo] = digest.hexdigest()
+    return _FINGERPRINTS[memo]
 
 
 # ---------------------------------------------------------------------------

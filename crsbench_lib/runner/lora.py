@@ -11,7 +11,8 @@ corruptions, shift); its rows carry ``arm = "lora"``.
 
 Each adapted layer computes ``W x + (alpha / r) * B A x`` with ``A`` (r x in)
 randomly initialised and ``B`` (out x r) zero-initialised, so training starts
-from the frozen encoder exactly. The base weights and the normalisation
+from the frozen encoder exactly. After training the update is merged into
+``W`` (``W + (alpha / r) B A``), so embedding costs what the frozen model costs. The base weights and the normalisation
 statistics stay frozen: the module is kept in eval mode during training (batch
 norm uses its running statistics, nothing else is updated).
 
@@ -258,6 +259,14 @@ def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDatase
                     params_by_name[key[2:]].copy_(value)
         for param in module.parameters():
             param.requires_grad = False
+        # Fold B A into the base weights: the adapted model then embeds at the
+        # frozen model's cost (an unmerged LoRA conv runs two extra convolutions).
+        from peft.tuners.lora import LoraLayer
+
+        with torch.no_grad():
+            for layer in module.modules():
+                if isinstance(layer, LoraLayer):
+                    layer.merge()
         module.eval()
 
     report = LoraReport(

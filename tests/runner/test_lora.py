@@ -76,12 +76,20 @@ def test_adaptation_is_deterministic_and_leaves_the_base_alone(dataset) -> None:
     adapted = a.embed(images)
     assert adapted.dtype == np.float32 and adapted.shape == frozen.shape
     assert not np.array_equal(adapted, frozen)
-    # Only adapters were trained: the base weights inside the adapted module are unchanged.
-    base_state = base.module.state_dict()
-    for name, value in a.module.state_dict().items():
-        if "lora_" not in name:
-            original = name.replace(".base_layer", "")
-            assert torch.equal(value, base_state[original]), name
+    # Only adapters were trained, then merged: each adapted weight is the base
+    # weight plus its low-rank update; biases are untouched.
+    from peft.tuners.lora import LoraLayer
+
+    base_layers = dict(base.module.named_modules())
+    adapted_layers = [(n, m) for n, m in a.module.named_modules() if isinstance(m, LoraLayer)]
+    assert len(adapted_layers) == 2
+    for name, layer in adapted_layers:
+        assert layer.merged
+        original = base_layers[name]
+        expected = original.weight + layer.get_delta_weight("default")
+        assert torch.allclose(layer.base_layer.weight, expected, atol=1e-6), name
+        assert not torch.equal(layer.base_layer.weight, original.weight), name
+        assert torch.equal(layer.base_layer.bias, original.bias), name
 
 
 def test_same_result_with_one_or_two_torch_threads(dataset) -> None:
