@@ -1,0 +1,35 @@
+"""Session-wide fixtures shared across the test tree.
+
+``quick_run`` runs the shipped ``quick`` profile once per session through the
+real pipeline (phantom cohort, encoder zoo, probes, LoRA arm) into a private
+cache, so every end-to-end test (notebooks, book build, browser) reads the
+same table. Set ``CRSBENCH_TEST_CACHE`` to a folder to keep that cache between
+local sessions.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def quick_run(tmp_path_factory: pytest.TempPathFactory):
+    from crsbench_lib.runner.run import run_profile
+
+    kept = os.environ.get("CRSBENCH_TEST_CACHE")
+    cache = Path(kept) if kept else tmp_path_factory.mktemp("quick-cache")
+    patch = pytest.MonkeyPatch()
+    # Notebook kernels inherit the environment, so they see the same cache.
+    patch.setenv("CRSBENCH_CACHE", str(cache))
+    try:
+        yield run_profile("quick", out_dir=cache / "runs" / "quick", progress=False)
+    finally:
+        patch.undo()
+
+
+@pytest.fixture(scope="session")
+def quick_results_path(quick_run) -> Path:
+    return quick_run.results_path
