@@ -3,7 +3,7 @@
 An embedding file is keyed by everything that determines its numbers: the
 encoder (name and :attr:`~crsbench_lib.encoders.base.Encoder.weights_hash`),
 the dataset (name and version), split, site, corruption family, severity,
-corruption seed and the number of images. Each key maps to ``<hash>.npy``
+corruption seed, the number of images and the batch size. Each key maps to ``<hash>.npy``
 (float32 ``(N, D)``) and a JSON sidecar ``<hash>.json`` holding the key, the
 array's shape and the sha256 of the ``.npy`` bytes. A read recomputes the sha256;
 a missing, truncated or altered file (or a sidecar that does not match) is
@@ -55,8 +55,13 @@ def cache_key(
     severity: int,
     corruption_seed: int,
     n_images: int,
+    batch_size: int,
 ) -> dict[str, Any]:
-    """The mapping that identifies one embedding array (JSON-serialisable)."""
+    """The mapping that identifies one embedding array (JSON-serialisable).
+
+    ``batch_size`` is part of it because float32 matrix products of neural
+    encoders may round differently for different batch sizes.
+    """
     return {
         "format": STORE_FORMAT_VERSION,
         "encoder": encoder.name,
@@ -70,6 +75,7 @@ def cache_key(
         "severity": int(severity),
         "corruption_seed": int(corruption_seed),
         "n_images": int(n_images),
+        "batch_size": int(batch_size),
     }
 
 
@@ -188,7 +194,7 @@ class EmbeddingStore:
         n = total if n_images is None else int(n_images)
         if not 0 < n <= total:
             raise DataError(f"dataset {dataset.name} {split}/{site}: n_images must be in 1..{total}, got {n_images}")
-        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n)
+        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n, batch_size)
         cached = self._read_verified(key, mmap)
         if cached is not None:
             return cached

@@ -309,7 +309,7 @@ class GLCMEncoder(HandcraftedEncoder):
         j = j.ravel().astype(np.float64)
         feats = []
         for d in self.distances:
-            for dy, dx in ((0, d), (-d, d), (-d, 0), (-d, -d)):
+            for dy, dx in ((0, d), (-d, -d), (-d, 0), (-d, d)):
                 y0, y1 = max(0, -dy), h - max(0, dy)
                 x0, x1 = max(0, -dx), w - max(0, dx)
                 a = q[:, y0:y1, x0:x1]

@@ -91,8 +91,10 @@ def test_glcm_matches_scikit_image(grey_batch: np.ndarray) -> None:
     for k in range(3):
         P = graycomatrix(q[k], distances=[1, 2], angles=angles, levels=8, symmetric=True, normed=True)
         for prop, col in (("contrast", 0), ("dissimilarity", 1), ("homogeneity", 2), ("ASM", 3), ("correlation", 4)):
-            ref = graycoprops(P, prop)  # (distances, angles)
-            np.testing.assert_allclose(ours[k, :, col], ref.reshape(-1), rtol=1e-4, atol=1e-5)
+            ref = graycoprops(P, prop).reshape(-1)  # (distances, angles)
+            # skimage rounds the distance-2 diagonal offsets to 1 px; ours are 2 px: compare the rest.
+            keep = [0, 1, 2, 3, 4, 6]
+            np.testing.assert_allclose(ours[k, keep, col], ref[keep], rtol=1e-4, atol=1e-5)
 
 
 def test_riu2_table() -> None:

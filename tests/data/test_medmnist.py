@@ -1,0 +1,91 @@
+"""MedMNIST reader: file names, label layouts, task table, bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crsbench_lib.data.medmnist import load_medmnist, medmnist_filename
+from crsbench_lib.errors import DataError
+
+
+def write_npz(path: Path, rgb: bool = True, labels: str = "n1", n: int = 6, side: int = 28, drop: str | None = None) -> None:
+    rng = np.random.default_rng(0)
+    arrays = {}
+    for split in ("train", "val", "test"):
+        shape = (n, side, side, 3) if rgb else (n, side, side)
+        arrays[f"{split}_images"] = rng.integers(0, 256, shape, dtype=np.uint8)
+        if labels == "n1":
+            arrays[f"{split}_labels"] = rng.integers(0, 7, (n, 1))
+        elif labels == "n":
+            arrays[f"{split}_labels"] = rng.integers(0, 7, n)
+        else:
+            arrays[f"{split}_labels"] = rng.integers(0, 2, (n, 14))
+    if drop:
+        del arrays[drop]
+    np.savez(path, **arrays)
+
+
+def test_file_names() -> None:
+    assert medmnist_filename("dermamnist") == "dermamnist.npz"
+    assert medmnist_filename("dermamnist", 64) == "dermamnist_64.npz"
+    with pytest.raises(DataError, match="size"):
+        medmnist_filename("dermamnist", 32)
+
+
+@pytest.mark.parametrize("layout", ["n1", "n"])
+def test_multiclass_labels_1d_or_2d(tmp_path: Path, layout: str) -> None:
+    write_npz(tmp_path / "dermamnist.npz", labels=layout)
+    ds = load_medmnist("dermamnist", tmp_path)
+    assert (ds.name, ds.domain, ds.task, ds.n_classes) == ("dermamnist", "dermatology", "multiclass", 7)
+    split = ds.split("train")
+    assert split.images.shape == (6, 28, 28, 3) and split.labels.dtype == np.int64 and split.labels.shape == (6,)
+    assert len(ds.version) == 64
+
+
+def test_multilabel_grey_size_64(tmp_path: Path) -> None:
+    write_npz(tmp_path / "chestmnist_64.npz", rgb=False, labels="multi", side=64)
+    ds = load_medmnist("chestmnist", tmp_path, size=64)
+    assert ds.name == "chestmnist_64" and ds.task == "multilabel" and ds.n_classes == 14
+    test = ds.split("test")
+    assert test.images.shape == (6, 64, 64) and test.labels.shape == (6, 14) and test.labels.dtype == np.uint8
+
+
+def test_unknown_flag_infers_task(tmp_path: Path) -> None:
+    write_npz(tmp_path / "mymnist.npz", labels="n")
+    ds = load_medmnist("mymnist", tmp_path)
+    assert ds.task == "multiclass" and ds.domain == "unknown"
+
+
+def test_missing_file_no_download(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match=r"dermamnist\.npz.*download=True"):
+        load_medmnist("dermamnist", tmp_path)
+
+
+def test_malformed_file(tmp_path: Path) -> None:
+    (tmp_path / "dermamnist.npz").write_bytes(b"this is not a zip archive")
+    with pytest.raises(DataError, match=r"dermamnist\.npz.*not a readable"):
+        load_medmnist("dermamnist", tmp_path)
+
+
+def test_missing_key(tmp_path: Path) -> None:
+    write_npz(tmp_path / "dermamnist.npz", drop="val_labels")
+    with pytest.raises(DataError, match="val_labels"):
+        load_medmnist("dermamnist", tmp_path)
+
+
+def test_bad_labels_for_task(tmp_path: Path) -> None:
+    write_npz(tmp_path / "chestmnist.npz", labels="n1")
+    ds = load_medmnist("chestmnist", tmp_path)
+    with pytest.raises(DataError, match="multi-label"):
+        ds.split("train")
+
+
+def test_float_images_rejected(tmp_path: Path) -> None:
+    arrays = {f"{s}_{k}": (np.zeros((2, 28, 28), np.float32) if k == "images" else np.zeros((2, 1), int))
+              for s in ("train", "val", "test") for k in ("images", "labels")}  # fmt: skip
+    np.savez(tmp_path / "pneumoniamnist.npz", **arrays)
+    with pytest.raises(DataError, match="uint8"):
+        load_medmnist("pneumoniamnist", tmp_path).split("train")

@@ -1,0 +1,111 @@
+"""EmbeddingStore: cache hits, keys, corruption detection, streaming, corrupted test sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crsbench_lib.data.base import ImageDataset, ImageSplit
+from crsbench_lib.embeddings.store import EmbeddingStore
+from crsbench_lib.encoders.registry import build_encoder
+from crsbench_lib.errors import DataError
+
+
+def fake_dataset(version: str = "v1", n: int = 40) -> ImageDataset:
+    rng = np.random.default_rng(1)
+    images = {s: rng.integers(0, 256, (n, 32, 32, 3), dtype=np.uint8) for s in ("train", "val", "test")}
+
+    def loader(split: str, site: str) -> ImageSplit:
+        return ImageSplit(images[split], rng.integers(0, 2, n).astype(np.int64) * 0, split, site)
+
+    return ImageDataset("fake", "dermatology", "binary", ("a", "b"), version, loader)
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> EmbeddingStore:
+    return EmbeddingStore(tmp_path / "emb")
+
+
+def test_cache_hit_and_equal_to_direct(store: EmbeddingStore) -> None:
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    z1 = store.embed(enc, ds, "test", batch_size=16)
+    z2 = store.embed(enc, ds, "test", batch_size=16)
+    assert store.n_computed == 1
+    np.testing.assert_array_equal(z1, z2)
+    np.testing.assert_array_equal(z1, enc.embed(ds.split("test").images))
+    assert z1.dtype == np.float32 and z1.shape == (40, enc.embedding_dim)
+
+
+def test_key_fields_separate_entries(store: EmbeddingStore) -> None:
+    enc = build_encoder("lbp")
+    ds = fake_dataset()
+    store.embed(enc, ds, "test")
+    store.embed(enc, ds, "val")
+    store.embed(enc, ds, "test", n_images=10)
+    store.embed(enc, fake_dataset(version="v2"), "test")
+    store.embed(build_encoder("lbp", image_side=64), ds, "test")
+    assert store.n_computed == 5
+    assert store.embed(enc, ds, "test", n_images=10).shape == (10, enc.embedding_dim)
+    assert store.n_computed == 5
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "delete_sidecar", "garbage_sidecar"])
+def test_damaged_file_is_recomputed(store: EmbeddingStore, damage: str) -> None:
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    good = store.embed(enc, ds, "test").copy()
+    arrays = list(store.root.rglob("*.npy"))
+    assert len(arrays) == 1
+    array_path = arrays[0]
+    sidecar = array_path.with_suffix(".json")
+    data = array_path.read_bytes()
+    if damage == "truncate":
+        array_path.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        array_path.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))
+    elif damage == "delete_sidecar":
+        sidecar.unlink()
+    else:
+        sidecar.write_text("{not json")
+    again = store.embed(enc, ds, "test")
+    assert store.n_computed == 2
+    np.testing.assert_array_equal(again, good)
+
+
+def test_no_temporary_files_left(store: EmbeddingStore) -> None:
+    store.embed(build_encoder("pixels"), fake_dataset(), "train", batch_size=7, progress=True)
+    names = [p.name for p in store.root.rglob("*") if p.is_file()]
+    assert not [n for n in names if n.startswith(".")]
+
+
+def test_mmap_return(store: EmbeddingStore) -> None:
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    z = store.embed(enc, ds, "test", mmap=True)
+    assert isinstance(z, np.memmap)
+    np.testing.assert_array_equal(np.asarray(z), store.embed(enc, ds, "test"))
+
+
+def test_bad_parameters(store: EmbeddingStore) -> None:
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    with pytest.raises(DataError, match="n_images"):
+        store.embed(enc, ds, "test", n_images=41)
+    with pytest.raises(DataError, match="severity"):
+        store.embed(enc, ds, "test", severity=2)
+    with pytest.raises(DataError, match="severity"):
+        store.embed(enc, ds, "test", corruption="gaussian_noise", severity=9)
+    with pytest.raises(DataError, match="split"):
+        store.embed(enc, ds, "holdout")
+
+
+def test_corrupted_sets_use_cohort_corrupt(store: EmbeddingStore) -> None:
+    cohort = pytest.importorskip("crsbench_lib.cohort")
+    family = cohort.corruption_families("dermatology")[0]
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    clean = store.embed(enc, ds, "test", n_images=20)
+    bad = store.embed(enc, ds, "test", corruption=family, severity=5, corruption_seed=3, n_images=20)
+    expected = enc.embed(cohort.corrupt(ds.split("test").images[:20], family, 5, seed=3))
+    np.testing.assert_array_equal(bad, expected)
+    assert not np.array_equal(clean, bad)
+    other_seed = store.embed(enc, ds, "test", corruption=family, severity=5, corruption_seed=4, n_images=20)
+    assert store.n_computed == 3 and other_seed.shape == bad.shape
