@@ -127,6 +127,7 @@ class _Prepared:
     rows_hash: str
     n_rows: int
     scores: dict[str, float] | None  # None until needed (identical re-additions are never scored)
+    provenance: str
 
 
 def _file_sha256(path: Path) -> str:
@@ -391,16 +392,17 @@ class Registry:
         table = validate_results(results, source=str(source) if source is not None else "results table")
         chosen = select_encoders(table, arm, encoders)
         in_arm = table[table["arm"] == arm]
-        provenance = self._provenance(table, source, note)
+        origin = self._origin(source)
         prepared = []
         encoder_column = in_arm["encoder"].astype(str)
         published = self._published_hashes(std, arm)
         for encoder in chosen:
-            blob, digest, n_rows = encode_rows(in_arm[encoder_column == encoder])
-            item = _Prepared(encoder, blob, digest, n_rows, None)
+            rows = in_arm[encoder_column == encoder]
+            blob, digest, n_rows = encode_rows(rows)
+            item = _Prepared(encoder, blob, digest, n_rows, None, self._provenance(rows, origin, note))
             if published.get(encoder) != digest:
                 # Score outside the write lock, from the rows as they come back from
-                # the blob: the very path verify runs.
+                # the blob: the path verify confirms every entry with.
                 item.scores = recompute(blob, std, arm)
             prepared.append(item)
 
@@ -410,7 +412,7 @@ class Registry:
                 record, registered = self._ensure_standard(std, text, now)
                 report = AddReport(standard=record, standard_registered=registered)
                 for item in prepared:
-                    outcome = self._add_one(item, record.version, arm, correct, provenance, now, std)
+                    outcome = self._add_one(item, record.version, arm, correct, now, std)
                     report.outcomes.append(outcome)
         except sqlite3.DatabaseError as exc:
             raise RegistryError(f"{self.path}: registry database error ({exc})") from exc
@@ -425,22 +427,28 @@ class Registry:
         )
         return {str(r["encoder"]): str(r["rows_hash"]) for r in rows}
 
-    def _provenance(self, table: pd.DataFrame, source: str | os.PathLike[str] | None, note: str) -> str:
+    @staticmethod
+    def _origin(source: str | os.PathLike[str] | None) -> dict[str, str]:
+        """Where the rows came from: the results file and its SHA-256 (when given)."""
+        if source is None:
+            return {}
+        path = Path(source)
+        return {"source": str(path), "source_sha256": _file_sha256(path) if path.is_file() else ""}
+
+    @staticmethod
+    def _provenance(rows: pd.DataFrame, origin: dict[str, str], note: str) -> str:
+        """An entry's provenance (canonical JSON): who registered it, what produced its rows, why."""
         info: dict[str, object] = {
             "registered_by": f"crsbench {__version__}",
-            "config_hashes": sorted(set(table["config_hash"].astype(str)) - {""}),
-            "package_versions": sorted(set(table["package_version"].astype(str)) - {""}),
+            "config_hashes": sorted(set(rows["config_hash"].astype(str)) - {""}),
+            "package_versions": sorted(set(rows["package_version"].astype(str)) - {""}),
             "note": str(note),
+            **origin,
         }
-        if source is not None:
-            path = Path(source)
-            info["source"] = str(path)
-            info["source_sha256"] = _file_sha256(path) if path.is_file() else ""
         return chain.canonical_json(info)
 
     def _add_one(
-        self, item: _Prepared, version: str, arm: str, correct: bool, provenance: str, now: str,
-        std: ReferenceStandard,
+        self, item: _Prepared, version: str, arm: str, correct: bool, now: str, std: ReferenceStandard
     ) -> AddOutcome:
         current = self._conn.execute(
             "SELECT id, rows_hash, crs FROM current_entries WHERE encoder = ? AND arm = ? AND standard_version = ?",
@@ -476,7 +484,7 @@ class Registry:
             scores=scores,
             rows_hash=item.rows_hash,
             n_rows=item.n_rows,
-            provenance=provenance,
+            provenance=item.provenance,
             created_at=now,
             supersedes=supersedes,
         )
@@ -484,7 +492,7 @@ class Registry:
         columns = ("id", "encoder", "arm", "standard_version", *SCORE_FIELDS, "rows_hash", "n_rows", "rows_blob",
                    "provenance", "created_at", "supersedes", "digest")
         values = (entry_id, item.encoder, arm, version, *(scores[k] for k in SCORE_FIELDS), item.rows_hash,
-                  item.n_rows, item.blob, provenance, now, supersedes, digest)
+                  item.n_rows, item.blob, item.provenance, now, supersedes, digest)
         self._conn.execute(
             f"INSERT INTO entries ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})", values
         )
