@@ -124,3 +124,27 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_table(tmp_path: Path, cache:
     reference = run_profile(config, out_dir=tmp_path / "uninterrupted", progress=False)
     assert reference.n_computed == 16
     assert (killed / "results.parquet").read_bytes() == reference.results_path.read_bytes()
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_finished_cells_and_exits_130(tmp_path: Path, cache: Path) -> None:
+    config = write(tmp_path, TINY)
+    out_dir = tmp_path / "interrupted"
+    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
+    command = [sys.executable, "-m", "crsbench_lib", "run", "--config", str(config), "--out", str(out_dir),
+               "--no-progress"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    cells = out_dir / "cells"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if cells.is_dir() and len(list(cells.glob("*.parquet"))) >= 1:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run ended before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "run the same command again to resume" in err
+    stored = len(list(cells.glob("*.parquet")))
+    assert 1 <= stored < 16 and not (out_dir / "results.parquet").exists()
+    assert not [p for p in cells.iterdir() if p.name.startswith(".")]
