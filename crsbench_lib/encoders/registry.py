@@ -26,6 +26,7 @@ from crsbench_lib.errors import EncoderError
 
 ENTRY_POINT_GROUP = "crsbench.encoders"
 HUB_PREFIXES: tuple[str, ...] = ("timm", "open_clip", "hf")
+TORCH_ONLY_OPTIONS: tuple[str, ...] = ("device", "amp", "batch_size")
 
 DEFAULT_ZOO: tuple[str, ...] = (
     "pixels",
@@ -111,7 +112,10 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
     try:
         if name in HANDCRAFTED:
             cls: Callable[..., Encoder] = HANDCRAFTED[name]
-            return cls(image_side=image_side, **options)
+            # Hand-crafted descriptors run on CPU in numpy: torch-only options are
+            # accepted (so one call builds any encoder) and ignored.
+            kept = {k: v for k, v in options.items() if k not in TORCH_ONLY_OPTIONS}
+            return cls(image_side=image_side, **kept)
         if name in NEURAL_ZOO:
             return NeuralEncoder(name, image_side=image_side, **options)
     except TypeError as exc:

@@ -1,0 +1,94 @@
+"""Benchmark of the encoder layer: throughput per encoder, zoo pretraining, default-cohort embedding.
+
+Prints
+- images per second per encoder of the default zoo (1,000 phantom dermatology test images, 32 px);
+- the zoo's pretraining time (``pretrain_zoo`` into a temporary folder; skip with ``--skip-pretrain``);
+- the time to embed the default cohort with the whole zoo: for each phantom dataset the
+  clean train/val/test splits, the site-B test split (cxr), and every corruption family of
+  its domain at severities 1-5 on 500 test images (target: under 6 minutes on two cores).
+
+Usage: ``python benchmarks/bench_embed.py [--threads 2] [--skip-pretrain] [--skip-cohort]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from crsbench_lib.cohort import DEFAULT_SIZES, PHANTOM_DATASETS, build_dataset, corruption_families
+from crsbench_lib.embeddings.store import EmbeddingStore
+from crsbench_lib.encoders.pretrain import pretrain_zoo
+from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
+
+CORRUPTION_IMAGES = 500
+SEVERITIES = (1, 2, 3, 4, 5)
+
+
+def throughput(threads: int) -> None:
+    images = build_dataset("derm", seed=0, sizes=DEFAULT_SIZES).split("test").images
+    print(f"# images/s per encoder ({len(images)} derm test images, 32 px, {threads} threads)")
+    for name in DEFAULT_ZOO:
+        enc = build_encoder(name, device="cpu")
+        enc.embed(images[:64])  # warm-up (allocations, oneDNN kernels)
+        t = time.perf_counter()
+        enc.embed(images)
+        dt = time.perf_counter() - t
+        print(f"{name:<16} {len(images) / dt:>9.0f} img/s   dim {enc.embedding_dim}")
+
+
+def cohort_embedding() -> None:
+    sizes = {**DEFAULT_SIZES, "shift_test": DEFAULT_SIZES["test"]}
+    datasets = [build_dataset(name, seed=0, sizes=sizes) for name in PHANTOM_DATASETS]
+    t0 = time.perf_counter()
+    for ds in datasets:  # generate the images outside the timed embedding loop
+        for split in ("train", "val", "test"):
+            ds.split(split)
+        if ds.shift_site:
+            ds.split("test", ds.shift_site)
+    print(f"# default cohort generated in {time.perf_counter() - t0:.1f} s")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = EmbeddingStore(Path(tmp))
+        per_encoder: dict[str, float] = {}
+        n_images = 0
+        t_all = time.perf_counter()
+        for name in DEFAULT_ZOO:
+            enc = build_encoder(name, device="cpu")
+            t = time.perf_counter()
+            for ds in datasets:
+                for split in ("train", "val", "test"):
+                    n_images += len(store.embed(enc, ds, split))
+                if ds.shift_site:
+                    n_images += len(store.embed(enc, ds, "test", site=ds.shift_site))
+                for family in corruption_families(ds.domain):
+                    for severity in SEVERITIES:
+                        n_images += len(
+                            store.embed(enc, ds, "test", corruption=family, severity=severity, n_images=CORRUPTION_IMAGES)
+                        )
+            per_encoder[name] = time.perf_counter() - t
+            print(f"{name:<16} {per_encoder[name]:>7.1f} s", flush=True)
+        total = time.perf_counter() - t_all
+    print(f"# whole zoo on the default cohort: {n_images} image embeddings, {total:.1f} s ({total / 60:.2f} min)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--skip-pretrain", action="store_true")
+    parser.add_argument("--skip-cohort", action="store_true")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    throughput(args.threads)
+    if not args.skip_pretrain:
+        with tempfile.TemporaryDirectory() as tmp:
+            timings = pretrain_zoo(out=Path(tmp))
+        print("# zoo pretraining (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    if not args.skip_cohort:
+        cohort_embedding()
+
+
+if __name__ == "__main__":
+    main()
