@@ -268,14 +268,17 @@ class ConditionImages:
     corrupted image sets they see are made here exactly as the embedding store
     makes them for the frozen arm (the first ``n_images`` test images through
     :func:`crsbench_lib.cohort.corrupt` with the profile's corruption seed), and
-    kept for the task's seeds while they fit in :data:`MAX_KEPT_BYTES`.
+    kept for the task's seeds while they fit in :data:`MAX_KEPT_BYTES`. On the
+    LoRA arm, ``lora.corruption_images`` may lower the number of corrupted images.
     """
 
-    def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str]) -> None:
+    def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str], arm: str = "lora") -> None:
         self.dataset = dataset
         self.profile = profile
         test = dataset.split("test").images
         n = len(test) if profile.corruptions.n_images is None else min(profile.corruptions.n_images, len(test))
+        if arm == "lora" and profile.lora.corruption_images is not None:
+            n = min(n, profile.lora.corruption_images)
         self.conditions = [(f, s) for f in families for s in profile.corruptions.severities]
         self.n_corrupt = n
         self.keep = test[:n].nbytes * len(self.conditions) <= MAX_KEPT_BYTES
@@ -429,7 +432,7 @@ class RealBackend:
             return
         from crsbench_lib.runner.lora import adapt_encoder
 
-        images = ConditionImages(dataset, profile, families)
+        images = ConditionImages(dataset, profile, families, arm="lora")
         for cell in cells:
             adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
             embeddings = images.embeddings(adapted, profile.embedding_batch_size)

@@ -150,6 +150,11 @@ class LoraSpec:
         Training batch size.
     max_train : int or None
         Train on at most this many train images (None: the whole split).
+    corruption_images : int or None
+        Corrupted test images per (family, severity) on this arm (None: the
+        same as ``corruptions.n_images``). Embedding the corrupted sets is most
+        of an adapted cell's cost, since an adapted encoder's embeddings cannot
+        be shared between seeds.
     """
 
     encoders: str | tuple[str, ...]
@@ -162,6 +167,7 @@ class LoraSpec:
     weight_decay: float
     batch_size: int
     max_train: int | None
+    corruption_images: int | None = None
 
 
 @dataclass(frozen=True)
@@ -334,6 +340,7 @@ DEFAULT_LORA: dict[str, Any] = {
     "weight_decay": 0.0,
     "batch_size": 64,
     "max_train": None,
+    "corruption_images": None,
 }
 DEFAULT_CORRUPTIONS: dict[str, Any] = {"families": ALL, "severities": list(SEVERITIES), "n_images": 500, "seed": 0}
 DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "cpu", "amp": "none"}
@@ -589,6 +596,8 @@ def validate_config(raw: Any, source: str = "config", base: Path | None = None, 
         weight_decay=check.number(lora_raw["weight_decay"], "lora.weight_decay", nonneg=True),
         batch_size=check.positive_int(lora_raw["batch_size"], "lora.batch_size"),
         max_train=None if lora_raw["max_train"] is None else check.positive_int(lora_raw["max_train"], "lora.max_train"),
+        corruption_images=None if lora_raw["corruption_images"] is None
+        else check.positive_int(lora_raw["corruption_images"], "lora.corruption_images"),
     )
 
     emb_raw = {**DEFAULT_EMBEDDING, **check.mapping(top.get("embedding", {}), "embedding", tuple(DEFAULT_EMBEDDING))}

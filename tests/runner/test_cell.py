@@ -45,7 +45,7 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
     encoder = get_encoder("hog", 32, profile)
     families = resolve_families(profile, spec, dataset.domain)
     stored = cell_embeddings(EmbeddingStore(tmp_path / "emb"), encoder, dataset, profile, families)
-    direct = ConditionImages(dataset, profile, families).embeddings(encoder, profile.embedding_batch_size)
+    direct = ConditionImages(dataset, profile, families, arm="frozen").embeddings(encoder, profile.embedding_batch_size)
     for name in ("train", "val", "test", "shift_test"):
         assert np.array_equal(getattr(stored, name), getattr(direct, name)), name
     assert stored.corrupted.keys() == direct.corrupted.keys() and len(stored.corrupted) == 4
@@ -78,3 +78,12 @@ def test_code_parts_follow_what_the_cell_uses() -> None:
     lora = cell_code_parts("phantom", "cnn_random", "lora")
     assert "encoders/neural.py" in lora and "runner/lora.py" in lora
     assert "data/medmnist.py" in cell_code_parts("medmnist", "hf:x/y", "frozen")
+
+
+def test_lora_corruption_images_lowers_only_the_lora_sets(tmp_path: Path) -> None:
+    path = tmp_path / "l.yaml"
+    path.write_text(yaml.safe_dump({**CONFIG, "lora": {"corruption_images": 5}}))
+    profile = load_profile(path)
+    dataset = load_dataset(profile.datasets[0])
+    assert ConditionImages(dataset, profile, ["jpeg"], arm="lora").corrupted("jpeg", 1).shape[0] == 5
+    assert ConditionImages(dataset, profile, ["jpeg"], arm="frozen").corrupted("jpeg", 1).shape[0] == 12
