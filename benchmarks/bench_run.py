@@ -108,6 +108,9 @@ def main() -> None:
             print(f"  {summary}")
             warm, warm_peak, summary = timed_run(run_args, cache)
             print(f"warm rerun (all cached):  {warm:8.1f} s wall, peak RSS {warm_peak / 1024**3:5.2f} GB")
+            print(f"  {summary}")
+            if "0 computed" not in summary:
+                print("  (cells were recomputed: the computing code changed between the two runs)")
         if not args.skip_scaling:
             timings: dict[str, float] = {}
             for label, config in scaling_configs().items():
