@@ -29,6 +29,9 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import validate_results
+from crsbench_lib.scoring.axes import encoder_profiles
+from crsbench_lib.scoring.crs import score_profiles
+from crsbench_lib.scoring.standard import ReferenceStandard
 
 AXES: tuple[str, ...] = ("D", "C", "L", "R")
 # +1: larger raw value is better; -1: smaller is better (crs-method section 3).
@@ -45,21 +48,12 @@ def _tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(tau), float(p_value)
 
 
-def _standard_scorer(standard: object) -> Scorer:
-    from crsbench_lib.scoring import crs
-
+def _standard_scorer(standard: ReferenceStandard) -> Scorer:
     def score(profiles: pd.DataFrame) -> pd.Series:
-        scored = crs.score_profiles(profiles, standard)
+        scored = score_profiles(profiles, standard)
         return pd.Series(scored["crs"].to_numpy(dtype=float), index=scored["encoder"].astype(str).to_numpy())
 
     return score
-
-
-def _profiles(raw: pd.DataFrame) -> pd.DataFrame:
-    """Mean over seeds, then over datasets (each dataset weighs the same), as in axes.encoder_profiles."""
-    from crsbench_lib.scoring import axes
-
-    return axes.encoder_profiles(raw)
 
 
 def _check_raw(raw: pd.DataFrame) -> pd.DataFrame:
@@ -71,7 +65,7 @@ def _check_raw(raw: pd.DataFrame) -> pd.DataFrame:
 
 def leave_one_dataset_out(
     raw: pd.DataFrame,
-    standard: object | None = None,
+    standard: ReferenceStandard | None = None,
     scorer: Scorer | None = None,
 ) -> pd.DataFrame:
     """Kendall tau of each reduced-profile predictor against the held-out AUROC.
@@ -118,7 +112,7 @@ def leave_one_dataset_out(
     rows: list[dict[str, object]] = []
     for held_out in datasets:
         target = table[table["dataset"] == held_out].groupby("encoder")["D"].mean()
-        reduced = _profiles(table[table["dataset"] != held_out])
+        reduced = encoder_profiles(table[table["dataset"] != held_out])
         shared = sorted(set(target.index) & set(reduced.index))
         crs_scores = scorer(reduced.loc[shared])
         predictors = {"crs": crs_scores.reindex(shared), BASELINE: reduced.loc[shared, "D"]}

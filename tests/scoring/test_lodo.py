@@ -5,7 +5,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring import lodo
+from crsbench_lib.scoring import crs, encoder_profiles, freeze_standard, lodo, raw_axes
 
 
 def raw_table(rng: np.random.Generator, n_enc: int = 6, datasets=("derm", "fundus", "cxr"), seeds=(0, 1)) -> pd.DataFrame:
@@ -16,17 +16,6 @@ def raw_table(rng: np.random.Generator, n_enc: int = 6, datasets=("derm", "fundu
                 rows.append({"encoder": f"e{e}", "dataset": d, "seed": s, "D": 0.6 + 0.05 * e + rng.normal(0, 0.01),
                              "C": rng.uniform(0, 0.2), "L": rng.uniform(0.7, 1), "R": rng.uniform(0, 0.1)})
     return pd.DataFrame(rows)
-
-
-def mean_profiles(raw: pd.DataFrame) -> pd.DataFrame:
-    return raw.groupby(["encoder", "dataset"])[list(lodo.AXES)].mean().groupby("encoder").mean()
-
-
-@pytest.fixture(autouse=True)
-def _profiles(monkeypatch):
-    # The reduced profiles come from axes.encoder_profiles in the library; the
-    # rule (mean over seeds, then datasets) is restated here to keep the test independent.
-    monkeypatch.setattr(lodo, "_profiles", mean_profiles)
 
 
 def test_predictors_and_taus():
@@ -77,3 +66,15 @@ def test_errors():
         lodo.leave_one_dataset_out(raw[raw["dataset"] == "derm"], scorer=lambda p: p["D"])
     with pytest.raises(SchemaError, match="missing column"):
         lodo.leave_one_dataset_out(raw.drop(columns="L"), scorer=lambda p: p["D"])
+
+
+def test_with_the_real_standard_matches_scoring_the_reduced_table():
+    table = synthetic_results(n_encoders=6, seeds=(0, 1), corruptions=("noise",), severities=(1, 3))
+    standard = freeze_standard(table, "t", created="2026-01-01T00:00:00Z")
+    raw = raw_axes(table)
+    result = lodo.leave_one_dataset_out(raw, standard)
+    reduced = crs.score_profiles(encoder_profiles(raw[raw["dataset"] != "fundus"]), standard).set_index("encoder")
+    target = raw[raw["dataset"] == "fundus"].groupby("encoder")["D"].mean()
+    expected = stats.kendalltau(reduced["crs"].sort_index(), target.sort_index()).statistic
+    got = result[(result["held_out"] == "fundus") & (result["predictor"] == "crs")]["kendall_tau"].item()
+    assert got == pytest.approx(expected)
