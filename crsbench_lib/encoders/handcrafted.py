@@ -30,7 +30,7 @@ from crsbench_lib.encoders.weights import load_state, params_hash
 from crsbench_lib.errors import EncoderError
 
 # Bump when a descriptor's code changes what it computes: part of weights_hash.
-HANDCRAFTED_CODE_VERSION = "1"
+HANDCRAFTED_CODE_VERSION = "2"
 # Images per internal chunk: bounds the memory of the patch/filter intermediates.
 CHUNK = 256
 # Working side of the PCA basis (images of other sides are resized to it first).
@@ -379,7 +379,7 @@ def normalise_patches(patches: torch.Tensor) -> torch.Tensor:
 class KMeansPatchEncoder(HandcraftedEncoder):
     """Single-layer k-means patch features (Coates, Lee & Ng, 2011).
 
-    Every ``6 x 6`` RGB patch (stride 1) is brightness/contrast normalised,
+    Every ``6 x 6`` RGB patch (stride 2) is brightness/contrast normalised,
     ZCA-whitened, and encoded against 64 k-means centroids with the "triangle"
     activation ``f_k = max(0, mean_k(z) - z_k)`` (``z_k`` = distance to centroid
     ``k``); activations are sum-pooled over the four image quadrants (256
@@ -391,6 +391,8 @@ class KMeansPatchEncoder(HandcraftedEncoder):
 
     name = "kmeans"
     patch = 6
+    # Patch stride: Coates et al. found stride 1 best and 2 close; 2 is ~4x cheaper.
+    stride = 2
     n_centroids = 64
     embedding_dim = 4 * n_centroids
     state_file = "kmeans.pt"
@@ -413,9 +415,10 @@ class KMeansPatchEncoder(HandcraftedEncoder):
         # the patches, without materialising them).
         n, p, d = x.shape[0], self.patch, 3 * self.patch**2
         filters = self._zca.reshape(d, 3, p, p)
-        s1 = F.conv2d(x, filters)
-        mu = F.avg_pool2d(x.mean(dim=1, keepdim=True), p, stride=1)
-        sq = F.avg_pool2d((x * x).mean(dim=1, keepdim=True), p, stride=1)
+        st = self.stride
+        s1 = F.conv2d(x, filters, stride=st)
+        mu = F.avg_pool2d(x.mean(dim=1, keepdim=True), p, stride=st)
+        sq = F.avg_pool2d((x * x).mean(dim=1, keepdim=True), p, stride=st)
         var = torch.clamp((sq - mu * mu) * (d / (d - 1.0)), min=0.0)
         sigma = torch.sqrt(var + 10.0 / 255.0**2)
         w_sum = self._zca.sum(dim=1).view(1, d, 1, 1)

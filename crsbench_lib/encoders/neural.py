@@ -36,7 +36,7 @@ from crsbench_lib.errors import EncoderError
 NORM_MEAN: tuple[float, float, float] = (0.5, 0.5, 0.5)
 NORM_STD: tuple[float, float, float] = (0.25, 0.25, 0.25)
 # Bump when an architecture's forward pass changes: part of weights_hash.
-NEURAL_CODE_VERSION = "1"
+NEURAL_CODE_VERSION = "2"
 # Side at which the networks are pretrained and their ViT position grid stored.
 PRETRAIN_SIDE = 32
 
@@ -78,8 +78,8 @@ class Attention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         n, t, d = x.shape
         q, k, v = self.qkv(x).reshape(n, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        att = torch.softmax((q @ k.transpose(-2, -1)) * (d // self.heads) ** -0.5, dim=-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(n, t, d))
+        out = F.scaled_dot_product_attention(q, k, v)  # softmax(q k^T / sqrt(d_head)) v, fused
+        return self.proj(out.transpose(1, 2).reshape(n, t, d))
 
 
 class Block(nn.Module):
@@ -219,6 +219,10 @@ class NeuralEncoder(TorchEncoder):
             net.load_state_dict(state, strict=True)
         except RuntimeError as exc:
             raise EncoderError(f"{self.spec.state_file}: does not fit the {self.spec.architecture} backbone ({exc})") from exc
+        # channels-last convolutions run about twice as fast on CPU (oneDNN).
+        self._channels_last = self.spec.architecture == "cnn"
+        if self._channels_last:
+            net = net.to(memory_format=torch.channels_last)
         self._module = net.to(self.device).eval()
         self.embedding_dim = int(net.out_dim)
 
@@ -240,4 +244,6 @@ class NeuralEncoder(TorchEncoder):
         )
 
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+        if self._channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
         return self._module(x)
