@@ -37,8 +37,9 @@ class Provenance:
         crsbench version that rendered the page.
     results_package_versions : tuple of str
         crsbench versions recorded in the results table.
-    simulated : bool
-        Whether the cohort is the embedded phantom (simulated) cohort.
+    simulated : bool or None
+        Whether the cohort is the embedded phantom (simulated) cohort; ``None``
+        when no run manifest says.
     """
 
     profile: str
@@ -47,7 +48,7 @@ class Provenance:
     config_hashes: tuple[str, ...]
     package_version: str
     results_package_versions: tuple[str, ...]
-    simulated: bool
+    simulated: bool | None
 
     def short_config_hash(self) -> str:
         """The config hash(es), shortened, comma-separated ("none recorded" when absent)."""
@@ -61,13 +62,13 @@ class Provenance:
             "standard": self.standard_version + (f" ({self.standard_hash.split(':', 1)[-1][:HASH_CHARS]})" if self.standard_hash else ""),
             "config hash": self.short_config_hash(),
             "package": f"crsbench {self.package_version}",
-            "cohort": "simulated phantom cohort" if self.simulated else "user data",
+            "cohort": {True: "simulated phantom cohort", False: "user data", None: "not recorded (no run manifest)"}[self.simulated],
         }
 
     def text(self) -> str:
         """One line of plain text."""
         line = " | ".join(f"{k}: {v}" for k, v in self.as_dict().items())
-        return line + (" -- SIMULATED COHORT: numbers illustrate the method, not real encoders." if self.simulated else "")
+        return line + (" -- SIMULATED COHORT: numbers illustrate the method, not real encoders." if self.simulated is True else "")
 
     def _repr_html_(self) -> str:
         fields = "".join(
@@ -76,7 +77,7 @@ class Provenance:
         note = (
             '<div class="crs-prov-sim">Simulated cohort: the images are procedural phantoms and the encoders a small '
             "CPU zoo; the numbers illustrate the method and are not claims about real medical encoders.</div>"
-            if self.simulated
+            if self.simulated is True
             else ""
         )
         return (
@@ -97,7 +98,7 @@ def provenance(
     results: pd.DataFrame,
     standard: object | None,
     profile: str,
-    simulated: bool,
+    simulated: bool | None,
 ) -> Provenance:
     """Collect the provenance of a page from its results table and standard.
 
@@ -109,8 +110,8 @@ def provenance(
         The standard used to score (``version`` and ``content_hash`` are read).
     profile : str
         The run profile's name.
-    simulated : bool
-        Whether the results come from the phantom cohort.
+    simulated : bool or None
+        Whether the results come from the phantom cohort (``None``: unknown).
     """
     version = str(getattr(standard, "version", "")) if standard is not None else "none"
     content = getattr(standard, "content_hash", "") if standard is not None else ""
@@ -122,5 +123,5 @@ def provenance(
         config_hashes=_distinct(results["config_hash"]) if "config_hash" in results.columns else (),
         package_version=__version__,
         results_package_versions=_distinct(results["package_version"]) if "package_version" in results.columns else (),
-        simulated=bool(simulated),
+        simulated=None if simulated is None else bool(simulated),
     )

@@ -216,7 +216,7 @@ def render_book(
     results_path: str | os.PathLike[str],
     profile: str,
     standard_path: str | os.PathLike[str] | None = None,
-    simulated: bool = True,
+    simulated: bool | None = None,
     output_root: str | os.PathLike[str] | None = None,
     names: list[str] | None = None,
     use_cache: bool = True,
@@ -234,8 +234,9 @@ def render_book(
         The profile that produced it (shown on every page).
     standard_path : path, optional
         The reference standard (see :func:`crsbench_lib.report.context.resolve_standard`).
-    simulated : bool
-        Whether the cohort is the simulated phantom cohort.
+    simulated : bool, optional
+        Whether the cohort is the simulated phantom cohort (``None``: read from
+        the run manifest beside the results table).
     output_root : path, optional
         The book lands in ``<output_root>/_build`` (default: the project root):
         ``notebooks/`` (executed), ``source/`` (staged), ``html/``.
@@ -256,10 +257,12 @@ def render_book(
         The HTML folder.
     """
     from crsbench_lib.report.banner import provenance
-    from crsbench_lib.report.context import resolve_standard
+    from crsbench_lib.report.context import resolve_standard, simulated_from_manifest
     from crsbench_lib.report.notebooks import execute_all
     from crsbench_lib.results.io import read_results
 
+    if simulated is None:
+        simulated = simulated_from_manifest(results_path)
     base = Path(root) if root is not None else project_root()
     out_root = Path(output_root) if output_root is not None else base
     build = out_root / BUILD_DIR
@@ -267,7 +270,7 @@ def render_book(
         "results_path": str(Path(results_path).resolve()),
         "profile": profile,
         "standard_path": str(Path(standard_path).resolve()) if standard_path is not None else None,
-        "simulated": bool(simulated),
+        "simulated": simulated,
     }
     executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
                            use_cache=use_cache, progress=progress, cache=cache)

@@ -15,6 +15,7 @@ every encoder of the frozen arm), with a version id that says so
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,7 +36,9 @@ from crsbench_lib.scoring.standard import (
     results_hash,
 )
 
-RESULTS_FILE = "results.parquet"  # the runner's file name inside a run folder
+RESULTS_FILE = "results.parquet"  # the runner's file names inside a run folder
+MANIFEST_FILE = "manifest.json"
+PHANTOM_KIND = "phantom"  # the dataset kind of the embedded simulated cohort in a profile
 BUILD_SUFFIX = "+build-"
 # A fixed creation stamp keeps a build standard's file identical between builds
 # (the content hash already ignores it).
@@ -67,6 +70,21 @@ class BookContext:
 def default_results_path(profile: str) -> Path:
     """Where ``crsbench run --profile NAME`` writes its table by default."""
     return cache_dir() / "runs" / profile / RESULTS_FILE
+
+
+def simulated_from_manifest(results_path: str | os.PathLike[str]) -> bool | None:
+    """Whether the run beside ``results_path`` used only phantom datasets (``None``: no readable manifest).
+
+    The runner writes ``manifest.json`` next to ``results.parquet``; its
+    ``config.datasets`` entries carry each dataset's ``kind``.
+    """
+    manifest = Path(results_path).parent / MANIFEST_FILE
+    try:
+        datasets = json.loads(manifest.read_text(encoding="utf-8"))["config"]["datasets"]
+        kinds = [entry["kind"] for entry in datasets]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return bool(kinds) and all(kind == PHANTOM_KIND for kind in kinds)
 
 
 def _filter(table: pd.DataFrame, column: str, wanted: Sequence[object] | None, parameter: str) -> pd.DataFrame:
@@ -170,7 +188,7 @@ def load_context(
     results_path: str | os.PathLike[str] | None,
     profile: str = "default",
     standard_path: str | os.PathLike[str] | None = None,
-    simulated: bool = True,
+    simulated: bool | None = None,
     datasets: Sequence[str] | None = None,
     encoders: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
@@ -188,8 +206,9 @@ def load_context(
         The run profile (shown on the banner).
     standard_path : path, optional
         See :func:`resolve_standard`.
-    simulated : bool
-        Whether the table comes from the phantom cohort (shown on the banner).
+    simulated : bool, optional
+        Whether the table comes from the phantom cohort (shown on the banner);
+        ``None`` reads it from the run manifest beside the table.
     datasets, encoders, seeds : sequence, optional
         Keep only these (``None``: all).
     weights, anchors : mapping, optional
@@ -215,6 +234,7 @@ def load_context(
     return BookContext(
         results=table,
         standard=standard,
-        provenance=provenance(table, standard, profile=profile, simulated=simulated),
+        provenance=provenance(table, standard, profile=profile,
+                              simulated=simulated if simulated is not None else simulated_from_manifest(path)),
         results_path=path,
     )

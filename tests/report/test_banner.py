@@ -15,3 +15,8 @@ def test_real_data_has_no_simulation_note(table, standard):
     assert "Simulated" not in prov._repr_html_()
     assert prov.short_config_hash() == "abcdef012345"
     assert provenance(table.assign(config_hash=""), None, "x", False).short_config_hash() == "none recorded"
+
+
+def test_unknown_cohort_is_said_so(table, standard):
+    prov = provenance(table, standard, profile="x", simulated=None)
+    assert "not recorded" in prov._repr_html_() and "Simulated" not in prov._repr_html_()

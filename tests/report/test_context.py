@@ -51,3 +51,21 @@ def test_what_if_overrides(results_file, standard, table, tmp_path):
         context.override_standard(standard, table, anchors={"C": [0.3]})
     with pytest.raises(ReferenceStandardError):
         context.override_standard(standard, table, weights={"dominance": 0.9})  # weights no longer sum to 1
+
+
+def test_simulated_is_read_from_the_run_manifest(results_file, standard, tmp_path):
+    import json
+    import shutil
+
+    path = save_standard(standard, tmp_path / "s.yaml")
+    run = tmp_path / "run"
+    run.mkdir()
+    results = shutil.copy(results_file, run / "results.parquet")
+    assert context.load_context(results, standard_path=path).provenance.simulated is None
+    manifest = {"config": {"datasets": [{"kind": "phantom", "name": "derm"}, {"kind": "phantom", "name": "cxr"}]}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert context.load_context(results, standard_path=path).provenance.simulated is True
+    manifest["config"]["datasets"].append({"kind": "medmnist", "name": "derma"})
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    assert context.load_context(results, standard_path=path).provenance.simulated is False
+    assert context.load_context(results, standard_path=path, simulated=True).provenance.simulated is True
