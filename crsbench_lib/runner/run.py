@@ -163,7 +163,8 @@ def run_profile(
         keys = {cell: cell_key(profile, prep, cell) for cell in cells}
         reused = {cell for cell in cells if store.has(keys[cell])}
         todo = [cell for cell in cells if cell not in reused]
-        tasks = build_tasks(todo, keys)
+        # Longest tasks first (LoRA trains per seed), so parallel workers finish together.
+        tasks = sorted(build_tasks(todo, keys), key=lambda task: task.cells[0].arm != "lora")
         env = {"CRSBENCH_CACHE": str(cache_dir())}
         if client is not None:
             executor = f"dask ({scheduler})"
