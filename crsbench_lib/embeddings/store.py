@@ -24,6 +24,7 @@ import json
 import os
 import re
 import tempfile
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +99,35 @@ class EmbeddingStore:
     ----------
     root : pathlib.Path, optional
         Cache folder; created on first write.
+    corrupted_cache_mb : float
+        Memory budget for corrupted image sets kept between calls (0 disables).
     """
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, corrupted_cache_mb: float = 512.0) -> None:
         self.root = Path(root) if root is not None else cache_dir() / "embeddings"
         #: How many arrays this store object computed (rather than read): for tests and logs.
         self.n_computed = 0
+        # Corrupted image sets are shared by every encoder: keep recent ones in memory
+        # (least recently used first out) so a zoo pays for each corruption once.
+        self._corrupted: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._corrupted_budget = int(corrupted_cache_mb * 2**20)
+
+    def corrupted_images(
+        self, dataset: ImageDataset, split: str, site: str, corruption: str, severity: int, corruption_seed: int, n: int
+    ) -> np.ndarray:
+        """The first ``n`` images of a split, corrupted (memoised in memory, LRU within a byte budget)."""
+        key = (dataset.name, dataset.version, split, site, corruption, severity, corruption_seed, n)
+        if key in self._corrupted:
+            self._corrupted.move_to_end(key)
+            return self._corrupted[key]
+        from crsbench_lib.cohort import corrupt  # the cohort is needed only for corrupted sets
+
+        images = corrupt(dataset.split(split, site).images[:n], corruption, severity, seed=corruption_seed)
+        if images.nbytes <= self._corrupted_budget:
+            self._corrupted[key] = images
+            while sum(a.nbytes for a in self._corrupted.values()) > self._corrupted_budget:
+                self._corrupted.popitem(last=False)
+        return images
 
     def paths_for(self, key: dict[str, Any]) -> tuple[Path, Path]:
         """``(array path, sidecar path)`` of a cache key."""
@@ -201,9 +225,7 @@ class EmbeddingStore:
 
         images = image_split.images[:n]
         if corruption != "none":
-            from crsbench_lib.cohort import corrupt  # the cohort is needed only for corrupted sets
-
-            images = corrupt(images, corruption, severity, seed=corruption_seed)
+            images = self.corrupted_images(dataset, split, site, corruption, severity, corruption_seed, n)
         self._compute(encoder, images, key, batch_size, progress)
         self.n_computed += 1
         result = self._read_verified(key, mmap)

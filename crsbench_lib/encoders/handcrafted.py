@@ -443,10 +443,9 @@ class KMeansPatchEncoder(HandcraftedEncoder):
     def embed(self, images: np.ndarray) -> np.ndarray:
         images = check_images(images)
         out = np.empty((len(images), self.embedding_dim), dtype=np.float32)
-        step = max(1, CHUNK // 4)  # patch matrices are ~700x the image: smaller chunks
         with torch.inference_mode():
-            for start in range(0, len(images), step):
-                x = self.preprocess(images[start : start + step])
+            for start in range(0, len(images), CHUNK):
+                x = self.preprocess(images[start : start + CHUNK])
                 out[start : start + len(x)] = self.features(x)
         return out
 

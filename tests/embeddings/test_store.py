@@ -109,3 +109,24 @@ def test_corrupted_sets_use_cohort_corrupt(store: EmbeddingStore) -> None:
     assert not np.array_equal(clean, bad)
     other_seed = store.embed(enc, ds, "test", corruption=family, severity=5, corruption_seed=4, n_images=20)
     assert store.n_computed == 3 and other_seed.shape == bad.shape
+
+
+def test_corrupted_images_computed_once_per_store(store: EmbeddingStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    cohort = pytest.importorskip("crsbench_lib.cohort")
+    calls = []
+    real = cohort.corrupt
+
+    def counting(images: np.ndarray, family: str, severity: int, seed: int = 0) -> np.ndarray:
+        calls.append((family, severity, seed))
+        return real(images, family, severity, seed=seed)
+
+    monkeypatch.setattr(cohort, "corrupt", counting)
+    family = cohort.corruption_families("dermatology")[0]
+    ds = fake_dataset()
+    for name in ("pixels", "lbp", "glcm"):
+        store.embed(build_encoder(name), ds, "test", corruption=family, severity=2, n_images=10)
+    assert calls == [(family, 2, 0)]
+    tiny = EmbeddingStore(store.root / "other", corrupted_cache_mb=0)
+    for name in ("pixels", "lbp"):
+        tiny.embed(build_encoder(name), ds, "test", corruption=family, severity=2, n_images=10)
+    assert len(calls) == 3
