@@ -33,9 +33,16 @@ def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
 
 
 @pytest.mark.slow
-def test_serial_joblib_and_dask_give_identical_tables(tmp_path: Path, tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serial_joblib_and_dask_give_identical_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from distributed import LocalCluster
 
+    # A neural encoder on both arms too: torch threads differ between executors
+    # (2 serial, 1 per worker), and the table must not.
+    monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "encoders": ["pixels", "cnn_random"], "arms": ["frozen", "lora"],
+                                    "lora": {"epochs": 1, "batch_size": 32}}))
+    tiny = load_profile(path)
     serial = run_profile(tiny, out_dir=tmp_path / "serial", progress=False)
     # Fresh embedding caches for each executor, so each one computes everything itself.
     monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache-joblib"))
@@ -44,7 +51,7 @@ def test_serial_joblib_and_dask_give_identical_tables(tmp_path: Path, tiny, monk
     with LocalCluster(processes=True, n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
         dask = run_profile(tiny, out_dir=tmp_path / "dask", scheduler=cluster.scheduler_address, progress=False)
     reference = serial.results_path.read_bytes()
-    assert serial.n_computed == joblib.n_computed == dask.n_computed == 8
+    assert serial.n_computed == joblib.n_computed == dask.n_computed == 12
     assert joblib.results_path.read_bytes() == reference
     assert dask.results_path.read_bytes() == reference
     assert (tmp_path / "cache-dask" / "embeddings").is_dir()  # workers used the run's cache
