@@ -157,10 +157,6 @@ def load_dataset(spec: DatasetSpec) -> ImageDataset:
 
 def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
     """Working image side of a dataset (encoders are built at this side)."""
-    if spec.kind == "phantom":
-        return int(spec.options["image_side"])
-    if spec.kind == "medmnist":
-        return int(spec.options["size"])
     return int(spec.options["image_side"])
 
 

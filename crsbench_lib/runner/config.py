@@ -416,18 +416,22 @@ def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: 
         written = {"kind": kind, "name": name, "sizes": sizes, "image_side": image_side, "data_seed": data_seed}
         return DatasetSpec(kind, name, dict(written), written)
     if kind == "medmnist":
-        raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size"), ("flag", "root"))
+        raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size", "image_side"), ("flag", "root"))
         flag = check.string(raw["flag"], f"{path}.flag")
         root_text = check.string(raw["root"], f"{path}.root")
         size = check.positive_int(raw.get("size", 28), f"{path}.size")
         if size not in MEDMNIST_SIZES:
             raise check.fail(f"{path}.size", f"must be one of {', '.join(map(str, MEDMNIST_SIZES))}, got {size}")
+        # The encoders' working side: the file's side, except 28 px, which the
+        # zoo's networks (sides in multiples of 8) read resized to 32.
+        side = check.positive_int(raw.get("image_side", DEFAULT_IMAGE_SIDE if size == 28 else size),
+                                  f"{path}.image_side")
         name = check.string(raw.get("name", flag), f"{path}.name")
         root = _resolve(root_text, base)
         if check_files and not root.is_dir():
             raise check.fail(f"{path}.root", f"names a missing dataset folder: {root}")
-        written = {"kind": kind, "name": name, "flag": flag, "root": root_text, "size": size}
-        return DatasetSpec(kind, name, {"flag": flag, "root": root, "size": size}, written)
+        written = {"kind": kind, "name": name, "flag": flag, "root": root_text, "size": size, "image_side": side}
+        return DatasetSpec(kind, name, {"flag": flag, "root": root, "size": size, "image_side": side}, written)
     raw = check.mapping(entry, path, ("kind", "name", "csv", "domain", "task", "label_columns", "image_side", "colour"),
                         ("csv", "name"))
     csv_text = check.string(raw["csv"], f"{path}.csv")
