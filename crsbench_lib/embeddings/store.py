@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from crsbench_lib.atomic import atomic_write_text
+from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import DataError, EncoderError
@@ -75,6 +76,8 @@ def cache_key(
         "corruption": corruption,
         "severity": int(severity),
         "corruption_seed": int(corruption_seed),
+        # A changed corruption algorithm must invalidate corrupted embeddings.
+        "corruption_version": CORRUPTION_VERSION if corruption != "none" else "",
         "n_images": int(n_images),
         "batch_size": int(batch_size),
     }

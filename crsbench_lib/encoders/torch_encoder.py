@@ -42,6 +42,8 @@ def module_hash(module: torch.nn.Module) -> str:
     for key, value in module.state_dict().items():
         t = value.detach().to("cpu").contiguous()
         h.update(f"{key}|{t.dtype}|{tuple(t.shape)}|".encode())
+        # reshape(-1): 0-d tensors (batch-norm's num_batches_tracked) cannot be viewed as bytes.
+        t = t.reshape(-1)
         h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return h.hexdigest()
 
