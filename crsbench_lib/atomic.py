@@ -12,6 +12,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from crsbench_lib.errors import OutputError
+
 
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iterator[Path]:
@@ -32,18 +34,32 @@ def atomic_path(path: str | os.PathLike[str], suffix: str | None = None) -> Iter
         left untouched.
     """
     final = Path(path)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{final.name}.", suffix=final.suffix if suffix is None else suffix, dir=final.parent
-    )
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{final.name}.", suffix=final.suffix if suffix is None else suffix, dir=final.parent
+        )
+    except OSError as exc:
+        raise OutputError(f"{final}: cannot write here ({exc.strerror or type(exc).__name__})") from exc
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         yield tmp
-        os.replace(tmp, final)
+        # mkstemp creates owner-only files; give the output the usual umask-based mode.
+        os.chmod(tmp, 0o666 & ~_umask())
+        try:
+            os.replace(tmp, final)
+        except OSError as exc:
+            raise OutputError(f"{final}: cannot write here ({exc.strerror or type(exc).__name__})") from exc
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:

@@ -41,3 +41,7 @@ class RegistryError(CRSBenchError):
 
 class NotebookError(CRSBenchError, ValueError):
     """An unknown notebook or parameter was requested."""
+
+
+class OutputError(CRSBenchError, OSError):
+    """An output file cannot be written where it was asked for."""
