@@ -344,6 +344,8 @@ def _evaluate_cell(
             raise EvaluationError(
                 f"corrupted embeddings {key!r}: corruption must be named (not 'none') and severity must be one of {SEVERITIES}"
             )
+    clean_probabilities = logits_to_proba(test_logits, task)
+    reference_by_size: dict[int, float] = {}
     for key in sorted(embeddings.corrupted, key=lambda k: (k[0], int(k[1]))):
         corruption, severity = key
         name = f"corrupted test embeddings ({corruption}, severity {severity})"
@@ -351,11 +353,18 @@ def _evaluate_cell(
         if array.shape[0] > y_test.shape[0]:
             raise EvaluationError(f"{name}: {array.shape[0]} rows, more than the {y_test.shape[0]} test labels")
         probabilities = clean.predict_proba(array, name)
+        n = array.shape[0]
+        if n not in reference_by_size:
+            # The robustness loss pairs each corrupted AUROC with the clean AUROC of the same images.
+            reference_by_size[n] = _metrics(
+                y_test[:n], clean_probabilities[:n], task, ece_bins, f"clean test (first {n} images)"
+            ).auroc
         add(
-            _metrics(y_test[: array.shape[0]], probabilities, task, ece_bins, name),
+            _metrics(y_test[:n], probabilities, task, ece_bins, name),
             condition="corruption",
             corruption=corruption,
             severity=int(severity),
+            auroc_reference=reference_by_size[n],
         )
 
     if embeddings.shift_test is not None:

@@ -11,6 +11,10 @@ key and duplicate detection is exact:
 * ``corruption`` is ``"none"`` and ``severity`` is 0 outside ``corruption`` rows.
 * ``calibration`` is ``"none"`` except in the post-hoc calibration ablation.
 * ``standard_version`` is ``""`` until a table is scored against a standard.
+* ``auroc_reference`` is NaN outside ``corruption`` rows. On a corruption row it
+  is the clean AUROC on the very test images that were corrupted (a cell may
+  corrupt only the first ``n`` test images), so that the robustness loss
+  compares like with like instead of adding the sampling noise of two test sets.
 """
 
 from __future__ import annotations
@@ -73,6 +77,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("nll", "float", "Negative log-likelihood (mean per example)."),
     Column("accuracy", "float", "Top-1 accuracy (multi-label: mean per-label accuracy at 0.5)."),
     Column("n_test", "int", "Number of test examples."),
+    Column(
+        "auroc_reference",
+        "float",
+        "Corruption rows: clean AUROC of the same probe on the same (uncorrupted) test images, the paired "
+        "reference of the robustness loss; NaN elsewhere.",
+        False,
+        np.nan,
+    ),
     Column("n_skipped", "int", "Classes or labels skipped by AUROC for having one outcome only.", False, 0),
     Column("ece_bins", "int", "Number of equal-width ECE bins.", False, 15),
     Column("ece_variant", "str", "ECE variant: top-label (multi-class) or binary-mean (multi-label).", False, ""),
@@ -190,6 +202,12 @@ def validate_results(frame: pd.DataFrame, source: str = "results table") -> pd.D
                 f"{source}: column '{name}' must lie in [0, 1], "
                 f"found {out.loc[outside, name].iloc[0]!r} in {_rows(out.index, outside)}"
             )
+    reference = out["auroc_reference"]
+    outside = reference.notna() & ((reference < 0) | (reference > 1))
+    if outside.any():
+        raise SchemaError(
+            f"{source}: column 'auroc_reference' must lie in [0, 1] or be NaN, in {_rows(out.index, outside)}"
+        )
     negative = out["nll"] < 0
     if negative.any():
         raise SchemaError(f"{source}: column 'nll' must be >= 0, found negative values in {_rows(out.index, negative)}")

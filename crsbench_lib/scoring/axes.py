@@ -72,7 +72,10 @@ def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.Dat
         Clean AUROC indexed by (encoder, dataset, seed).
     corrupted : pandas.DataFrame
         Corruption rows with columns encoder, dataset, seed, corruption,
-        severity, auroc.
+        severity, auroc, and optionally auroc_reference: the clean AUROC on the
+        same test images, used as ``AUROC_clean`` of that row where present
+        (a cell may corrupt a subset of its test split), else the cell's
+        clean AUROC.
 
     Returns
     -------
@@ -89,6 +92,9 @@ def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.Dat
         )
     frame = corrupted[CELL + ["corruption", "severity", "auroc"]].copy()
     clean = clean_auroc.reindex(pd.MultiIndex.from_frame(frame[CELL])).to_numpy()
+    if "auroc_reference" in corrupted.columns:
+        reference = corrupted["auroc_reference"].to_numpy(dtype=float)
+        clean = np.where(np.isnan(reference), clean, reference)
     frame["loss"] = np.maximum(0.0, clean - frame["auroc"].to_numpy(dtype=float))
     grouped = frame.groupby(CELL, sort=True)["loss"]
     average = grouped.mean()

@@ -220,3 +220,23 @@ def test_single_outcome_label_is_skipped_and_counted(cell_for):
     site_a = rows[rows["condition"].isin(["clean", "corruption"])]
     assert (site_a["n_skipped"] == 1).all()
     assert rows.loc[rows["condition"] == "shift", "n_skipped"].item() == 0
+
+
+@pytest.mark.parametrize("task, k", [("multiclass", 4), ("multilabel", 3)])
+def test_corruption_rows_carry_the_clean_auroc_of_the_same_images(cell_for, task, k):
+    from crsbench_lib.evaluation.metrics import macro_auroc
+    from crsbench_lib.evaluation.probe import fit_probe
+
+    cell = cell_for(task, k)
+    rows = run(cell, task, k)
+    corrupted = rows[rows["condition"] == "corruption"]
+    other = rows[rows["condition"] != "corruption"]
+    assert other["auroc_reference"].isna().all()
+    # Corrupted cells use the first 150 of 200 test images: the reference is the
+    # clean probe's AUROC on exactly those 150, not on the whole test split.
+    probe = fit_probe(cell.train, cell.train_labels, cell.val, cell.val_labels, task, k,
+                      c_grid=CONFIG.c_grid, max_iter=CONFIG.max_iter, tol=CONFIG.tol, seed=0)
+    expected = macro_auroc(cell.test_labels[:150], probe.predict_proba(cell.test[:150]), task).value
+    assert corrupted["auroc_reference"].eq(expected).all()
+    clean = rows[(rows["condition"] == "clean") & (rows["calibration"] == "none")]["auroc"].item()
+    assert expected != clean

@@ -157,3 +157,16 @@ def test_repeated_shift_rows_rejected():
     extra = pd.DataFrame([_row("a", "x", 0, "shift", auroc=0.7, corruption="blur", severity=0)])
     with pytest.raises(SchemaError, match="several shift rows"):
         raw_axes(pd.concat([table, extra], ignore_index=True), label_fractions=[1.0, 0.5])
+
+
+def test_corruption_loss_uses_the_paired_clean_reference_where_present():
+    table = tiny_table()
+    x0 = (table["encoder"] == "a") & (table["dataset"] == "x") & (table["seed"] == 0) & (table["arm"] == "frozen")
+    corrupted = x0 & (table["condition"] == "corruption")
+    # The corrupted subset's clean AUROC is 0.79, not the cell's 0.8: losses
+    # become (.01+.09+0+.03)/4 = .0325 on average, worst max(.05, .01) = .05.
+    table["auroc_reference"] = np.where(corrupted, 0.79, np.nan)
+    raw = raw_axes(table, label_fractions=[1.0, 0.5]).set_index(["dataset", "seed"])
+    np.testing.assert_allclose(raw.loc[("x", 0), ["avg_corruption_loss", "worst_corruption_loss"]].to_numpy(dtype=float),
+                               [0.0325, 0.05], atol=1e-12)
+    np.testing.assert_allclose(raw.loc[("x", 1), ["avg_corruption_loss"]].to_numpy(dtype=float), [0.0], atol=1e-12)
