@@ -13,6 +13,13 @@ does better on every axis dominates that entry, exactly as a re-evaluated model
 would. A draw that picks every seed once reproduces the profile to the last bit
 (see :func:`~crsbench_lib.scoring.axes.sequential_mean`).
 
+What the seeds vary is whatever the evaluation lets them vary. With frozen
+embeddings and a deterministic convex probe, a seed changes the label-fraction
+subsets (and so ``L``) and, in the LoRA arm, the adapter's training; clean,
+corruption and shift rows of the frozen arm are identical across seeds. The
+bootstrap's spread therefore measures seed-to-seed variation of exactly those
+parts, which is narrower than a study whose seeds also redraw data splits.
+
 Vectorised: the per-seed raw axes are computed once as an
 (encoder, dataset, seed, axis) array; a draw is a vector of seed multiplicities,
 so all draws' profiles are one tensor contraction.
