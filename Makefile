@@ -26,7 +26,7 @@ test-quick: $(STAMP)
 
 ## book: run the default profile (cached), execute every notebook, render _build/html
 book: $(STAMP)
-	$(BIN)/crsbench book --profile default
+	$(BIN)/crsbench book --profile default --jobs 2
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

@@ -31,26 +31,31 @@ from crsbench_lib.cohort import _render as r
 from crsbench_lib.errors import DataError
 
 #: Bump whenever any corruption's output changes (part of corrupted-embedding cache keys).
-CORRUPTION_VERSION = "1"
+CORRUPTION_VERSION = "2"
 #: Entropy of the corruption streams (distinct from the phantom generators').
 CORRUPTION_ENTROPY = 0x636F_7272_7570_7469_6F6E_7331
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 # Severity parameters (index 0 = severity 1). Lengths in pixels refer to a 32 px image.
-GAUSSIAN_NOISE_SD = (0.04, 0.08, 0.12, 0.18, 0.26)
-SPECKLE_SD = (0.12, 0.22, 0.35, 0.5, 0.7)
-BLUR_SIGMA_PX = (0.6, 1.0, 1.5, 2.2, 3.0)
-JPEG_QUALITY = (30, 18, 12, 8, 5)
-PIXELATE_FRACTION = (0.6, 0.45, 0.35, 0.25, 0.18)
-BRIGHTNESS_DELTA = (0.1, 0.2, 0.3, 0.45, 0.6)
-CONTRAST_FACTOR = (0.75, 0.55, 0.4, 0.3, 0.2)
-BLACK_CORNER_RADIUS = (1.35, 1.2, 1.08, 0.98, 0.88)
-RULER_COUNT = (1, 1, 2, 2, 3)
-RULER_WIDTH_PX = (0.6, 1.0, 1.0, 1.4, 1.8)
-ILLUMINATION_DROP = (0.25, 0.4, 0.55, 0.7, 0.82)
-HAZE_STRENGTH = (0.15, 0.28, 0.42, 0.56, 0.7)
-GRID_AMPLITUDE = (0.05, 0.09, 0.14, 0.2, 0.28)
-MARKER_COUNT = (1, 2, 3, 4, 6)
+# Version 2 halves version 1's strengths: at 32 px version 1 cost the default zoo
+# 0.02-0.15 AUROC already at severity 1 and up to 0.32 at severity 5 (near chance),
+# so the robustness axis sat on its worst anchor and swamped the other three.
+# MedMNIST-C aims at corruptions that degrade without destroying the image.
+GAUSSIAN_NOISE_SD = (0.02, 0.04, 0.06, 0.09, 0.13)
+SPECKLE_SD = (0.06, 0.11, 0.17, 0.25, 0.35)
+BLUR_SIGMA_PX = (0.5, 0.8, 1.1, 1.5, 2.0)
+JPEG_QUALITY = (60, 45, 30, 20, 12)
+PIXELATE_FRACTION = (0.7, 0.55, 0.45, 0.35, 0.27)
+BRIGHTNESS_DELTA = (0.05, 0.1, 0.15, 0.22, 0.3)
+CONTRAST_FACTOR = (0.88, 0.78, 0.68, 0.58, 0.48)
+BLACK_CORNER_RADIUS = (1.4, 1.3, 1.2, 1.1, 1.0)
+RULER_COUNT = (1, 1, 1, 2, 2)
+RULER_WIDTH_PX = (0.5, 0.6, 0.8, 1.0, 1.2)
+ILLUMINATION_DROP = (0.12, 0.2, 0.28, 0.36, 0.45)
+HAZE_STRENGTH = (0.07, 0.14, 0.21, 0.28, 0.35)
+HAZE_BLUR_PX = (0.2, 0.4, 0.6, 0.8, 1.0)
+GRID_AMPLITUDE = (0.025, 0.045, 0.07, 0.1, 0.14)
+MARKER_COUNT = (1, 2, 3, 4, 5)
 
 _GENERIC = ("gaussian_noise", "gaussian_blur", "jpeg", "pixelate", "brightness_up", "brightness_down", "contrast")
 _FAMILIES: dict[str, tuple[str, ...]] = {
@@ -224,7 +229,7 @@ def _haze(x: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
     h = HAZE_STRENGTH[s - 1]
     veil = 0.75 + 0.1 * r.smooth_noise(rng, n, side, _scale_px(4.0, side))
     veil = veil[..., None] * np.array([1.0, 0.95, 0.85], dtype=np.float32) if x.ndim == 4 else veil
-    blurred = r.blur(x, _scale_px(0.4 + 0.4 * s, side))
+    blurred = r.blur(x, _scale_px(HAZE_BLUR_PX[s - 1], side))
     return blurred * (1.0 - h) + veil * h
 
 
