@@ -107,14 +107,14 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_table(tmp_path: Path, cache:
     cells = killed / "cells"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
-        if cells.is_dir() and len(list(cells.glob("*.parquet"))) >= 2:
+        if cells.is_dir() and len(_finished_cells(cells)) >= 2:
             break
         time.sleep(0.02)
     assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()[-500:]}"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
-    stored = len(list(cells.glob("*.parquet")))
+    stored = len(_finished_cells(cells))
     assert 2 <= stored < 16 and not (killed / "results.parquet").exists()
 
     resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
@@ -124,6 +124,11 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_table(tmp_path: Path, cache:
     reference = run_profile(config, out_dir=tmp_path / "uninterrupted", progress=False)
     assert reference.n_computed == 16
     assert (killed / "results.parquet").read_bytes() == reference.results_path.read_bytes()
+
+
+def _finished_cells(cells: Path) -> list[Path]:
+    # pathlib's "*" also matches the atomic writer's hidden temporary files (".<name>.<rand>.parquet").
+    return [p for p in cells.glob("*.parquet") if not p.name.startswith(".")]
 
 
 @pytest.mark.slow
@@ -137,7 +142,7 @@ def test_ctrl_c_keeps_finished_cells_and_exits_130(tmp_path: Path, cache: Path) 
     cells = out_dir / "cells"
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
-        if cells.is_dir() and len(list(cells.glob("*.parquet"))) >= 1:
+        if cells.is_dir() and len(_finished_cells(cells)) >= 1:
             break
         time.sleep(0.02)
     assert proc.poll() is None, "the run ended before it could be interrupted"
@@ -145,6 +150,6 @@ def test_ctrl_c_keeps_finished_cells_and_exits_130(tmp_path: Path, cache: Path) 
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
     assert "Traceback" not in err and "run the same command again to resume" in err
-    stored = len(list(cells.glob("*.parquet")))
+    stored = len(_finished_cells(cells))
     assert 1 <= stored < 16 and not (out_dir / "results.parquet").exists()
     assert not [p for p in cells.iterdir() if p.name.startswith(".")]
