@@ -24,10 +24,11 @@ from pathlib import Path
 import pandas as pd
 
 from crsbench_lib.errors import NotebookError
-from crsbench_lib.paths import cache_dir
+from crsbench_lib.paths import cache_dir, standards_dir
 from crsbench_lib.report.banner import Provenance, provenance
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.standard import (
+    DEFAULT_FILENAME,
     ReferenceStandard,
     default_standard_path,
     freeze_standard,
@@ -119,10 +120,10 @@ def resolve_standard(
     ReferenceStandard
     """
     if standard_path is None:
-        try:
-            standard = load_standard(default_standard_path())
-        except Exception:  # noqa: BLE001 - no default standard yet: the template is the documented fallback
-            standard = load_template()
+        # Only a *missing* default falls back to the template: a default that fails
+        # validation (edited, hash mismatch) is an error, never silently replaced.
+        shipped = standards_dir() / DEFAULT_FILENAME
+        standard = load_standard(shipped) if shipped.is_file() else load_template()
     else:
         standard = load_standard(standard_path)
     if standard.panel_names:
@@ -226,11 +227,13 @@ def load_context(
         raise NotebookError(
             f"parameter 'results_path': no results table at {path} (run 'crsbench run --profile {profile}' first)"
         )
-    table = read_results(path)
-    table = _filter(table, "dataset", datasets, "datasets")
+    full = read_results(path)
+    table = _filter(full, "dataset", datasets, "datasets")
     table = _filter(table, "encoder", encoders, "encoders")
     table = _filter(table, "seed", seeds, "seeds")
-    standard = override_standard(resolve_standard(standard_path, table), table, weights=weights, anchors=anchors)
+    # A build standard is frozen from the whole table, so that chapters filtered
+    # differently still score against one and the same reference.
+    standard = override_standard(resolve_standard(standard_path, full), full, weights=weights, anchors=anchors)
     return BookContext(
         results=table,
         standard=standard,

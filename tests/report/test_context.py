@@ -69,3 +69,22 @@ def test_simulated_is_read_from_the_run_manifest(results_file, standard, tmp_pat
     (run / "manifest.json").write_text(json.dumps(manifest))
     assert context.load_context(results, standard_path=path).provenance.simulated is False
     assert context.load_context(results, standard_path=path, simulated=True).provenance.simulated is True
+
+
+def test_build_standard_ignores_chapter_filters(results_file, tmp_path):
+    from crsbench_lib.scoring import load_template
+
+    template = save_standard(load_template(), tmp_path / "template.yaml")
+    whole = context.load_context(results_file, standard_path=template)
+    filtered = context.load_context(results_file, standard_path=template, datasets=["derm"], encoders=["enc00", "enc01"])
+    assert filtered.standard.content_hash == whole.standard.content_hash
+
+
+def test_a_broken_default_standard_is_an_error_not_a_fallback(table, tmp_path, monkeypatch):
+    standards = tmp_path / "standards"
+    standards.mkdir()
+    monkeypatch.setattr(context, "standards_dir", lambda: standards)
+    assert context.resolve_standard(None, table).panel_names  # missing default: template + build panel
+    (standards / context.DEFAULT_FILENAME).write_text("version: broken\nweights: {dominance: 2}\n")
+    with pytest.raises(ReferenceStandardError):
+        context.resolve_standard(None, table)
