@@ -28,6 +28,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USER_ERROR, f"crsbench: error: {message}\n")
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a positive integer (``--jobs``, ...)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, with every sub-command module registered."""
     parser = _Parser(prog="crsbench", description="CRS-Bench: reliability-aware encoder selection.")

@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from crsbench_lib.cli import positive_int
+
 
 def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.report.book import render_book
@@ -33,16 +35,6 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``book`` sub-command."""
     parser = subparsers.add_parser(
@@ -63,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="reference standard (default: the profile's)")
     parser.add_argument("--out", metavar="DIR", type=Path, default=None,
                         help="folder that receives _build/ (default: the project root)")
-    parser.add_argument("--jobs", metavar="N", type=_positive_int, default=1, help="runner worker processes")
+    parser.add_argument("--jobs", metavar="N", type=positive_int, default=1, help="runner worker processes")
     parser.add_argument("--no-cache", action="store_true", help="re-execute every notebook")
     parser.add_argument("--no-progress", action="store_true", help="no runner progress bar")
     parser.set_defaults(handler=_handle)

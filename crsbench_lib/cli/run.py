@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from crsbench_lib.cli import positive_int
+
 
 def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.runner.config import load_profile
@@ -28,16 +30,6 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``run`` sub-command."""
     parser = subparsers.add_parser(
@@ -53,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
     parser.add_argument("--out", metavar="DIR", type=Path, default=None,
                         help="output folder (default: <cache>/runs/<profile name>)")
-    parser.add_argument("--jobs", metavar="N", type=_positive_int, default=1,
+    parser.add_argument("--jobs", metavar="N", type=positive_int, default=1,
                         help="local worker processes (default 1)")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on a Dask distributed scheduler, e.g. tcp://host:8786")
