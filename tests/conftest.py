@@ -33,3 +33,14 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 def quick_results_path(quick_run) -> Path:
     return quick_run.results_path
+
+
+@pytest.fixture(scope="session")
+def book_inputs(quick_results_path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What the notebook and book tests execute against: the quick run, and one
+    session-wide execution cache, so notebooks executed by tests/notebooks are
+    reused (cache hits) by the book build of tests/book."""
+    base = tmp_path_factory.getbasetemp() / "book-inputs"
+    base.mkdir(exist_ok=True)
+    return {"results_path": str(quick_results_path), "profile": "quick", "standard_path": None, "simulated": True,
+            "cache": base / "notebook-cache", "executed": base / "executed"}
