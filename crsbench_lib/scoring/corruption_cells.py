@@ -82,6 +82,9 @@ def corrupted_pairs(results: pd.DataFrame, arm: str = "frozen", clip: bool = Fal
     pandas.DataFrame
         Columns ``encoder, dataset, seed, arm, corruption, severity, auroc_clean,
         auroc_corrupted, ece_clean, ece_corrupted, auroc_loss, ece_increase``.
+        ``auroc_clean`` is the row's ``auroc_reference`` (clean AUROC on the same
+        test images) where present, else the clean row's AUROC; ``ece_clean`` is
+        always the clean row's.
 
     Raises
     ------
@@ -98,7 +101,7 @@ def corrupted_pairs(results: pd.DataFrame, arm: str = "frozen", clip: bool = Fal
     if corrupted.empty:
         raise SchemaError(f"results table: no corruption rows for arm {arm!r}")
     keys = list(PAIR_KEYS)
-    merged = corrupted[keys + ["corruption", "severity", "auroc", "ece"]].merge(
+    merged = corrupted[keys + ["corruption", "severity", "auroc", "ece", "auroc_reference"]].merge(
         clean[keys + ["auroc", "ece"]], on=keys, how="left", suffixes=("_corrupted", "_clean")
     )
     orphan = merged["auroc_clean"].isna()
@@ -108,6 +111,9 @@ def corrupted_pairs(results: pd.DataFrame, arm: str = "frozen", clip: bool = Fal
             f"results table: corruption row without a clean twin (encoder {first['encoder']!r}, "
             f"dataset {first['dataset']!r}, seed {int(first['seed'])})"
         )
+    # Where the evaluation recorded it, the clean AUROC of the very images that were
+    # corrupted is the reference (as for the robustness axis); else the clean row's.
+    merged["auroc_clean"] = merged["auroc_reference"].fillna(merged["auroc_clean"])
     loss = merged["auroc_clean"] - merged["auroc_corrupted"]
     increase = merged["ece_corrupted"] - merged["ece_clean"]
     if clip:

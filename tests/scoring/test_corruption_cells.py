@@ -78,3 +78,17 @@ def test_errors(table):
         cell_correlation(cells.head(3))
     with pytest.raises(ValueError, match="confidence"):
         cell_correlation(cells, confidence=1.0)
+
+
+def test_loss_uses_the_paired_clean_reference_where_present():
+    import numpy as np
+
+    from crsbench_lib.results.synthetic import synthetic_results
+    from crsbench_lib.scoring.corruption_cells import corrupted_pairs
+
+    table = synthetic_results(n_encoders=2, seeds=(0,), corruptions=("noise",))
+    corrupted = table["condition"] == "corruption"
+    table.loc[corrupted, "auroc_reference"] = np.clip(table.loc[corrupted, "auroc"] + 0.05, 0, 1)
+    pairs = corrupted_pairs(table)
+    expected = table.loc[corrupted, "auroc_reference"] - table.loc[corrupted, "auroc"]
+    np.testing.assert_allclose(np.sort(pairs["auroc_loss"].to_numpy()), np.sort(expected.to_numpy()), atol=1e-12)
