@@ -21,7 +21,7 @@ import torch
 
 from crsbench_lib.cohort import DEFAULT_SIZES, PHANTOM_DATASETS, build_dataset, corruption_families
 from crsbench_lib.embeddings.store import EmbeddingStore
-from crsbench_lib.encoders.pretrain import pretrain_zoo
+from crsbench_lib.runner.pretrain import pretrain_zoo
 from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
 
 CORRUPTION_IMAGES = 500

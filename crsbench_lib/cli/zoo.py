@@ -19,7 +19,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _pretrain(args: argparse.Namespace) -> int:
-    from crsbench_lib.encoders.pretrain import POOL_SIZE, pretrain_zoo
+    from crsbench_lib.runner.pretrain import POOL_SIZE, pretrain_zoo
 
     timings = pretrain_zoo(
         out=Path(args.out) if args.out else None,

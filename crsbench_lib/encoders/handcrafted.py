@@ -8,7 +8,7 @@ GLCM) read RGB as BT.601 luma; colour descriptors (pixels, PCA, k-means, colour
 histogram) read grey as three equal channels.
 
 PCA and k-means are fitted on the phantom pretraining pools (disjoint from every
-evaluation split) by :mod:`crsbench_lib.encoders.pretrain`; their fitted state is
+evaluation split) by :mod:`crsbench_lib.runner.pretrain`; their fitted state is
 shipped under ``encoders/weights/`` with a sha256. The others have no state.
 """
 
@@ -338,7 +338,7 @@ class PCAEncoder(HandcraftedEncoder):
     """Projection of the RGB pixels at 32 px onto the top 64 principal components.
 
     The basis and mean are fitted on the phantom pretraining pools of all three
-    domains (:func:`crsbench_lib.encoders.pretrain.fit_pca`) and shipped as
+    domains (:func:`crsbench_lib.runner.pretrain.fit_pca`) and shipped as
     ``pca.pt``. Images of another side are resized to 32 px first, so one basis
     serves every ``image_side``.
     """
@@ -386,7 +386,7 @@ class KMeansPatchEncoder(HandcraftedEncoder):
     values). Float32 matrix products: bit-for-bit reproducible for a given batch
     size; across batch sizes equal to float32 rounding (BLAS blocking).
     Whitening and centroids are fitted on the pretraining pools
-    (:func:`crsbench_lib.encoders.pretrain.fit_kmeans`), shipped as ``kmeans.pt``.
+    (:func:`crsbench_lib.runner.pretrain.fit_kmeans`), shipped as ``kmeans.pt``.
     """
 
     name = "kmeans"

@@ -12,7 +12,7 @@ zoo embeds the default cohort in minutes on two CPU cores:
   grid and bilinearly resized for other sides.
 
 The seven neural encoders of :data:`NEURAL_ZOO` differ only in how their
-weights came about (see :mod:`crsbench_lib.encoders.pretrain`): random
+weights came about (see :mod:`crsbench_lib.runner.pretrain`): random
 initialisation from a fixed seed (``cnn_random``, ``vit_random``), self-
 supervised (``cnn_autoencoder``, ``cnn_simclr``, ``vit_mae``) and supervised
 (``cnn_generalist`` on all three phantom domains, ``cnn_specialist`` on

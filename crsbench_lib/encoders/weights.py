@@ -1,7 +1,7 @@
 """Shipped encoder state: small ``.pt`` files plus a JSON manifest of sha256 hashes.
 
 Every fitted or pretrained piece of the default zoo (PCA basis, k-means
-centroids, network weights) is produced by :mod:`crsbench_lib.encoders.pretrain`
+centroids, network weights) is produced by :mod:`crsbench_lib.runner.pretrain`
 from a fixed seed and stored under ``crsbench_lib/encoders/weights/`` (or a
 folder given by ``$CRSBENCH_WEIGHTS_DIR`` / the ``weights_dir`` option). The
 manifest ``manifest.json`` maps each file name to its sha256; a file is read only

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from crsbench_lib.encoders.neural import NEURAL_ZOO
-from crsbench_lib.encoders.pretrain import Pools, TrainConfig, pretrain_zoo, train_supervised
+from crsbench_lib.runner.pretrain import Pools, TrainConfig, pretrain_zoo, train_supervised
 from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
 from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, read_manifest
 
