@@ -651,3 +651,39 @@ def show(fig: Figure) -> None:
     display(Image(data=buffer.getvalue(), format="png"))
     if plt.fignum_exists(getattr(fig, "number", -1)):
         plt.close(fig)
+
+
+def before_after_scatter(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> Figure:
+    """Every published score before vs after an insertion, under the fixed reference and under renormalisation.
+
+    On the diagonal means unmoved. The registry chapter draws it from
+    :func:`crsbench_lib.registry.insertion.register_then_insert`'s
+    ``displacement`` and ``renormalised`` tables.
+
+    Parameters
+    ----------
+    fixed, renormalised : pandas.DataFrame
+        ``crs_before, crs_after`` per published entry, under each scheme.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    for table, what in ((fixed, "fixed"), (renormalised, "renormalised")):
+        _require(table, ("crs_before", "crs_after"), f"before_after_scatter ({what})")
+    apply_style()
+    fig, panels = plt.subplots(1, 2, figsize=figure_size(0.45), sharex=True, sharey=True)
+    for ax, (title, table, colour) in zip(
+        panels,
+        [("fixed reference (the registry)", fixed, EMPHASIS), ("cohort-renormalised (for contrast)", renormalised, HIGHLIGHT)],
+        strict=True,
+    ):
+        low = min(table["crs_before"].min(), table["crs_after"].min())
+        high = max(table["crs_before"].max(), table["crs_after"].max())
+        ax.plot([low, high], [low, high], color=MUTED, linewidth=0.8, zorder=0)
+        ax.scatter(table["crs_before"], table["crs_after"], color=colour, s=22)
+        ax.set_title(title)
+        ax.set_xlabel("CRS before the insertion")
+    panels[0].set_ylabel("CRS after the insertion")
+    fig.suptitle("Every published entry, before vs after: on the diagonal means unmoved")
+    return fig

@@ -120,3 +120,62 @@ def rank_probabilities(crs_draws: np.ndarray, encoders: Sequence[str], order: Se
         mean_rank = ranks.mean(axis=0)
         order = [names[i] for i in np.lexsort((np.array(names), mean_rank))]
     return table.loc[list(order)]
+
+
+def dataset_overview(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per dataset of a run: domain, task, test size, and what the grid covers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, domain, task, test images, encoders, seeds, corruptions,
+        site B`` (test images: the largest clean ``n_test``; corruptions: the
+        number of corruption families; site B: whether a shift condition
+        exists), sorted by dataset.
+    """
+    table = validate_results(results)
+    rows = []
+    for name, group in table.groupby("dataset", sort=True, observed=True):
+        clean = group.loc[group["condition"] == "clean", "n_test"]
+        rows.append({
+            "dataset": str(name),
+            "domain": str(group["domain"].iloc[0]),
+            "task": str(group["task"].iloc[0]),
+            "test images": int(clean.max()) if not clean.empty else 0,
+            "encoders": int(group["encoder"].nunique()),
+            "seeds": int(group["seed"].nunique()),
+            "corruptions": int(group.loc[group["condition"] == "corruption", "corruption"].nunique()),
+            "site B": bool((group["condition"] == "shift").any()),
+        })
+    return pd.DataFrame(rows)
+
+
+def insertion_bars(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> pd.DataFrame:
+    """Absolute CRS change of each published entry under both schemes, aligned by entry.
+
+    Parameters
+    ----------
+    fixed, renormalised : pandas.DataFrame
+        ``entry_id, candidate, crs_displacement`` per published entry (the
+        registry's ``displacement`` and ``renormalised`` tables).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``encoder, fixed, cohort`` in the order of ``fixed`` (the input of
+        :func:`crsbench_lib.report.plots.insertion_displacement`).
+
+    Raises
+    ------
+    SchemaError
+        If an entry of ``fixed`` is missing from ``renormalised``.
+    """
+    cohort = renormalised.set_index("entry_id")["crs_displacement"]
+    missing = sorted(set(fixed["entry_id"]) - set(cohort.index))
+    if missing:
+        raise SchemaError(f"insertion_bars: entry {missing[0]!r} has no renormalised displacement")
+    return pd.DataFrame({
+        "encoder": fixed["candidate"].astype(str).to_numpy(),
+        "fixed": fixed["crs_displacement"].abs().to_numpy(dtype=float),
+        "cohort": cohort.loc[fixed["entry_id"]].abs().to_numpy(dtype=float),
+    })
