@@ -634,6 +634,30 @@ def published_vs_build(table: pd.DataFrame) -> Figure:
     return fig
 
 
+def figure_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes at the book's resolution; closes a pyplot-managed figure."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    if plt.fignum_exists(getattr(fig, "number", -1)):
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def glue_figure(name: str, fig: Figure) -> None:
+    """Store a figure in the notebook under ``name`` for a numbered MyST figure (``{glue:figure}``).
+
+    The chapter's markdown places it with a caption, alt text and a label that
+    other pages cross-reference (``{numref}``); nothing is displayed where this
+    is called.
+    """
+    from IPython.display import Image
+    from myst_nb import glue
+
+    glue(name, Image(data=figure_png(fig), format="png"), display=False)
+
+
 def show(fig: Figure) -> None:
     """Display a figure once as a PNG output of the current notebook cell, then close it.
 
