@@ -16,14 +16,16 @@ What the simulation cannot represent is a fixed list, :data:`SIMULATION_LIMITS`.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 from scipy import stats
 
 from crsbench_lib.report import interpret
-from crsbench_lib.report.context import override_standard
+from crsbench_lib.report.context import BUILD_CREATED
 from crsbench_lib.scoring import agreement, axes, crs
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.scoring.standard import ReferenceStandard, freeze_standard
 
 ALL_AXES = "all four"
 TOP = 3
@@ -87,33 +89,41 @@ def anchor_sensitivity(results: pd.DataFrame, standard: ReferenceStandard, arm: 
     """How the CRS ranking moves when the anchors are replaced by the range this cohort spans.
 
     For each axis (and for all four at once) the standard's anchors are
-    replaced by :func:`observed_anchors`, the panel re-frozen (see
-    :func:`crsbench_lib.report.context.override_standard`) and every encoder
-    rescored.
+    replaced by :func:`observed_anchors` and every encoder rescored. So that
+    the anchors are the only change, both the reference ranking and every
+    variant use one panel frozen from this table (the standard's panel members
+    present in it, or every encoder when fewer than two are).
 
     Returns
     -------
     pandas.DataFrame
         ``anchors_from_cohort`` (the axis, or "all four"), ``tau_to_standard``
-        (Kendall tau_b between this ranking and the standard's CRS ranking),
-        ``top_k_overlap`` (shared members of the top ``top_k``),
+        (Kendall tau_b between this ranking and the ranking under the standard's
+        anchors), ``top_k_overlap`` (shared members of the top ``top_k``),
         ``tau_auroc_crs`` (the AUROC-vs-CRS agreement under these anchors).
     """
-    base = crs.score_results(results, standard, arm=arm).set_index("encoder")
     profiles = axes.encoder_profiles(axes.raw_axes(results, arm=arm, label_fractions=standard.label_fractions))
+    present = [name for name in standard.panel_names if name in set(profiles.index)]
+    panel = present if len(present) >= 2 else list(profiles.index)
+
+    def rescored(anchors: dict[str, tuple[float, float]]) -> pd.DataFrame:
+        base = replace(standard, anchors={**standard.anchors, **anchors})
+        frozen = freeze_standard(results, version=f"{standard.version}+anchor-sensitivity", panel=panel, base=base,
+                                 arm=arm, created=BUILD_CREATED)
+        return crs.score_profiles(profiles, frozen).set_index("encoder").loc[profiles.index]
+
+    reference = rescored({})
     spans = observed_anchors(profiles)
     choices: list[tuple[str, dict[str, tuple[float, float]]]] = [(a, {a: spans[a]}) for a in axes.AXES]
     choices.append((ALL_AXES, spans))
-    base_top = set(base["crs"].sort_values(ascending=False).index[:top_k])
+    reference_top = set(reference["crs"].sort_values(ascending=False, kind="mergesort").index[:top_k])
     rows = []
     for label, anchors in choices:
-        changed = override_standard(standard, results, anchors={k: list(v) for k, v in anchors.items()})
-        scored = crs.score_results(results, changed, arm=arm).set_index("encoder").loc[base.index]
-        tau = stats.kendalltau(base["crs"], scored["crs"]).statistic
+        scored = rescored(anchors)
         rows.append({
             "anchors_from_cohort": label,
-            "tau_to_standard": float(tau),
-            "top_k_overlap": len(base_top & set(scored["crs"].sort_values(ascending=False).index[:top_k])),
+            "tau_to_standard": float(stats.kendalltau(reference["crs"], scored["crs"]).statistic),
+            "top_k_overlap": len(reference_top & set(scored["crs"].sort_values(ascending=False, kind="mergesort").index[:top_k])),
             "tau_auroc_crs": agreement.score_agreement(scored.reset_index()).tau_b,
         })
     return pd.DataFrame(rows)

@@ -304,6 +304,11 @@ def describe_correlation(
     return text + "."
 
 
+def _number(value: float, digits: int) -> str:
+    """Whole numbers (counts) without decimals, the rest with ``digits``."""
+    return str(int(value)) if float(value).is_integer() else _fmt(value, digits)
+
+
 def compare_with_study(ours: float, study: float, name: str, close: float = CLOSE_CORRELATION, digits: int = 3) -> str:
     """This build's value beside the study's, with the direction of the difference.
 
@@ -317,7 +322,7 @@ def compare_with_study(ours: float, study: float, name: str, close: float = CLOS
         relation = "close to"
     else:
         relation = "higher than" if a > b else "lower than"
-    return f"This build's {name} ({_fmt(a, digits)}) is {relation} the study's ({_fmt(b, digits)})."
+    return f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})."
 
 
 def describe_agreement(
@@ -392,7 +397,7 @@ def describe_leader(
 
 
 def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",
-                        tolerance: float = CLOSE_CORRELATION) -> str:
+                        tolerance: float = CLOSE_CORRELATION, where: str | None = None) -> str:
     """Which of two predictors (CRS, AUROC) ranks encoders closer to a target, or a tie.
 
     Examples
@@ -402,10 +407,14 @@ def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the hel
     """
     c, a = _finite(crs_tau, "crs_tau"), _finite(auroc_tau, "auroc_tau")
     if abs(c - a) < tolerance:
-        return f"The CRS and AUROC predict {target} about equally well (mean τ_b {_fmt(c, 3)} and {_fmt(a, 3)})."
-    winner, loser = ("the CRS", "AUROC") if c > a else ("AUROC", "the CRS")
-    hi, lo = max(c, a), min(c, a)
-    return f"{winner[:1].upper() + winner[1:]} predicts {target} better than {loser} (mean τ_b {_fmt(hi, 3)} against {_fmt(lo, 3)})."
+        text = f"the CRS and AUROC predict {target} about equally well (mean τ_b {_fmt(c, 3)} and {_fmt(a, 3)})."
+    else:
+        winner, loser = ("the CRS", "AUROC") if c > a else ("AUROC", "the CRS")
+        hi, lo = max(c, a), min(c, a)
+        text = f"{winner} predicts {target} better than {loser} (mean τ_b {_fmt(hi, 3)} against {_fmt(lo, 3)})."
+    if where:
+        return f"{where}, {text}"
+    return text[:1].upper() + text[1:]
 
 
 def describe_overlap(frozen: Sequence[str], adapted: Sequence[str]) -> str:
@@ -514,3 +523,85 @@ def describe_share(share: float, event: str) -> str:
         return f"{event} in every draw"
     shown = "< 1 %" if s < 0.01 else "> 99 %" if s > 0.99 else _percent(s)
     return f"{event} in {shown} of draws"
+
+
+def describe_counts(counts: dict[str, int], noun: str) -> str:
+    """Counts per category in one clause.
+
+    Examples
+    --------
+    >>> describe_counts({"handcrafted": 8, "neural": 7}, "encoders")
+    '8 handcrafted and 7 neural encoders.'
+    """
+    parts = [f"{n} {name}" for name, n in counts.items()]
+    if not parts:
+        return f"No {noun}."
+    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"{joined} {noun}."
+
+
+def describe_leaders(leaders: dict[str, str], what: str = "axis") -> str:
+    """Who leads each ranking (or axis), and whether one encoder leads them all.
+
+    Examples
+    --------
+    >>> describe_leaders({"AUROC": "a", "CRS": "b"}, what="ranking")
+    'AUROC puts a first and CRS puts b first: the two rankings disagree on the leader.'
+    >>> describe_leaders({"D": "a", "C": "a"})
+    'a leads every axis (D, C).'
+    """
+    if not leaders:
+        raise ValueError("describe_leaders needs at least one leader")
+    names = set(leaders.values())
+    if len(names) == 1:
+        (name,) = names
+        return f"{name} leads every {what} ({', '.join(leaders)})."
+    if what == "ranking":
+        firsts = " and ".join(f"{key} puts {name} first" for key, name in leaders.items())
+        return f"{firsts}: the {len(leaders)} rankings disagree on the leader." if len(leaders) > 2 else \
+            f"{firsts}: the two rankings disagree on the leader."
+    listing = "; ".join(f"{key}: {name}" for key, name in leaders.items())
+    plural = "axes" if what == "axis" else f"{what}s"
+    return f"Leaders per {what}: {listing}. {len(names)} different encoders lead the {len(leaders)} {plural}."
+
+
+def describe_saturation(saturation: "object") -> str:
+    """Which axes have normalised values on an anchor.
+
+    Parameters
+    ----------
+    saturation : pandas.DataFrame
+        Index axis, columns ``at_worst, at_best, n``
+        (:func:`crsbench_lib.scoring.crs.saturation_counts`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> describe_saturation(pd.DataFrame({"at_worst": [0, 2], "at_best": [0, 1], "n": [6, 6]}, index=["D", "C"]))
+    'Saturated: C (2 of 6 encoders at the worst anchor, 1 at the best).'
+    """
+    lines = []
+    for axis, row in saturation.iterrows():
+        if row["at_worst"] or row["at_best"]:
+            lines.append(f"{axis} ({int(row['at_worst'])} of {int(row['n'])} encoders at the worst anchor, "
+                         f"{int(row['at_best'])} at the best)")
+    if not lines:
+        return "No normalised value sits on an anchor: every axis still separates the encoders."
+    return "Saturated: " + "; ".join(lines) + "."
+
+
+def describe_difference(delta: float, subject: str, quantity: str, better: Better = "higher", digits: int = 3) -> str:
+    """A signed difference (already a change, e.g. a mean gain) in words.
+
+    Examples
+    --------
+    >>> describe_difference(-0.02, "Adaptation", "the mean clean AUROC")
+    'Adaptation lowers the mean clean AUROC by 0.020 on average, a deterioration.'
+    """
+    _check_better(better)
+    d = _finite(delta, "delta")
+    if round(d, digits) == 0:
+        return f"{subject} leaves {quantity} essentially unchanged ({_fmt(d, digits)})."
+    verb = "raises" if d > 0 else "lowers"
+    verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
+    return f"{subject} {verb} {quantity} by {_fmt(abs(d), digits)} on average, {verdict}."

@@ -711,3 +711,12 @@ def before_after_scatter(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> Fig
     panels[0].set_ylabel("CRS after the insertion")
     fig.suptitle("Every published entry, before vs after: on the diagonal means unmoved")
     return fig
+
+
+def placeholder(message: str) -> Figure:
+    """A small figure that only says ``message`` (a figure slot with nothing to draw in this run)."""
+    apply_style()
+    fig, ax = plt.subplots(figsize=figure_size(0.12))
+    ax.text(0.5, 0.5, message, ha="center", va="center", color=MUTED)
+    ax.set_axis_off()
+    return fig

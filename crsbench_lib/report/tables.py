@@ -65,3 +65,14 @@ def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int =
         ]
     )
     return BookTable(styler)
+
+
+def beside(rows: list[tuple[str, float, float]]) -> pd.DataFrame:
+    """The study's value beside this build's, one row per quantity: ``quantity, study, this_build``.
+
+    Examples
+    --------
+    >>> beside([("tau", 0.6, 0.31)]).to_dict("records")
+    [{'quantity': 'tau', 'study': 0.6, 'this_build': 0.31}]
+    """
+    return pd.DataFrame(rows, columns=["quantity", "study", "this_build"]).astype({"study": float, "this_build": float})

@@ -209,3 +209,23 @@ def test_size_word_is_monotone(relative):
     word = interpret.size_word(relative)
     assert word in order
     assert order.index(interpret.size_word(relative * 2)) >= order.index(word)
+
+
+def test_describe_predictors_with_a_place():
+    assert interpret.describe_predictors(0.2, 0.067, where="On the second site").startswith("On the second site, the CRS predicts")
+
+
+def test_counts_are_compared_without_decimals():
+    assert interpret.compare_with_study(6, 15, "encoders") == "This build's encoders (6) is lower than the study's (15)."
+
+
+def test_describe_leaders_and_saturation_and_difference():
+    import pandas as pd
+
+    assert "3 different encoders lead the 4 axes" in interpret.describe_leaders({"D": "a", "C": "b", "L": "a", "R": "c"})
+    table = pd.DataFrame({"at_worst": [0, 0], "at_best": [0, 0], "n": [3, 3]}, index=["D", "C"])
+    assert interpret.describe_saturation(table).startswith("No normalised value")
+    assert "raises" in interpret.describe_difference(0.03, "Adaptation", "AUROC")
+    assert "deterioration" in interpret.describe_difference(0.03, "Adaptation", "ECE", better="lower")
+    assert "essentially unchanged" in interpret.describe_difference(0.0001, "Adaptation", "AUROC")
+    assert interpret.describe_counts({"a": 1}, "encoders") == "1 a encoders."

@@ -57,3 +57,14 @@ def test_insertion_bars_align_entries_by_id():
     assert bars.to_dict("list") == {"encoder": ["a", "b"], "fixed": [0.0, 0.0], "cohort": [0.1, 0.2]}
     with pytest.raises(SchemaError, match="entry 2"):
         summaries.insertion_bars(fixed, cohort.iloc[1:])
+
+
+def test_untrained_encoders_reads_descriptions():
+    import pandas as pd
+
+    from crsbench_lib.errors import SchemaError
+
+    zoo = pd.DataFrame({"name": ["a", "b", "c"], "description": ["small CNN, random initialisation", "Raw pixels", "SimCLR"]})
+    assert summaries.untrained_encoders(zoo) == ["a", "b"]
+    with pytest.raises(SchemaError):
+        summaries.untrained_encoders(zoo[["name"]])
