@@ -435,15 +435,20 @@ def export_html(notebook: str | os.PathLike[str], output: str | os.PathLike[str]
     from nbconvert import HTMLExporter
     from traitlets.config import Config
 
+    from crsbench_lib.report.standalone import standalone_notebook
+
     source = Path(notebook)
     target = Path(output) if output is not None else source.with_suffix(HTML_SUFFIX)
     config = Config()
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_cell_tags = {HIDDEN_TAG}
     config.TagRemovePreprocessor.remove_input_tags = {"remove-input", "hide-input"}
-    exporter = HTMLExporter(config=config)
-    exporter.register_preprocessor("nbconvert.preprocessors.TagRemovePreprocessor", enabled=True)
-    body, _ = exporter.from_notebook_node(nbformat.read(source, as_version=4))
+    try:
+        exporter = HTMLExporter(config=config)
+        exporter.register_preprocessor("nbconvert.preprocessors.TagRemovePreprocessor", enabled=True)
+        body, _ = exporter.from_notebook_node(standalone_notebook(nbformat.read(source, as_version=4)))
+    except ValueError as exc:  # nbconvert's way of saying its templates are not installed
+        raise NotebookError(f"{source}: could not render the HTML page (nbconvert: {exc}); the notebook is written") from exc
     target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as tmp:
         Path(tmp).write_text(body, encoding="utf-8")

@@ -36,6 +36,8 @@ SIMULATED_CAPTION = "Simulated cohort."
 USER_DATA_CAPTION = "Cohort: user data."
 UNKNOWN_CAPTION = "Cohort: not recorded."
 BANNER_CLASS = "crs-simulated-banner"
+# Inline as well as in the book's CSS, so a standalone HTML page of a rerun shows it too.
+BANNER_STYLE = "border-left:5px solid #D55E00;background:#FDF1E8;padding:6px 12px;margin:4px 0 8px 0"
 PROVENANCE_CLASS = "crs-provenance-details"
 
 
@@ -101,7 +103,7 @@ class ChapterHeader:
         return rows
 
     def _repr_html_(self) -> str:
-        banner = (f'<div class="{BANNER_CLASS}" role="note"><strong>{html.escape(SIMULATED_TEXT.split(":", 1)[0])}</strong>:'
+        banner = (f'<div class="{BANNER_CLASS}" role="note" style="{BANNER_STYLE}"><strong>{html.escape(SIMULATED_TEXT.split(":", 1)[0])}</strong>:'
                   f"{html.escape(SIMULATED_TEXT.split(':', 1)[1])}</div>" if self.provenance.simulated is True else "")
         summary = f"Provenance: profile {self.provenance.profile}, standard {self.provenance.standard_version}"
         rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in self.fields())

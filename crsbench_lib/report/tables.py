@@ -70,9 +70,11 @@ def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int =
 def beside(rows: list[tuple[str, float, float]]) -> pd.DataFrame:
     """The study's value beside this build's, one row per quantity: ``quantity, study, this_build``.
 
+    Values keep their type, so counts show without decimals beside rounded floats.
+
     Examples
     --------
-    >>> beside([("tau", 0.6, 0.31)]).to_dict("records")
-    [{'quantity': 'tau', 'study': 0.6, 'this_build': 0.31}]
+    >>> beside([("tau", 0.6, 0.31), ("encoders", 15, 6)]).to_dict("records")
+    [{'quantity': 'tau', 'study': 0.6, 'this_build': 0.31}, {'quantity': 'encoders', 'study': 15, 'this_build': 6}]
     """
-    return pd.DataFrame(rows, columns=["quantity", "study", "this_build"]).astype({"study": float, "this_build": float})
+    return pd.DataFrame(rows, columns=["quantity", "study", "this_build"], dtype=object)
