@@ -369,15 +369,15 @@ def calibration_before_after(summary: pd.DataFrame) -> Figure:
     ax.hlines(y, after, before, color=MUTED, lw=2)
     ax.scatter(before, y, color=HIGHLIGHT, label="uncalibrated", zorder=3)
     ax.scatter(after, y, color=EMPHASIS, label="after calibrator", zorder=3)
-    if "relative_ece_reduction" in summary.columns:
-        for yi, b, r in zip(y, before, summary["relative_ece_reduction"].to_numpy(dtype=float), strict=True):
-            if np.isfinite(r):
-                ax.text(b, yi, f"  -{100 * r:.0f}%", va="center", fontsize=7)
+    # The signed change of ECE (a rise reads "+8%", never "--8%"), right of both markers so it hides neither.
+    for yi, b, a in zip(y, before, after, strict=True):
+        if np.isfinite(b) and np.isfinite(a) and b != 0:
+            ax.text(max(a, b), yi, f"   {100 * (a - b) / b:+.0f}%", va="center", fontsize=8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel("mean ECE (test split)")
-    ax.set_xlim(left=0)
-    ax.legend(loc="lower right")
+    ax.set_xlim(0, float(np.nanmax(np.r_[before, after])) * 1.3)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
     bx = axes[1]
     change = summary["auroc_change"].to_numpy(dtype=float)
     bx.barh(y, change, color=[EMPHASIS if c >= 0 else HIGHLIGHT for c in change])

@@ -122,3 +122,11 @@ def test_before_after_scatter_draws_one_point_per_entry():
         assert len(points) == 3
     with pytest.raises(ValueError, match="crs_after"):
         plots.before_after_scatter(fixed[["crs_before"]], moved)
+
+
+def test_calibration_labels_give_the_signed_change_of_ece():
+    summary = pd.DataFrame({"dataset": ["a", "a"], "calibration": ["isotonic", "vector"], "ece_before": [0.10, 0.10],
+                            "ece_after": [0.11, 0.07], "auroc_change": [0.0, -0.01]})
+    fig = plots.calibration_before_after(summary)
+    texts = [t.get_text().strip() for t in fig.axes[0].texts]
+    assert texts == ["+10%", "-30%"]  # a rise is never shown as a reduction
