@@ -20,6 +20,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from crsbench_lib.report.style import (
     AXIS_NAMES,
@@ -74,8 +75,9 @@ def _slope_panel(
         ax.plot([0, 1], [left_r[i], right_r[i]], color=colour, lw=width, alpha=0.9, solid_capstyle="round", zorder=2)
         ax.scatter([0, 1], [left_r[i], right_r[i]], color=colour, s=18, zorder=3)
         weight = "bold" if name in marked else "normal"
-        ax.text(-0.04, left_r[i], name, ha="right", va="center", fontsize=8, fontweight=weight)
-        ax.text(1.04, right_r[i], name, ha="left", va="center", fontsize=8, fontweight=weight)
+        # The rank is written into the label: a tick label beside a long name would collide with it.
+        ax.text(-0.04, left_r[i], f"{name}  {left_r[i]:g}", ha="right", va="center", fontsize=8, fontweight=weight)
+        ax.text(1.04, right_r[i], f"{right_r[i]:g}  {name}", ha="left", va="center", fontsize=8, fontweight=weight)
     pairs = crossing_pairs(left_r, right_r)
     for i, j in pairs:
         slope_i, slope_j = right_r[i] - left_r[i], right_r[j] - left_r[j]
@@ -83,9 +85,8 @@ def _slope_panel(
         ax.scatter([t], [left_r[i] + t * slope_i], marker="x", color="black", s=22, lw=1.1, zorder=4)
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(n + 0.7, 0.3)
-    ax.set_xticks([0, 1], labels)
-    ax.set_yticks(range(1, n + 1))
-    ax.set_ylabel("rank (1 = best)")
+    ax.set_xticks([0, 1], [f"{labels[0]}\n(1 = best)", f"{labels[1]}\n(1 = best)"])
+    ax.set_yticks([])
     ax.spines[["left", "bottom"]].set_visible(False)
     ax.tick_params(length=0)
     return len(pairs)
@@ -488,7 +489,7 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
     fig, axes = _new(height_ratio=0.6, ncols=ncols, width_ratios=[3, 2] if ncols == 2 else None)
     k = _slope_panel(axes[0], list(ranks["encoder"].astype(str)), ranks["rank_frozen"], ranks["rank_lora"],
                      ("frozen CRS rank", "LoRA CRS rank"), highlight)
-    axes[0].set_title(f"{k} reversed pairs")
+    axes[0].set_title(f"{k} reversed pair{'' if k == 1 else 's'}")
     if gains is not None:
         _require(gains, ("encoder", "auroc_gain"), "transfer_comparison gains")
         order = gains.sort_values("auroc_gain", ascending=True)
@@ -496,6 +497,7 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
         axes[1].barh(order["encoder"].astype(str), values, color=[EMPHASIS if v >= 0 else HIGHLIGHT for v in values])
         axes[1].axvline(0, color="black", lw=0.8)
         axes[1].set_xlabel("clean AUROC gain (LoRA - frozen)")
+        axes[1].xaxis.set_major_locator(MaxNLocator(nbins=4))
     return fig
 
 
