@@ -25,7 +25,8 @@ from crsbench_lib import __version__
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import ConfigError, CRSBenchError
-from crsbench_lib.runner.config import ALL, DatasetSpec, Profile, canonical_json
+from crsbench_lib.hashing import canonical_json
+from crsbench_lib.runner.config import ALL, DatasetSpec, Profile
 from crsbench_lib.runner.grid import Cell, Preparation
 from crsbench_lib.runner.manifest import library_versions
 
@@ -69,13 +70,13 @@ def encoder_kind(name: str) -> str:
     """``handcrafted``, ``neural`` (the zoo), ``hub`` or ``plugin`` (an entry point)."""
     from crsbench_lib.encoders.handcrafted import HANDCRAFTED
     from crsbench_lib.encoders.neural import NEURAL_ZOO
-    from crsbench_lib.encoders.registry import HUB_PREFIXES
+    from crsbench_lib.encoders.registry import hub_prefix
 
     if name in HANDCRAFTED:
         return "handcrafted"
     if name in NEURAL_ZOO:
         return "neural"
-    if name.partition(":")[0] in HUB_PREFIXES:
+    if hub_prefix(name) is not None:
         return "hub"
     return "plugin"
 
@@ -162,14 +163,14 @@ def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
 
 def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
     """Build (or reuse, within this process) encoder ``name`` at ``side`` pixels."""
-    options = {k: profile.config["embedding"][k] for k in TORCH_OPTIONS}
+    options = {k: getattr(profile.embedding, k) for k in TORCH_OPTIONS}
     memo = (name, side, canonical_json(options))
     if memo in _ENCODERS:
         return _ENCODERS[memo]
     from crsbench_lib.encoders.neural import NEURAL_ZOO
-    from crsbench_lib.encoders.registry import HUB_PREFIXES, build_encoder
+    from crsbench_lib.encoders.registry import build_encoder, hub_prefix
 
-    takes_torch_options = name in NEURAL_ZOO or name.partition(":")[0] in HUB_PREFIXES
+    takes_torch_options = name in NEURAL_ZOO or hub_prefix(name) is not None
     encoder = build_encoder(name, image_side=side, **(options if takes_torch_options else {}))
     while len(_ENCODERS) >= _MAX_ENCODERS:
         _ENCODERS.pop(next(iter(_ENCODERS)))
@@ -222,7 +223,7 @@ def cell_embeddings(
     """
     from crsbench_lib.evaluation import CellEmbeddings
 
-    batch = profile.embedding_batch_size
+    batch = profile.embedding.batch_size
 
     def embed(split: str, **kwargs: Any) -> np.ndarray:
         return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, **kwargs))
@@ -431,5 +432,5 @@ class RealBackend:
         images = ConditionImages(dataset, profile, families, arm="lora")
         for cell in cells:
             adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
-            embeddings = images.embeddings(adapted, profile.embedding_batch_size)
+            embeddings = images.embeddings(adapted, profile.embedding.batch_size)
             yield cell, evaluate(profile, dataset, embeddings, cell)

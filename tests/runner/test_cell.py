@@ -45,7 +45,7 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
     encoder = get_encoder("hog", 32, profile)
     families = resolve_families(profile, spec, dataset.domain)
     stored = cell_embeddings(EmbeddingStore(tmp_path / "emb"), encoder, dataset, profile, families)
-    direct = ConditionImages(dataset, profile, families, arm="frozen").embeddings(encoder, profile.embedding_batch_size)
+    direct = ConditionImages(dataset, profile, families, arm="frozen").embeddings(encoder, profile.embedding.batch_size)
     for name in ("train", "val", "test", "shift_test"):
         assert np.array_equal(getattr(stored, name), getattr(direct, name)), name
     assert stored.corrupted.keys() == direct.corrupted.keys() and len(stored.corrupted) == 4
