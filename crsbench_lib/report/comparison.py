@@ -27,7 +27,7 @@ from crsbench_lib.scoring import (
     transfer,
 )
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import ReferenceStandard
 
 COMPARISON_COLUMNS: tuple[str, ...] = ("quantity", "study", "this_build")
 LEADERS = 3  # the study reports its top three under each ranking

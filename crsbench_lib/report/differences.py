@@ -25,7 +25,8 @@ from crsbench_lib.report import interpret
 from crsbench_lib.report.context import BUILD_CREATED
 from crsbench_lib.scoring import agreement, axes, crs
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
-from crsbench_lib.scoring.standard import ReferenceStandard, freeze_standard
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard
 
 ALL_AXES = "all four"
 TOP = 3
@@ -77,11 +78,11 @@ def observed_anchors(profiles: pd.DataFrame) -> dict[str, tuple[float, float]]:
         If an axis has no spread (worst equals best), which no standard accepts.
     """
     anchors: dict[str, tuple[float, float]] = {}
-    for axis in axes.AXES:
+    for axis in AXES:
         low, high = float(profiles[axis].min()), float(profiles[axis].max())
         if low == high:
             raise ValueError(f"axis {axis}: every encoder has the same value {low!r}; no anchors can span it")
-        anchors[axis] = (low, high) if axes.HIGHER_IS_BETTER[axis] else (high, low)
+        anchors[axis] = (low, high) if HIGHER_IS_BETTER[axis] else (high, low)
     return anchors
 
 
@@ -114,7 +115,7 @@ def anchor_sensitivity(results: pd.DataFrame, standard: ReferenceStandard, arm: 
 
     reference = rescored({})
     spans = observed_anchors(profiles)
-    choices: list[tuple[str, dict[str, tuple[float, float]]]] = [(a, {a: spans[a]}) for a in axes.AXES]
+    choices: list[tuple[str, dict[str, tuple[float, float]]]] = [(a, {a: spans[a]}) for a in AXES]
     choices.append((ALL_AXES, spans))
     reference_top = set(reference["crs"].sort_values(ascending=False, kind="mergesort").index[:top_k])
     rows = []

@@ -131,7 +131,7 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
     ChapterHeader
         Display it as a cell's last expression.
     """
-    from crsbench_lib.scoring.standard import results_hash
+    from crsbench_lib.standard import results_hash
 
     return ChapterHeader(
         provenance=ctx.provenance,

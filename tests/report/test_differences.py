@@ -3,6 +3,7 @@ import pytest
 
 from crsbench_lib.report import differences
 from crsbench_lib.scoring import axes
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER
 
 
 def test_cohort_facts_count_the_table(table):
@@ -15,7 +16,7 @@ def test_observed_anchors_are_oriented_by_direction(table):
     profiles = axes.encoder_profiles(axes.raw_axes(table))
     spans = differences.observed_anchors(profiles)
     for axis, (worst, best) in spans.items():
-        assert (best > worst) == axes.HIGHER_IS_BETTER[axis]
+        assert (best > worst) == HIGHER_IS_BETTER[axis]
     flat = profiles.assign(D=0.7)
     with pytest.raises(ValueError, match="axis D"):
         differences.observed_anchors(flat)
@@ -23,7 +24,7 @@ def test_observed_anchors_are_oriented_by_direction(table):
 
 def test_anchor_sensitivity_one_row_per_choice(table, standard):
     out = differences.anchor_sensitivity(table, standard)
-    assert list(out["anchors_from_cohort"]) == [*axes.AXES, differences.ALL_AXES]
+    assert list(out["anchors_from_cohort"]) == [*AXES, differences.ALL_AXES]
     assert out["tau_to_standard"].between(-1, 1).all()
     assert out["top_k_overlap"].between(0, differences.TOP).all()
 
