@@ -60,6 +60,11 @@ def _percent(fraction: float) -> str:
     return f"{abs(fraction) * 100:.0f} %"
 
 
+def _band(magnitude: float, bands: tuple[tuple[float, str], ...], largest: str) -> str:
+    """The word of the first band whose upper bound exceeds ``magnitude`` (``largest`` above them all)."""
+    return next((word for bound, word in bands if magnitude < bound), largest)
+
+
 def size_word(relative: float) -> str:
     """The size of a relative change in words.
 
@@ -80,11 +85,7 @@ def size_word(relative: float) -> str:
     >>> size_word(0.05)
     'small'
     """
-    magnitude = abs(_finite(relative, "relative"))
-    for bound, word in RELATIVE_SIZES:
-        if magnitude < bound:
-            return word
-    return LARGEST_RELATIVE
+    return _band(abs(_finite(relative, "relative")), RELATIVE_SIZES, LARGEST_RELATIVE)
 
 
 def correlation_word(value: float) -> str:
@@ -95,11 +96,7 @@ def correlation_word(value: float) -> str:
     >>> correlation_word(-0.62)
     'strong'
     """
-    magnitude = abs(_finite(value, "correlation"))
-    for bound, word in CORRELATION_SIZES:
-        if magnitude < bound:
-            return word
-    return LARGEST_CORRELATION
+    return _band(abs(_finite(value, "correlation")), CORRELATION_SIZES, LARGEST_CORRELATION)
 
 
 def format_p(p: float) -> str:
