@@ -1,4 +1,5 @@
 import os
+import shutil
 import stat
 
 import pytest
@@ -62,13 +63,21 @@ def test_a_full_disk_inside_the_write_is_one_line_naming_the_folder(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.parquet"]
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def _has_dev_full() -> bool:
+    # Only the character device: opening a plain file of that name for writing would replace nothing real.
+    try:
+        return stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _has_dev_full(), reason="needs the /dev/full device")
 def test_a_real_enospc_from_the_kernel_is_converted(tmp_path):
     from crsbench_lib.errors import OutputError
 
     with pytest.raises(OutputError, match="no space left on device"):
         with atomic_path(tmp_path / "x.bin"):
-            with open("/dev/full", "wb") as full:  # every write to /dev/full fails with ENOSPC
+            with open("/dev/full", "ab") as full:  # every write to /dev/full fails with ENOSPC
                 full.write(b"x")
     assert list(tmp_path.iterdir()) == []
 
@@ -91,15 +100,9 @@ def test_reserve_reports_the_space_needed(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "posix_fallocate", unsupported)
     with open(tmp_path / "big", "wb") as handle:
         reserve(handle.fileno(), 10, tmp_path / "big")  # no preallocation here, but the space is free
-        with pytest.raises(OutputError, match=r"no space left on device \(1\.0 GiB needed, .* free\)"):
-            monkeypatch.setattr("shutil.disk_usage", lambda p: shutil_usage(free=2**20))
+        monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(2**21, 2**20, 2**20))
+        with pytest.raises(OutputError, match=r"no space left on device \(1\.0 GiB needed, 1\.0 MiB free\)"):
             reserve(handle.fileno(), 2**30, tmp_path / "big")
-
-
-def shutil_usage(free):
-    import shutil
-
-    return shutil._ntuple_diskusage(total=2 * free, used=free, free=free)
 
 
 def test_atomic_write_bytes_reserves_first(tmp_path, monkeypatch):
