@@ -101,20 +101,23 @@ def reserve(fd: int, size: int, path: str | os.PathLike[str]) -> None:
     if size <= 0:
         return
     folder = Path(path).parent
-    try:
-        os.posix_fallocate(fd, 0, size)
-    except OSError as exc:
-        if exc.errno in NO_SPACE_ERRNOS:
-            raise no_space_error(folder, size) from exc
-        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-            raise write_error(path, exc) from exc
-        # No preallocation on this file system: the free space is the best check there is.
+    allocate = getattr(os, "posix_fallocate", None)  # absent on macOS
+    if allocate is not None:
         try:
-            free = shutil.disk_usage(folder).free
-        except OSError:
+            allocate(fd, 0, size)
             return
-        if free < size:
-            raise no_space_error(folder, size) from exc
+        except OSError as exc:
+            if exc.errno in NO_SPACE_ERRNOS:
+                raise no_space_error(folder, size) from exc
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise write_error(path, exc) from exc
+    # No preallocation here: the free space is the best check there is.
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if free < size:
+        raise no_space_error(folder, size)
 
 
 @contextlib.contextmanager
