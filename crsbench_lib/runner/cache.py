@@ -76,6 +76,9 @@ class CellStore:
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.folder = Path(root) / CELLS_DIR
         self.folder.mkdir(parents=True, exist_ok=True)
+        # Rows that passed every check, by key: checking is mostly schema validation, and a
+        # run checks each reused cell before the work and assembles it after.
+        self._verified: dict[str, pd.DataFrame] = {}
 
     def path(self, key: str) -> Path:
         """Parquet file of the cell with this key."""
@@ -119,7 +122,15 @@ class CellStore:
             If either file is missing or unreadable, a checksum does not match,
             or the rows break the results-table schema (the message names the
             file and the check).
+
+        Notes
+        -----
+        Rows are read and checked once per store object; later calls return
+        the same frame (the run holds the folder's lock, so nobody else
+        writes it in between).
         """
+        if key in self._verified:
+            return self._verified[key]
         sidecar = self._read_sidecar(key)
         path = self.path(key)
         try:
@@ -130,11 +141,12 @@ class CellStore:
             raise CacheError(f"{path}: sha256 does not match its sidecar ({len(data)} bytes, "
                              f"{sidecar.get('bytes')} recorded)")
         try:
-            frame = pd.read_parquet(io.BytesIO(data), engine="pyarrow")
-            return validate_results(frame, source=str(path))
+            frame = validate_results(pd.read_parquet(io.BytesIO(data), engine="pyarrow"), source=str(path))
         except (CRSBenchError, OSError, ValueError) as exc:
             # A matching checksum with bad rows: written by a version with another schema.
             raise CacheError(f"{path}: not a valid cell ({_first_line(exc)})") from exc
+        self._verified[key] = frame
+        return frame
 
     def _read_sidecar(self, key: str) -> dict[str, Any]:
         path = self.info_path(key)
@@ -182,6 +194,7 @@ class CellStore:
             If the folder is unwritable or full (the cell is then not stored).
         """
         table = validate_results(rows, source=f"cell {info.get('cell', key)}")
+        self._verified.pop(key, None)
         buffer = io.BytesIO()
         table.to_parquet(buffer, index=False, engine="pyarrow")
         data = buffer.getvalue()
