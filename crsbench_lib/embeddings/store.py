@@ -265,9 +265,8 @@ class EmbeddingStore:
                 block = np.ascontiguousarray(z, dtype=_DTYPE).tobytes()
                 out.write(block)
                 digest.update(block)
-        atomic_write_text(
-            meta_path, json.dumps({"key": key, "sha256": digest.hexdigest(), "shape": [n, dim]}, indent=1, sort_keys=True)
-        )
+        meta = {"key": key, "sha256": digest.hexdigest(), "shape": [n, dim]}
+        atomic_write_text(meta_path, json.dumps(meta, indent=1, sort_keys=True))
 
 
 def _npy_header(n: int, dim: int) -> bytes:

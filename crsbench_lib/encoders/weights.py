@@ -66,7 +66,8 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise EncoderError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); {rebuild}") from exc
     except (OSError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
-        raise EncoderError(f"{path}: unreadable ({getattr(exc, 'strerror', None) or type(exc).__name__}); {rebuild}") from exc
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise EncoderError(f"{path}: unreadable ({reason}); {rebuild}") from exc
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise EncoderError(f"{path}: expected an object with a 'files' mapping; {rebuild}")
     return manifest

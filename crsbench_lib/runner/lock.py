@@ -184,7 +184,8 @@ class RunLock:
         try:
             return os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         except OSError as exc:
-            raise OutputError(f"{self.path}: cannot create the run lock ({exc.strerror or type(exc).__name__})") from exc
+            reason = exc.strerror or type(exc).__name__
+            raise OutputError(f"{self.path}: cannot create the run lock ({reason})") from exc
 
     def _try_lock(self, fd: int) -> str:
         """``held``, ``busy`` (another holder) or ``moved`` (``fd`` no longer names the lock file; closed)."""

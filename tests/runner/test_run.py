@@ -237,7 +237,8 @@ def test_flipped_bytes_recompute_exactly_the_damaged_cells(tmp_path: Path, cache
     out = tmp_path / "out"
     first = run_profile(profile, out_dir=out, progress=False, backend=FakeBackend())
     before = first.results_path.read_bytes()
-    keys = {c: cell_key(profile, FakeBackend().prepare(profile), c) for c in build_cells(profile, FakeBackend().prepare(profile))}
+    prep = FakeBackend().prepare(profile)
+    keys = {c: cell_key(profile, prep, c) for c in build_cells(profile, prep)}
     cells = sorted(keys)
     damaged = {cells[0]: ".parquet", cells[3]: ".parquet", cells[7]: ".json", cells[12]: ".json"}
     for number, (cell, suffix) in enumerate(damaged.items()):
