@@ -36,8 +36,8 @@ import pandas as pd
 
 from crsbench_lib.atomic import atomic_write_bytes, atomic_write_text
 from crsbench_lib.errors import CacheError, CRSBenchError
+from crsbench_lib.hashing import sha256_of
 from crsbench_lib.results.schema import validate_results
-from crsbench_lib.runner.config import sha256_of
 
 CELLS_DIR = "cells"
 # Sidecar layout; 2 added the checksums. Bump when the sidecar's meaning changes.
