@@ -17,6 +17,14 @@ Statistics:
   ``1 - 6 sum d^2 / (n (n^2 - 1))`` without ties).
 * Mean absolute rank displacement: mean over items of ``|rank_a - rank_b|``
   on average ranks.
+
+Uncertainty (crs-method 9.6): :func:`rank_correlation_uncertainty` gives tau-b
+or rho a percentile interval over bootstrap draws (:func:`correlation_draws` on
+the per-draw score matrices of the leading-tier bootstrap, or
+:func:`item_bootstrap_draws` when there are none) and a two-sided permutation
+p-value (:func:`~crsbench_lib.scoring.resampling.permutation_p_value`: exact up
+to 8 items, else Monte Carlo with a fixed seed); :func:`agreement_uncertainty`
+does both statistics of the AUROC-CRS agreement at once.
 """
 
 from __future__ import annotations
