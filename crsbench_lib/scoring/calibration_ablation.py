@@ -271,7 +271,8 @@ def excess_ablation(
         relative_excess_change, relative_excess_change_low,
         relative_excess_change_high, verdict, auroc_change, auroc_change_low,
         auroc_change_high, ece_before, ece_after, relative_ece_reduction,
-        n_draws`` (``n_draws``: draws in which the change was defined;
+        n_draws`` (``n_draws``: draws in which the change was defined; the
+        relative interval uses the draws in which its denominator is positive;
         ``relative_ece_reduction`` is the raw-ECE figure of
         :func:`calibration_summary`, kept for comparison with the study).
 
