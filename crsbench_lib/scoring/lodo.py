@@ -245,15 +245,55 @@ def shift_prediction(results: pd.DataFrame, scores: pd.DataFrame, arm: str = "fr
     return _site_b_taus(validate_results(results), crs_scores, "crs", arm)
 
 
+def shift_free_scores(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
+    """The CRS of every encoder computed without the shift term.
+
+    The results lose their ``shift`` rows, so the robustness axis is the mean of
+    the average and the worst corruption loss only (crs-method 9.7); the
+    standard's panel is refrozen the same way from the standard's own arm
+    (:func:`lodo_standard`), anchors and weights kept.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table with corruption rows.
+    standard : ReferenceStandard
+        The standard of the analysis.
+    arm : {"frozen", "lora"}
+        The arm to score.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A score table (:func:`~crsbench_lib.scoring.crs.score_profiles`) of the
+        shift-free profiles against the refrozen standard.
+
+    Raises
+    ------
+    SchemaError
+        If an encoder has no corruption rows on any dataset (no shift-free
+        robustness axis), or no panel member is an encoder of the table.
+    """
+    table = validate_results(results)
+    check_ece_bins(table, standard, arm)
+    site_a = table[table["condition"] != "shift"]
+
+    def profiles_of(which: str) -> pd.DataFrame:
+        return encoder_profiles(raw_axes(site_a, arm=which, label_fractions=standard.label_fractions))
+
+    profiles = profiles_of(arm)
+    # The panel holds profiles of the standard's own arm, whichever arm is scored.
+    panel_profiles = profiles if standard.arm == arm else profiles_of(standard.arm)
+    return score_profiles(profiles, lodo_standard(standard, panel_profiles, "shift"))
+
+
 def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
     """How well a shift-free CRS and clean AUROC rank encoders by AUROC on the second site.
 
-    The predictor CRS is computed from the results without their ``shift``
-    rows: the robustness axis is then the mean of the average and the worst
-    corruption loss only (crs-method 9.7), and the standard's panel is refrozen
-    the same way (:func:`lodo_standard`), anchors and weights kept. The target
-    is the mean site-B AUROC over seeds; each predictor's quality is Kendall's
-    tau-b with it (scipy.stats.kendalltau).
+    The predictor is :func:`shift_free_scores`: the CRS computed without the
+    results' ``shift`` rows, against the standard with its panel refrozen the
+    same way (crs-method 9.7). The target is the mean site-B AUROC over seeds;
+    each predictor's quality is Kendall's tau-b with it (scipy.stats.kendalltau).
 
     Parameters
     ----------
@@ -275,15 +315,13 @@ def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     Raises
     ------
     SchemaError
-        If the table has no shift rows for the arm, an encoder has no
-        corruption rows on any dataset (no shift-free robustness axis), or no
-        panel member is an encoder of the table.
+        If the table has no shift rows for the arm, or as :func:`shift_free_scores`.
     """
     table = validate_results(results)
-    check_ece_bins(table, standard, arm)
-    site_a = table[table["condition"] != "shift"]
-    profiles = encoder_profiles(raw_axes(site_a, arm=arm, label_fractions=standard.label_fractions))
-    crs_scores = _crs(profiles, lodo_standard(standard, profiles, "shift"))
+    if not ((table["condition"] == "shift") & (table["arm"] == arm)).any():
+        raise SchemaError(f"results table: no shift rows for arm {arm!r}")
+    scores = shift_free_scores(table, standard, arm=arm)
+    crs_scores = pd.Series(scores["crs"].to_numpy(dtype=float), index=scores["encoder"].astype(str).to_numpy())
     return _site_b_taus(table, crs_scores, "crs_without_shift", arm)
 
 

@@ -127,3 +127,24 @@ def test_site_b_prediction_uses_a_crs_without_the_shift_term(table, standard):
     )
     with pytest.raises(SchemaError, match="no shift rows"):
         lodo.site_b_prediction(site_a, standard)
+
+
+def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
+    both = synthetic_results(n_encoders=5, seeds=(0,), corruptions=("noise",), severities=(1, 3), arms=("frozen", "lora"))
+    # Adaptation helps on every axis, so the adapted profiles dominate frozen panel entries.
+    lora = both["arm"] == "lora"
+    both.loc[lora, "auroc"] = (both.loc[lora, "auroc"] + 0.05).clip(upper=0.999)
+    both.loc[lora, "ece"] = both.loc[lora, "ece"] / 2
+    standard = freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
+    site_a = both[both["condition"] != "shift"]
+    refrozen = freeze_standard(site_a, "s", base=standard, arm="frozen", created="2026-01-01T00:00:00Z")
+    predictor = crs.score_results(site_a, refrozen, arm="lora").set_index("encoder")["crs"].sort_index()
+    shift = both[(both["condition"] == "shift") & (both["arm"] == "lora")]
+    target = shift.groupby("encoder")["auroc"].mean().sort_index()
+    got = lodo.site_b_prediction(both, standard, arm="lora").set_index("predictor").loc["crs_without_shift"]
+    assert got["kendall_tau"] == pytest.approx(stats.kendalltau(predictor, target).statistic)
+    scores = lodo.shift_free_scores(both, standard, arm="lora").set_index("encoder")["crs"].sort_index()
+    np.testing.assert_allclose(scores.to_numpy(), predictor.to_numpy(), rtol=0, atol=1e-12)
+    # A panel refrozen from the adapted arm would be another reference (and other scores).
+    lora_panel = freeze_standard(site_a, "l", base=standard, arm="lora", created="2026-01-01T00:00:00Z")
+    assert not np.allclose(crs.score_results(site_a, lora_panel, arm="lora")["crs"].sort_values(), np.sort(scores))
