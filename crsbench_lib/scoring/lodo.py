@@ -124,6 +124,7 @@ def leave_one_dataset_out(
     raw: pd.DataFrame,
     standard: ReferenceStandard | None = None,
     scorer: Scorer | None = None,
+    panel_raw: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Kendall tau of each reduced-profile predictor against the held-out AUROC.
 
@@ -140,6 +141,10 @@ def leave_one_dataset_out(
         ``profiles -> Series of CRS indexed by encoder``; overrides ``standard``
         (used to study other aggregations; the scorer alone decides what
         reference it scores against).
+    panel_raw : pandas.DataFrame, optional
+        Raw axes of the standard's own arm, from which the panel is refrozen;
+        default ``raw`` (right when ``raw`` comes from that arm; give the
+        frozen arm's raw axes when predicting with the adapted arm).
 
     Returns
     -------
@@ -160,6 +165,7 @@ def leave_one_dataset_out(
         If neither ``standard`` nor ``scorer`` is given.
     """
     table = _check_raw(raw)
+    panel_table = table if panel_raw is None else _check_raw(panel_raw)
     if scorer is None and standard is None:
         raise ValueError("give a reference standard or a scorer to score the reduced profiles")
     datasets = sorted(table["dataset"].unique())
@@ -176,7 +182,10 @@ def leave_one_dataset_out(
         if scorer is not None:
             crs_scores, panel_size = scorer(reduced.loc[shared]), 0
         else:
-            refrozen = lodo_standard(cast(ReferenceStandard, standard), reduced, held_out)
+            panel_profiles = reduced if panel_raw is None else encoder_profiles(
+                panel_table[panel_table["dataset"] != held_out]
+            )
+            refrozen = lodo_standard(cast(ReferenceStandard, standard), panel_profiles, held_out)
             crs_scores, panel_size = _crs(reduced.loc[shared], refrozen), len(refrozen.panel_names)
         predictors = {"crs": crs_scores.reindex(shared), BASELINE: reduced.loc[shared, "D"]}
         for axis in AXES[1:]:

@@ -148,3 +148,19 @@ def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
     # A panel refrozen from the adapted arm would be another reference (and other scores).
     lora_panel = freeze_standard(site_a, "l", base=standard, arm="lora", created="2026-01-01T00:00:00Z")
     assert not np.allclose(crs.score_results(site_a, lora_panel, arm="lora")["crs"].sort_values(), np.sort(scores))
+
+
+def test_lodo_of_the_lora_arm_refreezes_the_panel_from_the_frozen_arm():
+    both = synthetic_results(n_encoders=5, seeds=(0,), corruptions=("noise",), severities=(1, 3), arms=("frozen", "lora"))
+    lora = both["arm"] == "lora"
+    both.loc[lora, "auroc"] = (both.loc[lora, "auroc"] + 0.05).clip(upper=0.999)
+    both.loc[lora, "ece"] = both.loc[lora, "ece"] / 2
+    standard = freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
+    result = lodo.leave_one_dataset_out(raw_axes(both, arm="lora"), standard, panel_raw=raw_axes(both))
+    reduced = both[both["dataset"] != "derm"]
+    refrozen = freeze_standard(reduced, "r", base=standard, created="2026-01-01T00:00:00Z")
+    expected = crs.score_results(reduced, refrozen, arm="lora").set_index("encoder")["crs"].sort_index()
+    target = both[lora & (both["dataset"] == "derm") & (both["condition"] == "clean") & (both["calibration"] == "none")]
+    target = target.groupby("encoder")["auroc"].mean().sort_index()
+    row = result[(result["held_out"] == "derm") & (result["predictor"] == "crs")].iloc[0]
+    assert row["kendall_tau"] == pytest.approx(stats.kendalltau(expected, target).statistic)
