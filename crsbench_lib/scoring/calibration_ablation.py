@@ -60,6 +60,7 @@ import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS, CALIBRATIONS, validate_results
+from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.resampling import (
     Direction,
     check_interval,
@@ -98,7 +99,7 @@ def _clean_rows(results: pd.DataFrame, arm: str) -> pd.DataFrame:
     if arm not in ARMS:
         raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
     table = validate_results(results)
-    clean = table[(table["arm"] == arm) & (table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table, arm=arm)
     if clean.empty:
         raise SchemaError(f"results table: no clean rows for arm {arm!r}")
     return clean

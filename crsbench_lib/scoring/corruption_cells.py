@@ -47,6 +47,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS, validate_results
+from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.agreement import CorrelationUncertainty
 from crsbench_lib.scoring.resampling import check_interval, crossed_weights, factor_codes, percentile_interval
 
@@ -120,7 +121,7 @@ def corrupted_pairs(results: pd.DataFrame, arm: str = "frozen", clip: bool = Fal
     table = validate_results(results)
     table = table[(table["arm"] == arm) & (table["calibration"] == "none")]
     corrupted = table[table["condition"] == "corruption"]
-    clean = table[(table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table)
     if corrupted.empty:
         raise SchemaError(f"results table: no corruption rows for arm {arm!r}")
     keys = list(PAIR_KEYS)

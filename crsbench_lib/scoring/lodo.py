@@ -5,7 +5,7 @@ other datasets only, and used to *predict* the ranking of the encoders by their
 clean AUROC on ``d`` (mean over seeds). The held-out dataset leaves the
 reference panel too (crs-method 9.7): the standard's panel members are refrozen
 from their profiles without ``d`` (:func:`lodo_standard`, through
-:func:`~crsbench_lib.scoring.standard.freeze_profiles`), while anchors and
+:func:`~crsbench_lib.scoring.freeze.freeze_profiles`), while anchors and
 weights stay the standard's; otherwise ``d`` would reach the CRS through the
 dominance term. The baseline predictor is the AUROC
 without ``d`` (the discrimination axis of the reduced profile). Each predictor's
@@ -40,13 +40,12 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import validate_results
+from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.scoring.crs import score_profiles
-from crsbench_lib.scoring.standard import ReferenceStandard, check_ece_bins, freeze_profiles
+from crsbench_lib.scoring.freeze import freeze_profiles
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, check_ece_bins
 
-AXES: tuple[str, ...] = ("D", "C", "L", "R")
-# +1: larger raw value is better; -1: smaller is better (crs-method section 3).
-AXIS_ORIENTATION: dict[str, int] = {"D": 1, "C": -1, "L": 1, "R": -1}
 BASELINE = "auroc"
 
 Scorer = Callable[[pd.DataFrame], pd.Series]
@@ -65,7 +64,7 @@ def lodo_standard(standard: ReferenceStandard, profiles: pd.DataFrame, without: 
     Panel members that are encoders of ``profiles`` get their profile
     recomputed (here: without the held-out dataset, or without the shift term)
     and normalised against the standard's own anchors
-    (:func:`~crsbench_lib.scoring.standard.freeze_profiles`). Members that are
+    (:func:`~crsbench_lib.scoring.freeze.freeze_profiles`). Members that are
     not encoders of the table cannot be recomputed, and their stored profiles
     may contain what was left out, so they leave the panel. Anchors, weights,
     label fractions and ECE binning stay the standard's.
@@ -189,7 +188,8 @@ def leave_one_dataset_out(
             crs_scores, panel_size = _crs(reduced.loc[shared], refrozen), len(refrozen.panel_names)
         predictors = {"crs": crs_scores.reindex(shared), BASELINE: reduced.loc[shared, "D"]}
         for axis in AXES[1:]:
-            predictors[axis] = AXIS_ORIENTATION[axis] * reduced.loc[shared, axis]
+            # Oriented so that a larger predictor is better on every axis.
+            predictors[axis] = (1 if HIGHER_IS_BETTER[axis] else -1) * reduced.loc[shared, axis]
         y = target.reindex(shared).to_numpy(dtype=float)
         for name, values in predictors.items():
             tau, p_value = _tau(np.asarray(values, dtype=float), y)
@@ -339,7 +339,7 @@ def _site_b_taus(table: pd.DataFrame, crs_scores: pd.Series, name: str, arm: str
     shift = table[table["condition"] == "shift"]
     if shift.empty:
         raise SchemaError(f"results table: no shift rows for arm {arm!r}")
-    clean = table[(table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table)
     rows: list[dict[str, object]] = []
     for dataset in sorted(shift["dataset"].unique()):
         target = shift[shift["dataset"] == dataset].groupby("encoder")["auroc"].mean()
