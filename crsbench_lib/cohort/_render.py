@@ -187,3 +187,43 @@ def gamma_poisson(rng: np.random.Generator, mean: np.ndarray, shape: float) -> n
     rate = rng.gamma(shape, np.maximum(mean, 1e-9) / shape)
     return rng.poisson(rate)
 
+
+
+def blobs(n: int, side: int, owner: np.ndarray, x: np.ndarray, y: np.ndarray, sigma_px: float, strength: np.ndarray | float = 1.0) -> np.ndarray:
+    """Alpha ``(n, side, side)`` of round Gaussian blobs, one blur for all of them.
+
+    ``sigma_px`` is the blob's sigma in pixels of a 32-px image; each blob's
+    peak alpha is about ``strength`` (overlapping blobs saturate at 1).
+    """
+    weight = np.broadcast_to(np.asarray(strength, dtype=np.float32), np.shape(owner))
+    sigma = sigma_px * side / 32.0
+    canvas = splat(n, side, owner, x, y, weight)
+    return np.clip(blur(canvas, sigma) * (2.0 * np.pi * sigma * sigma), 0.0, 1.0)
+
+
+def strokes(
+    x: np.ndarray,
+    y: np.ndarray,
+    ends: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    on: np.ndarray,
+    width: np.ndarray | float,
+    side: int,
+) -> np.ndarray:
+    """Alpha ``(N, H, W)`` of line segments: the union of the ``on`` segments of each image.
+
+    ``ends`` are the ``(N, K)`` endpoint coordinates ``(x0, y0, x1, y1)``; ``on``
+    is an ``(N, K)`` boolean of which segments exist; ``width`` the half-width
+    (normalised units, scalar or ``(N, K)``).
+    """
+    d = segment_distance(x, y, *ends)
+    w = np.asarray(width, dtype=np.float32)
+    if w.ndim == 2:
+        w = w[:, :, None, None]
+    return (ramp(d - w, px(1.0, side)) * on[:, :, None, None]).max(axis=1)
+
+
+def rotate(x: np.ndarray, y: np.ndarray, cx: np.ndarray, cy: np.ndarray, angle: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinates of the grid in a frame centred at ``(cx, cy)`` and turned by ``angle`` (per image)."""
+    c, s = col(np.cos(angle)), col(np.sin(angle))
+    dx, dy = x - col(cx), y - col(cy)
+    return dx * c + dy * s, -dx * s + dy * c
