@@ -46,7 +46,7 @@ CHUNK = 128
 #: and nodules fall under one pixel and the anatomy is no longer drawn.
 MIN_IMAGE_SIDE = 16
 #: Default split sizes (the default profile's cohort).
-DEFAULT_SIZES: Mapping[str, int] = {"train": 2000, "val": 500, "test": 1000}
+DEFAULT_SIZES: Mapping[str, int] = {"train": 2000, "val": 1000, "test": 2000}
 
 _GENERATORS: dict[str, ModuleType] = {"derm": derm, "fundus": fundus, "cxr": cxr}
 PHANTOM_DATASETS: tuple[str, ...] = tuple(_GENERATORS)
