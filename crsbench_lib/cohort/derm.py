@@ -138,7 +138,9 @@ def _choose_palette(rng: np.random.Generator, labels: np.ndarray, k: int) -> np.
     return np.argsort(-(logw + gumbel), axis=1)[:, :k]
 
 
-def _inside(rng: np.random.Generator, owner: np.ndarray, cx, cy, radius, lo: float, hi: float):  # noqa: ANN001
+def _inside(
+    rng: np.random.Generator, owner: np.ndarray, cx: np.ndarray, cy: np.ndarray, radius: np.ndarray, lo: float, hi: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Random points at relative radius ``lo..hi`` of each owner's lesion (area-uniform)."""
     t = rng.uniform(0, 2 * np.pi, owner.size)
     rr = np.sqrt(rng.uniform(lo * lo, hi * hi, owner.size)) * radius[owner]

@@ -196,7 +196,10 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
     n_branch = rng.integers(2, MAX_BRANCHES + 1, n)
     arc_pick = rng.integers(0, 4, (n, MAX_BRANCHES))
     t = rng.uniform(0.2, 1.2, (n, MAX_BRANCHES))
-    pick = lambda a: np.take_along_axis(a, arc_pick, axis=1)  # noqa: E731 (local shorthand)
+
+    def pick(per_arc: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(per_arc, arc_pick, axis=1)
+
     start_phi = np.arctan2(dcy[:, None] - pick(acy), dcx[:, None] - pick(acx)) - eye[:, None] * t * pick(side_sign) * -1
     bx = pick(acx) + pick(radius_k) * np.cos(start_phi)
     by = pick(acy) + pick(radius_k) * np.sin(start_phi)
