@@ -4,8 +4,9 @@ Public entry points:
 
 - :func:`build_dataset` / :data:`PHANTOM_DATASETS` (``derm``, ``fundus``, ``cxr``):
   evaluation splits as :class:`~crsbench_lib.data.base.ImageDataset` objects;
-- :func:`pretraining_pool` -> :class:`~crsbench_lib.cohort.datasets.Pool`
-  ``(images, attributes, site_ids, labels)``: images for pretraining encoders,
+- :func:`pretraining_pool` -> :class:`~crsbench_lib.cohort.datasets.Pool`, which
+  unpacks as ``images, attributes, site_ids`` (the evaluation ``labels`` by
+  name only): images for pretraining encoders,
   disjoint from every evaluation split; :func:`pool_sites` and
   :func:`pool_attributes` say which sites and attributes there are;
 - :func:`corruption_families` / :func:`corrupt` and the per-domain

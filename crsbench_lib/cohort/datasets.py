@@ -25,9 +25,10 @@ split do not depend on the split's size, up to a chunk) and bounds memory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import ModuleType
-from typing import NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -188,8 +189,13 @@ def build_dataset(
     )
 
 
-class Pool(NamedTuple):
+@dataclass(frozen=True)
+class Pool:
     """A pretraining pool (see :func:`pretraining_pool`).
+
+    Unpacks as ``images, attributes, site_ids``; the evaluation-task
+    ``labels`` are reachable by name only, so that no recipe picks them up
+    by accident.
 
     Attributes
     ----------
@@ -211,6 +217,12 @@ class Pool(NamedTuple):
     attributes: dict[str, np.ndarray]
     site_ids: np.ndarray
     labels: np.ndarray
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.images, self.attributes, self.site_ids))
+
+    def __len__(self) -> int:
+        return len(self.images)
 
 
 def pool_sites(dataset: str) -> tuple[str, ...]:

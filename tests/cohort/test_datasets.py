@@ -143,7 +143,9 @@ def test_version_changes_with_every_input() -> None:
 @pytest.mark.parametrize("name", PHANTOM_DATASETS)
 def test_pool_images_attributes_and_sites(name: str) -> None:
     pool = pretraining_pool(name, 50, seed=0)
-    assert isinstance(pool, Pool)
+    assert isinstance(pool, Pool) and len(pool) == 50
+    images, attributes, site_ids = pool  # the labels are reachable by name only
+    assert images is pool.images and attributes is pool.attributes and site_ids is pool.site_ids
     assert len(pool.images) == 50 and pool.images.dtype == np.uint8
     assert len(pool.labels) == 50 and len(pool.site_ids) == 50
     assert list(pool.attributes) == list(pool_attributes(name))
