@@ -23,7 +23,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from crsbench_lib.cohort import PHANTOM_DATASETS, build_dataset
-from crsbench_lib.cohort.difficulty import PixelProbe, macro_auroc
+from crsbench_lib.cohort.difficulty import PixelProbe
+from crsbench_lib.evaluation.metrics import macro_auroc
 
 SEED = 0
 
@@ -98,13 +99,13 @@ def main() -> None:
         model = train_cnn(train.images, train.labels, ds.task, ds.n_classes, args.epochs)
         line = (
             f"{name:8s} pixel probe {pixel.auroc(test.images, test.labels):.3f}, "
-            f"small CNN {macro_auroc(test.labels, cnn_scores(model, test.images, ds.task), ds.task):.3f}"
+            f"small CNN {macro_auroc(test.labels, cnn_scores(model, test.images, ds.task), ds.task).value:.3f}"
         )
         if ds.shift_site:
             shift = ds.split("test", ds.shift_site)
             line += (
                 f"; site {ds.shift_site}: pixel probe {pixel.auroc(shift.images, shift.labels):.3f}, "
-                f"small CNN {macro_auroc(shift.labels, cnn_scores(model, shift.images, ds.task), ds.task):.3f}"
+                f"small CNN {macro_auroc(shift.labels, cnn_scores(model, shift.images, ds.task), ds.task).value:.3f}"
             )
         print(f"{line} ({time.perf_counter() - start:.0f} s)", flush=True)
 

@@ -68,7 +68,7 @@ B); of the same probe on the generator's scene attributes 0.969 (derm) and
 anatomy, not the findings, so that probe is no ceiling there.)
 """
 
-from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION, SEVERITIES, corrupt, corruption_families
+from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION, corrupt, corruption_families
 from crsbench_lib.cohort.datasets import (
     DEFAULT_SIZES,
     GENERATOR_VERSION,
@@ -88,7 +88,6 @@ __all__ = [
     "MIN_IMAGE_SIDE",
     "PHANTOM_DATASETS",
     "Pool",
-    "SEVERITIES",
     "build_dataset",
     "corrupt",
     "corruption_families",

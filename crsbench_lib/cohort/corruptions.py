@@ -41,12 +41,12 @@ from PIL import Image
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.errors import DataError
+from crsbench_lib.results.schema import SEVERITIES
 
 #: Bump whenever any corruption's output changes (part of corrupted-embedding cache keys).
 CORRUPTION_VERSION = "3"
 #: Entropy of the corruption streams (distinct from the phantom generators').
 CORRUPTION_ENTROPY = 0x636F_7272_7570_7469_6F6E_7331
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 Row = Mapping[str, tuple[float, ...]]
 

@@ -12,7 +12,8 @@ copy under a cache key made of
 * the package version and the code version (a hash of the library's sources).
 
 Running again with the same key copies the stored notebook instead of
-executing it, so a changed parameter re-executes exactly the notebooks that
+executing it (after checking it against the sha256 stored beside it: a damaged
+copy is executed again, with a one-line warning), so a changed parameter re-executes exactly the notebooks that
 declare it, and a new results table or code change re-executes every notebook
 that reads them.
 """
@@ -24,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,8 +35,9 @@ from typing import Any
 import nbformat
 
 from crsbench_lib import __version__
-from crsbench_lib.atomic import atomic_path
+from crsbench_lib.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from crsbench_lib.errors import NotebookError
+from crsbench_lib.hashing import file_sha256
 from crsbench_lib.paths import PACKAGE_DIR, cache_dir, notebooks_dir
 
 PARAMETERS_TAG = "parameters"
@@ -44,6 +47,7 @@ CELL_TIMEOUT_S = 1800
 # Parameters whose value is a file: the cache key hashes the file's content, not its name.
 FILE_PARAMETERS: tuple[str, ...] = ("results_path", "standard_path")
 CACHE_FOLDER = "notebooks"
+CHECKSUM_SUFFIX = ".sha256"
 
 
 @dataclass(frozen=True)
@@ -155,15 +159,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a file's bytes (streamed)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def code_version() -> str:
     """A hash of every Python source of the library (relative path and bytes)."""
     digest = hashlib.sha256()
@@ -185,7 +180,7 @@ def _file_fingerprint(value: Any) -> str | None:
     if value is None:
         return None
     path = Path(str(value))
-    return file_digest(path) if path.is_file() else f"missing:{path}"
+    return file_sha256(path) if path.is_file() else f"missing:{path}"
 
 
 def cache_key(
@@ -211,7 +206,7 @@ def cache_key(
         from crsbench_lib.paths import standards_dir
 
         shipped = sorted(standards_dir().glob("*.yaml")) if standards_dir().is_dir() else []
-        files["standard_path"] = _sha256(b"".join(file_digest(p).encode() for p in shipped))
+        files["standard_path"] = _sha256(b"".join(file_sha256(p).encode() for p in shipped))
     payload = {
         "notebook": notebook_source_hash(notebook),
         "parameters": parameters,
@@ -295,9 +290,11 @@ def execute_notebook(
     store = Path(cache) if cache is not None else notebook_cache_dir()
     cached_copy = store / f"{name}-{key[:24]}{NOTEBOOK_SUFFIX}"
     if use_cache and cached_copy.is_file():
-        with atomic_path(destination) as tmp:
-            shutil.copyfile(cached_copy, tmp)
-        return ExecutionResult(name, destination, True, key, time.perf_counter() - start)
+        verified = read_cached(cached_copy)
+        if verified is not None:
+            with atomic_path(destination) as tmp:
+                tmp.write_bytes(verified)
+            return ExecutionResult(name, destination, True, key, time.perf_counter() - start)
     with atomic_path(destination) as tmp:
         try:
             papermill.execute_notebook(
@@ -319,9 +316,44 @@ def execute_notebook(
     errors = error_outputs(destination)
     if errors:
         raise NotebookError(f"notebook {name!r} has error outputs: {errors[0]} (executed copy: {destination})")
-    with atomic_path(cached_copy) as tmp:
-        shutil.copyfile(destination, tmp)
+    store_cached(destination, cached_copy)
     return ExecutionResult(name, destination, False, key, time.perf_counter() - start)
+
+
+def checksum_path(cached_copy: Path) -> Path:
+    """The checksum file beside a cached notebook (``sha256sum`` format)."""
+    return cached_copy.with_name(cached_copy.name + CHECKSUM_SUFFIX)
+
+
+def store_cached(executed: Path, cached_copy: Path) -> None:
+    """Keep an executed notebook in the cache, with the sha256 of its bytes beside it."""
+    data = executed.read_bytes()
+    atomic_write_bytes(cached_copy, data)
+    atomic_write_text(checksum_path(cached_copy), f"{_sha256(data)}  {cached_copy.name}\n")
+
+
+def read_cached(cached_copy: Path) -> bytes | None:
+    """The bytes of a cached notebook that passes its checks, else None.
+
+    A copy whose checksum file is missing (a writer stopped between the two
+    files, or an older version wrote it) is silently not used; one that is
+    unreadable or fails its checksum is not used either, and a one-line
+    warning names it. Either way the notebook is executed again.
+    """
+    checksum_file = checksum_path(cached_copy)
+    if not checksum_file.is_file():
+        return None
+    try:
+        data = cached_copy.read_bytes()
+        recorded = checksum_file.read_text(encoding="ascii").split()
+        problem = None if recorded and recorded[0] == _sha256(data) else "sha256 does not match its checksum file"
+    except (OSError, ValueError) as exc:  # ValueError: a checksum file that is not ASCII
+        problem = f"unreadable ({type(exc).__name__})"
+    if problem is None:
+        return data
+    print(f"crsbench: warning: cached notebook {cached_copy} is damaged ({problem}); executing it again",
+          file=sys.stderr)
+    return None
 
 
 def execute_all(

@@ -21,8 +21,7 @@ import pytest
 
 from crsbench_lib.cohort import PHANTOM_DATASETS, build_dataset, corrupt, corruption_families, pretraining_pool
 from crsbench_lib.cohort.datasets import pool_attributes
-from crsbench_lib.cohort.difficulty import AttributeProbe, PixelProbe, attribute_features, macro_auroc
-from crsbench_lib.errors import DataError
+from crsbench_lib.cohort.difficulty import AttributeProbe, PixelProbe, attribute_features
 
 SIZES = {"train": 1200, "val": 8, "test": 800}
 N_CORRUPTED = 500
@@ -94,17 +93,6 @@ def test_severity_five_moves_predictions_more_than_one_for_every_family(probe_re
     for family, pairs in moves.items():
         mild, severe = np.mean(pairs, axis=0)
         assert severe > mild > 0.0, f"{family}: severity-5 shift {severe:.4f} <= severity-1 shift {mild:.4f}"
-
-
-def test_macro_auroc_multiclass_and_multilabel() -> None:
-    labels = np.array([0, 1, 2, 0, 1, 2])
-    perfect = np.eye(3)[labels]
-    assert macro_auroc(labels, perfect, "multiclass") == 1.0
-    assert macro_auroc(labels, 1 - perfect, "multiclass") == 0.0
-    ml = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
-    assert macro_auroc(ml, ml.astype(float), "multilabel") == 1.0
-    with pytest.raises(DataError):
-        macro_auroc(np.zeros(4, dtype=int), np.ones((4, 2)), "multiclass")
 
 
 def test_pixel_probe_learns_a_planted_signal() -> None:
