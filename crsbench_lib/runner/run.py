@@ -38,6 +38,7 @@ from crsbench_lib.runner.executors import (
 )
 from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key
 from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
+from crsbench_lib.runner.prediction_store import PredictionStore
 
 RESULTS_FILE = "results.parquet"
 MANIFEST_FILE = "manifest.json"
@@ -157,11 +158,18 @@ def run_profile(
         out = Path(out_dir) if out_dir is not None else default_out_dir(profile)
         store = CellStore(out)
         store.remove_partial()
+        with_predictions = bool(getattr(backend, "produces_predictions", False))
+        predictions = PredictionStore(out) if with_predictions else None
+        if predictions is not None:
+            predictions.remove_partial()
         cells = build_cells(profile, prep)
         if not cells:
             raise ConfigError(f"profile {profile.name}: the grid is empty (no encoder, dataset, seed or arm)")
         keys = {cell: cell_key(profile, prep, cell) for cell in cells}
-        reused = {cell for cell in cells if store.has(keys[cell])}
+        reused = {
+            cell for cell in cells
+            if store.has(keys[cell]) and (predictions is None or predictions.has(keys[cell]))
+        }
         todo = [cell for cell in cells if cell not in reused]
         # Longest tasks first (LoRA trains per seed), so parallel workers finish together.
         tasks = sorted(build_tasks(todo, keys), key=lambda task: task.cells[0].arm != "lora")
@@ -175,7 +183,7 @@ def run_profile(
         else:
             executor = "serial"
             source = serial_results(backend, profile, prep, tasks, env)
-        computed = _consume(source, store, profile, len(cells), len(reused), progress)
+        computed = _consume(source, store, profile, len(cells), len(reused), progress, predictions)
     finally:
         if client is not None:
             client.close()
@@ -196,6 +204,8 @@ def run_profile(
         "weights_hashes": {f"{e}@{d}": h for (e, d), h in sorted(prep.weights_hashes.items())},
         "code_versions": dict(prep.code_versions),
         "lora_encoders": sorted({c.encoder for c in cells if c.arm == "lora"}),
+        "lora_runs": _lora_runs(cells, profile),
+        "predictions_bytes": None if predictions is None else predictions.size_bytes(),
         "extra": dict(prep.extra),
         "executor": executor,
         "host": host_info(),
@@ -233,8 +243,30 @@ def _cell_entry(store: CellStore, cell: Cell, key: str, reused: bool) -> dict[st
     }
 
 
+def _lora_runs(cells: list[Cell], profile: Profile) -> dict[str, Any]:
+    """Runs of the LoRA arm, to report beside the study's (``scoring.published.PUBLISHED.lora_runs``).
+
+    A run is one (encoder, dataset, seed), the study's unit. Every run trains
+    one adapter on its full train split and one per label fraction below 1 on
+    that fraction's subset only (crs-method section 9, amendment 8).
+    """
+    lora_cells = [c for c in cells if c.arm == "lora"]
+    fractions = [f for f in profile.label_fractions if f < 1.0]
+    return {
+        "runs": len(lora_cells),
+        "adapters_per_run": 1 + len(fractions),
+        "adapters": len(lora_cells) * (1 + len(fractions)),
+    }
+
+
 def _consume(
-    source: Iterator[CellResult], store: CellStore, profile: Profile, total: int, done: int, progress: bool
+    source: Iterator[CellResult],
+    store: CellStore,
+    profile: Profile,
+    total: int,
+    done: int,
+    progress: bool,
+    predictions: PredictionStore | None = None,
 ) -> int:
     """Store results as they arrive; on Ctrl-C report what is kept and re-raise."""
     from tqdm.auto import tqdm
@@ -244,6 +276,11 @@ def _consume(
     computed = 0
     try:
         for result in source:
+            if predictions is not None:
+                if result.predictions is None:
+                    raise ConfigError(f"cell {result.cell.label}: the backend returned no predictions")
+                # Predictions first: a cell whose rows exist is reused only with its predictions.
+                predictions.save(result.key, result.predictions)
             store.save(
                 result.key,
                 result.rows,
