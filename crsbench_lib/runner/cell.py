@@ -42,6 +42,7 @@ COMMON_CODE: tuple[str, ...] = (
     "evaluation",
     "embeddings",
     "results/schema.py",
+    "results/predictions.py",
     "data/base.py",
     "encoders/base.py",
     "encoders/registry.py",
@@ -53,8 +54,8 @@ COMMON_CODE: tuple[str, ...] = (
 )
 DATASET_CODE: dict[str, tuple[str, ...]] = {
     "phantom": ("cohort/__init__.py", "cohort/datasets.py", "cohort/derm.py", "cohort/fundus.py", "cohort/cxr.py"),
-    "medmnist": ("data/medmnist.py",),
-    "manifest": ("data/manifest.py",),
+    "medmnist": ("data/medmnist.py", "data/resample.py"),
+    "manifest": ("data/manifest.py", "data/resample.py"),
 }
 ENCODER_CODE: dict[str, tuple[str, ...]] = {
     "handcrafted": ("encoders/handcrafted.py",),
