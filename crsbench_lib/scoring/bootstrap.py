@@ -32,6 +32,7 @@ import hashlib
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -411,30 +412,27 @@ def _draw_images(rng: np.random.Generator, n_images: int, n_draws: int) -> np.nd
     return counts
 
 
-def _dataset_axes(
-    data: DatasetPredictions, weights: np.ndarray, shift_weights: np.ndarray | None, fractions: Sequence[float],
-    chunk_bytes: int, seed_counts: np.ndarray,
-) -> np.ndarray:
-    """Raw axes (E, S, B, 4) of one dataset under the draws' image multiplicities (B, n).
+def _fill_seed(
+    out: np.ndarray, data: DatasetPredictions, s: int, weights: np.ndarray, shift_weights: np.ndarray | None,
+    fractions: Sequence[float], chunk_bytes: int, seed_counts: np.ndarray,
+) -> None:
+    """Write seed ``s``'s raw axes into ``out`` (E, S, B, 4), in the draws that pick the seed only.
 
-    A seed's axes are computed only in the draws that pick it (about 70 % of
-    them for three seeds); elsewhere they are 0 and carry weight 0.
+    About 70 % of the draws pick a given seed of three; elsewhere the axes stay 0
+    and carry weight 0 in the profile.
     """
-    out = np.zeros((len(data.encoders), len(data.seeds), weights.shape[0], len(AXES)))
-    for s, seed in enumerate(data.seeds):
-        drawn = np.flatnonzero(seed_counts[:, s] > 0)
-        one = replace(
-            data,
-            seeds=(seed,),
-            clean=data.clean[:, s : s + 1],
-            fraction_proba=data.fraction_proba[:, s : s + 1],
-            corrupted_proba=data.corrupted_proba[:, s : s + 1],
-            shift_proba=None if data.shift_proba is None else data.shift_proba[:, s : s + 1],
-        )
-        out[:, s, drawn] = _seed_axes(
-            one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, chunk_bytes
-        )[:, 0]
-    return out
+    drawn = np.flatnonzero(seed_counts[:, s] > 0)
+    one = replace(
+        data,
+        seeds=(data.seeds[s],),
+        clean=data.clean[:, s : s + 1],
+        fraction_proba=data.fraction_proba[:, s : s + 1],
+        corrupted_proba=data.corrupted_proba[:, s : s + 1],
+        shift_proba=None if data.shift_proba is None else data.shift_proba[:, s : s + 1],
+    )
+    out[:, s, drawn] = _seed_axes(
+        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, chunk_bytes
+    )[:, 0]
 
 
 def _seed_axes(
@@ -583,6 +581,7 @@ def two_level_bootstrap(
     top_k: int = 3,
     interval: float = 0.95,
     chunk_mb: float = 64.0,
+    n_jobs: int | None = None,
 ) -> TwoLevelBootstrapResult:
     """Two-level paired bootstrap of the CRS ranking from stored predictions.
 
@@ -614,7 +613,10 @@ def two_level_bootstrap(
     interval : float
         Coverage of the percentile intervals.
     chunk_mb : float
-        Memory bound of one AUROC kernel call.
+        Memory bound of one AUROC kernel call (per thread).
+    n_jobs : int, optional
+        Threads computing seeds at once (default: the machine's cores). The
+        result does not depend on it.
 
     Returns
     -------
@@ -683,8 +685,18 @@ def two_level_bootstrap(
             None if shift is None else np.vstack([np.ones((1, shift.shape[1]), shift.dtype), shift]),
         )
     fractions = std.label_fractions
-    axes = {name: _dataset_axes(predictions[name], *image_weights[name], fractions, chunk_bytes, seed_counts)
-            for name in datasets}
+    # One task per (dataset, seed), in threads: the kernels run in numpy, which releases the GIL.
+    axes = {name: np.zeros((len(encoders), len(seeds), n_draws + 1, len(AXES))) for name in datasets}
+    tasks = [(name, s) for name in datasets for s in range(len(seeds))]
+    workers = max(1, (os.cpu_count() or 1) if n_jobs is None else int(n_jobs))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [
+            pool.submit(_fill_seed, axes[name], predictions[name], s, *image_weights[name], fractions, chunk_bytes,
+                        seed_counts)
+            for name, s in tasks
+        ]
+        for future in futures:
+            future.result()
     all_profiles = _profiles(axes, seed_counts)  # (1 + B, E, 4)
     for a, axis in enumerate(AXES):
         unavailable = np.isnan(all_profiles[:, :, a]).all(axis=0)

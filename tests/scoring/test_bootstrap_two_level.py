@@ -161,3 +161,12 @@ def test_unpaired_predictions_are_rejected(predictions):
                                              and p.meta["seed"] == 1)]
     with pytest.raises(SchemaError, match="not paired"):
         dataset_arrays(broken)
+
+
+def test_threads_do_not_change_the_draws(predictions, point_profiles):
+    panel = standard({e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS})
+    arrays = dataset_arrays(predictions)
+    one = two_level_bootstrap(arrays, panel, n_draws=15, random_state=4, n_jobs=1)
+    two = two_level_bootstrap(arrays, panel, n_draws=15, random_state=4, n_jobs=2)
+    np.testing.assert_array_equal(one.crs_draws, two.crs_draws)
+    np.testing.assert_array_equal(one.profile_draws, two.profile_draws)
