@@ -275,6 +275,7 @@ class _AurocPlan:
     pos_order: np.ndarray  # (items, n_pos)
     lo: np.ndarray  # (items, n_pos)
     hi: np.ndarray  # (items, n_pos)
+    ties: bool  # whether any positive ties a negative (else lo == hi)
 
 
 def _auroc_plan(scores: np.ndarray, positive: np.ndarray) -> _AurocPlan:
@@ -304,7 +305,8 @@ def _auroc_plan(scores: np.ndarray, positive: np.ndarray) -> _AurocPlan:
     np.put_along_axis(lo, order, lo_sorted, axis=1)
     np.put_along_axis(hi, order, hi_sorted, axis=1)
     neg_order = order[is_neg].reshape(items, n - pos.size)
-    return _AurocPlan(neg_order, np.broadcast_to(pos, (items, pos.size)), lo[:, pos], hi[:, pos])
+    lo, hi = lo[:, pos], hi[:, pos]
+    return _AurocPlan(neg_order, np.broadcast_to(pos, (items, pos.size)), lo, hi, bool((lo != hi).any()))
 
 
 def _weighted_auroc(plan: _AurocPlan, weights: np.ndarray) -> np.ndarray:
@@ -336,10 +338,13 @@ def _weighted_auroc(plan: _AurocPlan, weights: np.ndarray) -> np.ndarray:
     np.cumsum(weights[:, plan.neg_order], axis=2, dtype=np.int32, out=cumulative[:, :, 1:])
     rows = np.arange(items)[:, None]
     below2 = cumulative[:, rows, plan.lo]  # (B, items, n_pos)
-    below2 += cumulative[:, rows, plan.hi]
+    if plan.ties:
+        below2 += cumulative[:, rows, plan.hi]
+    else:  # no positive ties a negative: both halves are the count below
+        below2 *= 2
     w_pos = weights[:, plan.pos_order[0]]  # (B, n_pos): the positives are the same images for every item
     below2 *= w_pos[:, None, :]
-    numerator2 = below2.sum(axis=2, dtype=np.int64).T  # (items, B)
+    numerator2 = below2.sum(axis=2, dtype=np.int32).T.astype(np.int64)  # (items, B)
     total_pos = w_pos.sum(axis=1, dtype=np.int64)
     total_neg = cumulative[:, :, -1].astype(np.int64).T
     denominator = 2 * total_pos[None, :] * total_neg
