@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 
+from crsbench_lib.data.resample import development_split, indices_digest
 from crsbench_lib.errors import DataError
 
 TaskType = Literal["binary", "multiclass", "multilabel"]
@@ -175,8 +176,6 @@ class ImageDataset:
         return dict(self._records[int(seed)])
 
     def _resample(self, seed: int) -> tuple[dict[str, ImageSplit], dict[str, object]]:
-        from crsbench_lib.data.resample import development_split, indices_digest
-
         train = self.source_split("train")
         val = self.source_split("val")
         images = np.concatenate([train.images, val.images])

@@ -43,6 +43,8 @@ C_RULES: tuple[str, ...] = ("auroc", "log_loss")
 DEFAULT_C_RULE: str = C_RULES[0]
 #: The split post-hoc calibrators are fitted on (amendment 2).
 CALIBRATOR_SPLIT = "calibration"
+#: Corruption severities of the protocol (column ``severity``; 0 outside corruption rows).
+SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 
 @dataclass(frozen=True)
@@ -256,7 +258,7 @@ def validate_results(frame: pd.DataFrame, source: str = "results table") -> pd.D
                 f"{source}: column '{name}' has unknown value {out.loc[unknown, name].iloc[0]!r} "
                 f"in {_rows(out.index, unknown)} (expected one of {', '.join(allowed)})"
             )
-    bad_severity = (out["severity"] < 0) | (out["severity"] > 5)
+    bad_severity = ~out["severity"].isin((0, *SEVERITIES))
     bad_severity |= (out["condition"] == "corruption") & (out["severity"] == 0)
     if bad_severity.any():
         raise SchemaError(

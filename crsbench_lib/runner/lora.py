@@ -350,7 +350,7 @@ def fraction_embeddings(
         Fraction -> ``(train subset, validation subset, test)`` float32
         embeddings, the input of ``CellEmbeddings.fraction_features``.
     """
-    from crsbench_lib.runner.cell import embed_images
+    from crsbench_lib.embeddings.batch import embed_images
 
     out = {}
     test = dataset.split("test").images

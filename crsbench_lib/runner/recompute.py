@@ -17,10 +17,9 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.results.io import read_results, write_results
+from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, write_results
 from crsbench_lib.results.schema import KEY_COLUMNS, METRIC_COLUMNS
 from crsbench_lib.runner.prediction_store import PredictionStore
-from crsbench_lib.runner.run import MANIFEST_FILE, RESULTS_FILE
 
 #: Default file name of a recomputed table (beside the run's own table).
 RECOMPUTED_FILE = "results_recomputed.parquet"

@@ -16,7 +16,7 @@ from crsbench_lib.scoring.bootstrap import (
     _weighted_ece,
     two_level_bootstrap,
 )
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import ReferenceStandard
 
 ENCODERS = ("alpha", "beta", "gamma", "delta")
 FRACTIONS = (1.0, 0.5, 0.1)
