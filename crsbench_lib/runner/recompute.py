@@ -19,6 +19,7 @@ import pandas as pd
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, write_results
 from crsbench_lib.results.schema import KEY_COLUMNS, METRIC_COLUMNS
+from crsbench_lib.runner.cache import CellStatus
 from crsbench_lib.runner.prediction_store import PredictionStore
 
 #: Default file name of a recomputed table (beside the run's own table).
@@ -118,8 +119,10 @@ def recompute_results(run_dir: str | os.PathLike[str], out: str | os.PathLike[st
     frames = []
     for entry in manifest.get("cells", []):
         key = entry["key"]
-        if not store.has(key):
-            raise SchemaError(f"{store.path(key)}: the predictions of cell {entry['cell']} are missing")
+        status, reason = store.inspect(key)
+        if status is not CellStatus.INTACT:
+            what = reason or status.value
+            raise SchemaError(f"{store.path(key)}: the predictions of cell {entry['cell']} are not usable ({what})")
         frames.append(rows_from_predictions(store.load(key), source=str(store.path(key))))
     if not frames:
         raise SchemaError(f"{folder / MANIFEST_FILE}: the manifest lists no cells")
