@@ -2,11 +2,20 @@
 
 Random streams
 --------------
-Every split is drawn in chunks of :data:`CHUNK` images; chunk ``c`` of split
-``split`` at site ``site`` of dataset ``name`` for evaluation seed ``seed``
-uses its own generator, seeded by
+Every split is drawn in chunks of :data:`CHUNK` images. Chunk ``c`` of the test
+split at site ``site`` of dataset ``name`` with data seed ``data_seed`` uses its
+own generator, seeded by
 
-    SeedSequence(ROOT_ENTROPY, spawn_key=(EVALUATION, dataset, seed, split, site, c))
+    SeedSequence(ROOT_ENTROPY, spawn_key=(EVALUATION, dataset, data_seed, TEST, site, c))
+
+and chunk ``c`` of a development split (train, val, calibration) of evaluation
+seed ``s`` by
+
+    SeedSequence(ROOT_ENTROPY, spawn_key=(EVALUATION, dataset, data_seed, split, site, DEVELOPMENT, s, c))
+
+so the test images (and, through them, their corrupted versions and the site-B
+test) are the same for every evaluation seed, while every seed draws new
+training, validation and calibration images (crs-method section 9, amendment 1).
 
 and chunk ``c`` of a pretraining pool's share drawn at acquisition site ``site`` by
 
@@ -34,7 +43,7 @@ import numpy as np
 
 from crsbench_lib.cohort import cxr, derm, fundus
 from crsbench_lib.cohort.acquisition import Attribute
-from crsbench_lib.data.base import SPLITS, ImageDataset, ImageSplit
+from crsbench_lib.data.base import DEVELOPMENT_SPLITS, SPLITS, ImageDataset, ImageSplit
 from crsbench_lib.errors import DataError
 
 #: Bump whenever any generator's output changes (part of every dataset version).
@@ -46,14 +55,18 @@ CHUNK = 128
 #: Smallest image side the generators support: below it lesions, microaneurysms
 #: and nodules fall under one pixel and the anatomy is no longer drawn.
 MIN_IMAGE_SIDE = 16
-#: Default split sizes (the default profile's cohort).
+#: Default split sizes (the default profile's cohort); ``calibration`` defaults to ``val``.
 DEFAULT_SIZES: Mapping[str, int] = {"train": 2000, "val": 1000, "test": 2000}
+#: Keys of a sizes mapping.
+SIZE_KEYS: tuple[str, ...] = ("train", "val", "calibration", "test", "shift_test")
 
 _GENERATORS: dict[str, ModuleType] = {"derm": derm, "fundus": fundus, "cxr": cxr}
 PHANTOM_DATASETS: tuple[str, ...] = tuple(_GENERATORS)
 
 _EVALUATION, _POOL = 0, 1
-_SPLIT_KEYS = {"train": 0, "val": 1, "test": 2}
+_SPLIT_KEYS = {"train": 0, "val": 1, "test": 2, "calibration": 3}
+# Marks a development split's stream (its spawn key then carries the evaluation seed).
+_DEVELOPMENT = 1
 _SITE_KEYS = {"A": 0, "B": 1, "P1": 2, "P2": 3, "P3": 4}
 #: The auxiliary attribute every pool image carries besides its domain's ``ATTRIBUTES``.
 SITE_ATTRIBUTE = "site"
@@ -110,9 +123,10 @@ def _draw(
 
 
 def resolve_sizes(sizes: Mapping[str, int] | None) -> dict[str, int]:
-    """Validated split sizes: ``train``, ``val``, ``test`` and ``shift_test``.
+    """Validated split sizes: ``train``, ``val``, ``calibration``, ``test`` and ``shift_test``.
 
-    Missing keys take :data:`DEFAULT_SIZES`; ``shift_test`` defaults to ``test``.
+    Missing keys take :data:`DEFAULT_SIZES`; ``calibration`` defaults to ``val``
+    and ``shift_test`` to ``test``.
 
     Raises
     ------
@@ -120,10 +134,11 @@ def resolve_sizes(sizes: Mapping[str, int] | None) -> dict[str, int]:
         On an unknown key or a non-positive size.
     """
     given = dict(sizes or {})
-    unknown = sorted(set(given) - {*SPLITS, "shift_test"})
+    unknown = sorted(set(given) - set(SIZE_KEYS))
     if unknown:
-        raise DataError(f"sizes: unknown key(s) {', '.join(unknown)} (expected train, val, test, shift_test)")
+        raise DataError(f"sizes: unknown key(s) {', '.join(unknown)} (expected {', '.join(SIZE_KEYS)})")
     out = {split: _check_count(given.get(split, DEFAULT_SIZES[split]), f"sizes[{split!r}]") for split in SPLITS}
+    out["calibration"] = _check_count(given.get("calibration", out["val"]), "sizes['calibration']")
     out["shift_test"] = _check_count(given.get("shift_test", out["test"]), "sizes['shift_test']")
     return out
 
@@ -133,7 +148,7 @@ def dataset_version(name: str, seed: int, sizes: Mapping[str, int], image_side: 
     s = resolve_sizes(sizes)
     return (
         f"phantom-{name}-g{GENERATOR_VERSION}-seed{seed}-side{image_side}"
-        f"-n{s['train']}.{s['val']}.{s['test']}.{s['shift_test']}"
+        f"-n{s['train']}.{s['val']}.{s['calibration']}.{s['test']}.{s['shift_test']}"
     )
 
 
@@ -147,11 +162,13 @@ def build_dataset(
     name : {"derm", "fundus", "cxr"}
         Phantom dataset (see :data:`PHANTOM_DATASETS`).
     seed : int, default 0
-        Evaluation seed; different seeds give different images.
+        Data seed: different data seeds give different test images (and
+        different development images for every evaluation seed). The evaluation
+        seed is the ``seed`` of :meth:`ImageDataset.split`.
     sizes : mapping, optional
         Split sizes with keys ``train``, ``val``, ``test`` and optionally
-        ``shift_test`` (site B test size; defaults to ``test``). Missing keys
-        take :data:`DEFAULT_SIZES`.
+        ``calibration`` (defaults to ``val``) and ``shift_test`` (site B test
+        size; defaults to ``test``). Missing keys take :data:`DEFAULT_SIZES`.
     image_side : int, default 32
         Image side in pixels, at least :data:`MIN_IMAGE_SIDE`.
 
@@ -173,10 +190,21 @@ def build_dataset(
     ds_key = PHANTOM_DATASETS.index(name)
 
     def loader(split: str, site: str) -> ImageSplit:
-        n = resolved["shift_test"] if (site != module.SITES[0] and split == "test") else resolved[split]
+        if split != "test":
+            raise DataError(f"phantom dataset {name}: split {split!r} is drawn per evaluation seed (use split(..., seed=s))")
+        n = resolved["shift_test"] if site != module.SITES[0] else resolved["test"]
         keys = (_EVALUATION, ds_key, seed, _SPLIT_KEYS[split], _SITE_KEYS[site])
         images, labels, _ = _draw(module, keys, n, side, site)
         return ImageSplit(images=images, labels=labels, split=split, site=site)
+
+    def development_loader(evaluation_seed: int) -> dict[str, ImageSplit]:
+        site = module.SITES[0]
+        out = {}
+        for split in DEVELOPMENT_SPLITS:
+            keys = (_EVALUATION, ds_key, seed, _SPLIT_KEYS[split], _SITE_KEYS[site], _DEVELOPMENT, int(evaluation_seed))
+            images, labels, _ = _draw(module, keys, resolved[split], side, site)
+            out[split] = ImageSplit(images=images, labels=labels, split=split, site=site)
+        return out
 
     return ImageDataset(
         name=name,
@@ -186,6 +214,7 @@ def build_dataset(
         version=dataset_version(name, seed, resolved, side),
         loader=loader,
         sites=module.SITES,
+        development_loader=development_loader,
     )
 
 

@@ -181,18 +181,18 @@ def test_pool_sites_differ_in_acquisition() -> None:
 
 
 def test_pools_disjoint_from_every_evaluation_split() -> None:
-    """Hash every image of pools (seeds 0-2, every site) and of evaluation splits (seeds 0-2)."""
-    sizes = {"train": 100, "val": 40, "test": 60}
+    """Hash every image of pools (seeds 0-2, every site) and of evaluation splits (data seeds 0-2, evaluation seeds 0-1)."""
+    sizes = {"train": 100, "val": 40, "calibration": 30, "test": 60}
     for name in PHANTOM_DATASETS:
         eval_hashes: set[str] = set()
         n_eval = 0
         for seed in range(3):
             ds = build_dataset(name, seed=seed, sizes=sizes)
-            for site in ds.sites:
-                for split in ("train", "val", "test"):
-                    images = ds.split(split, site).images
-                    eval_hashes.update(_digest(im) for im in images)
-                    n_eval += len(images)
+            sets = [ds.split("test", site).images for site in ds.sites]
+            sets += [part.images for evaluation_seed in range(2) for part in ds.development(evaluation_seed).values()]
+            for images in sets:
+                eval_hashes.update(_digest(im) for im in images)
+                n_eval += len(images)
         assert len(eval_hashes) == n_eval, f"{name}: duplicate images across evaluation splits"
         pool_hashes = {_digest(im) for seed in range(3) for im in pretraining_pool(name, 160, seed=seed).images}
         assert len(pool_hashes) == 480
@@ -261,3 +261,19 @@ def test_property_sizes_and_prefix(train: int, val: int, test: int, shift: int, 
     assert len(b) == shift
     longer = build_dataset("cxr", seed=seed, sizes={**sizes, "shift_test": 40}, image_side=16).split("test", "B")
     assert np.array_equal(b.images, longer.images[:shift])
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_evaluation_seeds_redraw_development_splits_and_keep_the_test(name: str) -> None:
+    ds = build_dataset(name, sizes={**SMALL, "calibration": 12})
+    zero, one = ds.development(0), ds.development(1)
+    assert [len(zero[k]) for k in ("train", "val", "calibration")] == [SMALL["train"], SMALL["val"], 12]
+    for split in ("train", "val", "calibration"):
+        assert not np.array_equal(zero[split].images, one[split].images)
+    assert ds.split("test", seed=0) is ds.split("test", seed=1)
+    for site in ds.sites:  # the site-B test too
+        assert np.array_equal(ds.split("test", site).images, build_dataset(name, sizes=SMALL).split("test", site).images)
+    train_hashes = {_digest(im) for im in zero["train"].images}
+    assert not train_hashes & {_digest(im) for im in ds.split("test").images}
+    assert not train_hashes & {_digest(im) for im in zero["calibration"].images}
+    assert ds.development_record(0)["source"] == "generator"
