@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from crsbench_lib.cohort.datasets import DEFAULT_SIZES as DEFAULT_PHANTOM_SIZES
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
@@ -358,7 +359,6 @@ class _Checker:
 # ---------------------------------------------------------------------------
 
 DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
-DEFAULT_PHANTOM_SIZES: dict[str, int] = {"train": 2000, "val": 500, "test": 1000}
 DEFAULT_IMAGE_SIDE = 32
 # The probe's defaults are the evaluation engine's (the shipped profiles set every key).
 _PROBE_DEFAULTS = ProbeConfig()
@@ -452,7 +452,7 @@ def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: 
 
         raw = check.mapping(entry, path, ("kind", "name", "sizes", "image_side", "data_seed"), ("name",))
         name = check.string(raw["name"], f"{path}.name", tuple(PHANTOM_DATASETS))
-        sizes_raw = check.mapping(raw.get("sizes", DEFAULT_PHANTOM_SIZES), f"{path}.sizes", SPLIT_SIZE_KEYS,
+        sizes_raw = check.mapping(raw.get("sizes", dict(DEFAULT_PHANTOM_SIZES)), f"{path}.sizes", SPLIT_SIZE_KEYS,
                                   ("train", "val", "test"))
         sizes = {k: check.positive_int(v, f"{path}.sizes.{k}") for k, v in sizes_raw.items()}
         # The calibration split is as large as the validation split unless the profile says otherwise.
