@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -441,3 +441,67 @@ def load_prediction_arrays(run_dir: str | os.PathLike[str], arm: str = "frozen")
     (6, 2, 200, 4)
     """
     return dataset_arrays(load_run_predictions(run_dir), arm)
+
+
+def restrict_arrays(
+    arrays: Mapping[str, DatasetPredictions],
+    datasets: Sequence[str] | None = None,
+    encoders: Sequence[str] | None = None,
+    seeds: Sequence[int] | None = None,
+) -> dict[str, DatasetPredictions]:
+    """Keep only some datasets, encoders and seeds of :func:`load_prediction_arrays`' output.
+
+    A chapter filtered to a subset of the results table resamples the same subset
+    of the predictions, so its bootstrap describes what its tables show.
+
+    Parameters
+    ----------
+    arrays : mapping
+        Dataset -> DatasetPredictions.
+    datasets, encoders, seeds : sequence, optional
+        What to keep (``None``: everything).
+
+    Returns
+    -------
+    dict
+        Dataset -> DatasetPredictions, encoders and seeds in their original (sorted) order.
+
+    Raises
+    ------
+    SchemaError
+        If a requested dataset, encoder or seed has no stored predictions.
+
+    Examples
+    --------
+    >>> arrays = load_prediction_arrays(".crsbench-cache/runs/quick")  # doctest: +SKIP
+    >>> restrict_arrays(arrays, encoders=["random_init", "resnet50_imagenet"])["derm"].encoders  # doctest: +SKIP
+    ('random_init', 'resnet50_imagenet')
+    """
+    names = sorted(arrays) if datasets is None else list(dict.fromkeys(datasets))
+    out: dict[str, DatasetPredictions] = {}
+    for name in names:
+        if name not in arrays:
+            raise SchemaError(f"predictions: no stored predictions for dataset {name!r}; stored: {', '.join(sorted(arrays))}")
+        data = arrays[name]
+        keep_e = _positions(data.encoders, encoders, "encoder", name)
+        keep_s = _positions(data.seeds, seeds, "seed", name)
+        out[name] = replace(
+            data,
+            encoders=tuple(data.encoders[i] for i in keep_e),
+            seeds=tuple(data.seeds[i] for i in keep_s),
+            clean=data.clean[np.ix_(keep_e, keep_s)],
+            fraction_proba=data.fraction_proba[np.ix_(keep_e, keep_s)],
+            corrupted_proba=data.corrupted_proba[np.ix_(keep_e, keep_s)],
+            shift_proba=None if data.shift_proba is None else data.shift_proba[np.ix_(keep_e, keep_s)],
+        )
+    return out
+
+
+def _positions(present: Sequence[Any], wanted: Sequence[Any] | None, what: str, dataset: str) -> list[int]:
+    if wanted is None:
+        return list(range(len(present)))
+    index = {value: i for i, value in enumerate(present)}
+    missing = [value for value in wanted if value not in index]
+    if missing:
+        raise SchemaError(f"predictions of {dataset!r}: no {what} {missing[0]!r}; stored: {', '.join(map(str, present))}")
+    return sorted({index[value] for value in wanted})
