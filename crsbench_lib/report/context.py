@@ -26,6 +26,7 @@ import pandas as pd
 from crsbench_lib.errors import NotebookError
 from crsbench_lib.paths import project_root, standards_dir
 from crsbench_lib.report.banner import Provenance, provenance
+from crsbench_lib.results.predictions import DatasetPredictions, load_prediction_arrays, restrict_arrays
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, run_dir
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.standard import (
@@ -64,6 +65,11 @@ class BookContext:
     standard: ReferenceStandard
     provenance: Provenance
     results_path: Path
+
+    @property
+    def run_dir(self) -> Path:
+        """The run folder: the one holding the results table and its ``predictions/``."""
+        return self.results_path.parent
 
 
 def default_results_path(profile: str) -> Path:
@@ -272,3 +278,34 @@ def load_context(
                               simulated=simulated if simulated is not None else simulated_from_manifest(path)),
         results_path=path,
     )
+
+
+def prediction_arrays(ctx: BookContext, arm: str = "frozen") -> dict[str, DatasetPredictions]:
+    """The stored per-image predictions of a chapter's run, restricted to its filters.
+
+    Parameters
+    ----------
+    ctx : BookContext
+        The chapter's context; its datasets, encoders and seeds (after the
+        chapter's filters) select the predictions.
+    arm : {"frozen", "lora"}
+
+    Returns
+    -------
+    dict
+        Dataset -> :class:`~crsbench_lib.results.predictions.DatasetPredictions`.
+
+    Raises
+    ------
+    SchemaError
+        If the run folder has no stored predictions or lacks a selected name.
+
+    Examples
+    --------
+    >>> ctx = load_context(None, profile="quick")  # doctest: +SKIP
+    >>> sorted(prediction_arrays(ctx))  # doctest: +SKIP
+    ['cxr', 'derm', 'fundus', 'histo']
+    """
+    table = ctx.results[ctx.results["arm"] == arm]
+    return restrict_arrays(load_prediction_arrays(ctx.run_dir, arm), datasets=sorted(set(table["dataset"])), encoders=sorted(set(table["encoder"])),
+                           seeds=sorted({int(s) for s in table["seed"]}))

@@ -113,3 +113,27 @@ def test_relative_inputs_resolve_from_the_project_root(tmp_path, monkeypatch):
     (tmp_path / "here.csv").write_text("x")
     assert context.resolve_input_path("here.csv") == __import__("pathlib").Path("here.csv")
     assert context.resolve_input_path(tmp_path / "abs.csv") == tmp_path / "abs.csv"
+
+
+def test_prediction_arrays_follow_the_run_folder_and_the_filters(tmp_path):
+    from crsbench_lib.evaluation.cell import rows_from_predictions
+    from crsbench_lib.results.io import write_results
+    from crsbench_lib.results.predictions import PREDICTIONS_DIR, write_predictions
+    from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    from tests.scoring.test_bootstrap_two_level import normalised
+    from tests.scoring.test_bootstrap_two_level import standard as two_level_standard
+    from tests.scoring.test_bootstrap_two_level import synthetic_predictions
+
+    predictions = synthetic_predictions(n=30, n_corrupt=20)
+    table = rows_from_predictions(predictions)
+    run = tmp_path / "run"
+    results = write_results(table, run / "results.parquet")
+    for dataset in ("derm", "cxr"):
+        write_predictions([p for p in predictions if p.meta["dataset"] == dataset], run / PREDICTIONS_DIR / f"{dataset}.parquet")
+    profiles = encoder_profiles(raw_axes(table, label_fractions=(1.0, 0.5, 0.1)))
+    standard = save_standard(two_level_standard({e: normalised(profiles.loc[e].to_numpy()) for e in profiles.index}), tmp_path / "s.yaml")
+    ctx = context.load_context(results, standard_path=standard, encoders=["alpha", "delta"], seeds=[1, 2], datasets=["derm"])
+    assert ctx.run_dir == run
+    arrays = context.prediction_arrays(ctx)
+    assert list(arrays) == ["derm"]
+    assert arrays["derm"].encoders == ("alpha", "delta") and arrays["derm"].seeds == (1, 2)
