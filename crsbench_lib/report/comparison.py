@@ -40,6 +40,7 @@ def published_comparison(
     n_draws: int = 1000,
     random_state: int = 0,
     figures: PublishedFigures = PUBLISHED,
+    boot: bootstrap.BootstrapResult | bootstrap.TwoLevelBootstrapResult | None = None,
 ) -> pd.DataFrame:
     """Every headline quantity of the study, as reported and as computed on ``results``.
 
@@ -56,6 +57,11 @@ def published_comparison(
         Seed of both.
     figures : PublishedFigures
         The study's figures.
+    boot : BootstrapResult or TwoLevelBootstrapResult, optional
+        The ranking bootstrap to report, e.g. the two-level bootstrap of the
+        run's stored predictions (a chapter computes it once and shows it too);
+        ``None`` runs the paired-seed bootstrap of ``results`` with ``n_draws``
+        and ``random_state``.
 
     Returns
     -------
@@ -75,7 +81,8 @@ def published_comparison(
     scores = crs.score_results(results, standard)
     agree = agreement.score_agreement(scores)
     profiles = axes.encoder_profiles(axes.raw_axes(results, label_fractions=standard.label_fractions))
-    boot = bootstrap.paired_seed_bootstrap(results, standard, n_draws=n_draws, random_state=random_state)
+    if boot is None:
+        boot = bootstrap.paired_seed_bootstrap(results, standard, n_draws=n_draws, random_state=random_state)
     weights = sensitivity.weight_perturbation(profiles, standard, n_draws=n_draws, random_state=random_state)
     newcomers = list(profiles["D"].sort_values(ascending=False).index[:NEWCOMERS])
     inserted = insertion.insertion_test(profiles.drop(index=newcomers), profiles.loc[newcomers], standard)

@@ -48,3 +48,17 @@ def test_leaders_table_is_long_and_sorted(scores):
     assert crs_rows["study"].iloc[0].startswith(next(iter(PUBLISHED.aggregate_crs_top3)))
     with pytest.raises(ValueError, match="crs"):
         comparison.leaders_table(scores.drop(columns="crs"))
+
+
+def test_published_comparison_reports_a_given_bootstrap(table, standard, compared):
+    from dataclasses import replace
+
+    from crsbench_lib.scoring import bootstrap
+
+    boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=20, random_state=3)
+    given = replace(boot, summary=boot.summary.assign(p_rank1=0.25))  # the row must read the given summary, not rerun a bootstrap
+    out = comparison.published_comparison(table, standard, n_draws=50, random_state=0, boot=given).set_index("quantity")
+    assert out.loc["P(rank 1) of the leader", "this_build"] == 0.25
+    rest = out.drop(index="P(rank 1) of the leader")["this_build"].to_numpy()
+    expected = compared.set_index("quantity").drop(index="P(rank 1) of the leader")["this_build"].to_numpy()
+    assert np.array_equal(rest, expected, equal_nan=True)
