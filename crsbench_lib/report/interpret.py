@@ -602,3 +602,52 @@ def describe_difference(delta: float, subject: str, quantity: str, better: Bette
     verb = "raises" if d > 0 else "lowers"
     verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
     return f"{subject} {verb} {quantity} by {_fmt(abs(d), digits)} on average, {verdict}."
+
+
+def describe_excess_verdict(
+    calibrator: str,
+    before: float,
+    after: float,
+    interval: tuple[float, float],
+    level: float = 0.95,
+    digits: int = 3,
+) -> str:
+    """Whether a post-hoc calibrator helps, read from the change of the ECE excess over its floor.
+
+    The ECE of a finite test set is positive even for perfectly calibrated
+    probabilities; only the excess over that floor is miscalibration a
+    calibrator can remove (crs-method section 9.5). The verdict reads the
+    interval of ``after - before`` alone: below zero "helps", above zero "makes
+    it worse", spanning zero "does not help measurably", so it can never call a
+    rise a cut.
+
+    Parameters
+    ----------
+    calibrator : str
+        Its name ("temperature").
+    before, after : float
+        Mean ECE excess over the floor without and with the calibrator.
+    interval : (float, float)
+        Interval of the change ``after - before``.
+    level : float
+        The interval's coverage.
+    digits : int
+        Decimals shown.
+
+    Examples
+    --------
+    >>> describe_excess_verdict("temperature", 0.05, 0.02, (-0.04, -0.02))
+    'temperature helps: the mean ECE excess over its floor fell from 0.050 to 0.020 (by 60 %, a large improvement); its 95 % interval [-0.040, -0.020] excludes zero.'
+    >>> describe_excess_verdict("isotonic", 0.01, 0.012, (-0.001, 0.005))
+    'isotonic does not help measurably: the mean ECE excess over its floor rose from 0.010 to 0.012 (by 20 %, a moderate deterioration); its 95 % interval [-0.001, 0.005] includes zero, so the data cannot tell the direction.'
+    """
+    low, high = _finite(interval[0], "low"), _finite(interval[1], "high")
+    if high < 0:
+        verdict = "helps"
+    elif low > 0:
+        verdict = "does not help, it makes calibration worse"
+    else:
+        verdict = "does not help measurably"
+    change = describe_change(before, after, "the mean ECE excess over its floor", better="lower",
+                             interval=(low, high), level=level, digits=digits)
+    return f"{calibrator} {verdict}: {change[:1].lower()}{change[1:]}"

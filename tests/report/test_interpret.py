@@ -229,3 +229,21 @@ def test_describe_leaders_and_saturation_and_difference():
     assert "deterioration" in interpret.describe_difference(0.03, "Adaptation", "ECE", better="lower")
     assert "essentially unchanged" in interpret.describe_difference(0.0001, "Adaptation", "AUROC")
     assert interpret.describe_counts({"a": 1}, "encoders") == "1 a encoders."
+
+
+@given(before=positive, after=positive, low=values, width=st.floats(min_value=0, max_value=100, allow_nan=False))
+def test_excess_verdict_helps_only_when_the_interval_lies_below_zero(before, after, low, width):
+    high = low + width
+    text = interpret.describe_excess_verdict("temperature", before, after, (low, high))
+    helps = high < 0
+    assert text.startswith("temperature helps:") == helps
+    assert ("does not help" in text) == (not helps)
+    assert ("makes calibration worse" in text) == (low > 0)
+    # The change itself is still described by its own numbers.
+    assert ("rose" in text) == (after > before and abs(after - before) / before >= interpret.NEGLIGIBLE_RELATIVE)
+
+
+def test_excess_verdict_says_plainly_when_calibration_does_not_help():
+    text = interpret.describe_excess_verdict("isotonic", 0.010, 0.014, (0.001, 0.007))
+    assert text.startswith("isotonic does not help, it makes calibration worse: the mean ECE excess over its floor rose")
+    assert "cut" not in text and "fell" not in text
