@@ -45,3 +45,7 @@ class NotebookError(CRSBenchError, ValueError):
 
 class OutputError(CRSBenchError, OSError):
     """An output file cannot be written where it was asked for."""
+
+
+class PublishError(CRSBenchError):
+    """The built book cannot be published or printed (no built site, no git, no browser)."""

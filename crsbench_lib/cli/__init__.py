@@ -14,7 +14,6 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 
-from crsbench_lib import __version__
 from crsbench_lib.errors import CRSBenchError
 
 EXIT_USER_ERROR = 2
@@ -39,10 +38,30 @@ def positive_int(text: str) -> int:
     return value
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: package, default reference standard and git commit, then exit 0.
+
+    Computed only when asked (it reads the standard and asks git), unlike
+    argparse's ``version`` action whose text is built with the parser.
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # noqa: A002 (argparse's name)
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        from crsbench_lib.report.version import version_info
+
+        print(version_info().text())  # stdout, like argparse's own version action
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser, with every sub-command module registered."""
     parser = _Parser(prog="crsbench", description="CRS-Bench: reliability-aware encoder selection.")
-    parser.add_argument("--version", action="version", version=f"crsbench {__version__}")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the package version, the default reference standard and the git commit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
