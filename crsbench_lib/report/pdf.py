@@ -62,9 +62,17 @@ html, body { background: #fff !important; }
 .bd-header, .bd-header-announcement, .bd-sidebar-primary, .bd-sidebar-secondary, .bd-sidebar,
 .header-article, .prev-next-area, .prev-next-footer, .bd-footer, .bd-footer-article, .bd-footer-content,
 #pst-back-to-top, .skip-link, .headerlink, .search-button-field, .article-header-buttons { display: none !important; }
-.bd-main, .bd-content, .bd-article-container, .bd-article { max-width: 100% !important; width: 100% !important; }
-img { max-width: 100% !important; break-inside: avoid; }
-pre, table, figure, .cell_output { break-inside: avoid; }
+#jb-print-toc { display: none !important; }
+.bd-page-width, .bd-container, .bd-container__inner, .bd-main, .bd-content, .bd-article-container {
+  margin: 0 !important; padding-left: 0 !important; padding-right: 0 !important;
+  max-width: none !important; width: auto !important; }
+.bd-main, .bd-content, .bd-article-container, .bd-article { min-width: 0 !important; }
+.bd-article { padding: 0 !important; overflow-wrap: anywhere; }
+.cell_output th, .cell_output td, .output th, .output td { padding: 1px 3px !important; }
+img { max-width: 100% !important; height: auto !important; break-inside: avoid; }
+pre { white-space: pre-wrap !important; word-break: break-all; }
+.cell_output table, .output table { font-size: 7.5pt !important; }
+figure, .cell_output img { break-inside: avoid; }
 """
 
 

@@ -7,6 +7,7 @@ failing instead on CI (``CI=true``), as tests/book/test_browser.py does.
 import json
 import os
 import stat
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,15 @@ def _chromium() -> str:
 
 
 def _text(page) -> str:
-    return " ".join(page.extract_text().split())
+    """A page's text without whitespace: lines wrap titles and hashes anywhere.
+
+    NFKC folds the ligatures the fonts print (the "fi" of "fixed" is one glyph).
+    """
+    return _squeeze(unicodedata.normalize("NFKC", page.extract_text()))
+
+
+def _squeeze(text: str) -> str:
+    return "".join(text.split())
 
 
 def _outline_starts(reader) -> dict[str, int]:
@@ -144,12 +153,12 @@ def test_pdf_of_a_tiny_book_has_edition_page_bookmarks_and_every_chapter(tmp_pat
     assert starts["Edition and contents"] == 0 and starts["Only part"] == starts["A long chapter"]
     assert starts["A long chapter"] + 2 <= starts["A short chapter"]  # the long chapter spans pages
     for title in ("Tiny introduction", "A long chapter", "A short chapter"):
-        assert title in _text(reader.pages[starts[title]])
+        assert _squeeze(title) in _text(reader.pages[starts[title]])
     first = _text(reader.pages[0])
-    for needle in ("Tiny book", "crsbench 9.9.9", "crs-test-v1", "a" * 12, "c" * 12, "2026-11-30"):
-        assert needle in first, needle
+    for needle in ("Tiny book", "crsbench 9.9.9", "crs-test-v1", PROV.standard_hash, PROV.results_hash, "2026-11-30"):
+        assert _squeeze(needle) in first, needle
     # The contents give each chapter's page number (1-based).
-    assert f"A short chapter {starts['A short chapter'] + 1}" in first
+    assert f"Ashortchapter{starts['A short chapter'] + 1}" in first
     assert reader.metadata.title == "Tiny book"
 
 
@@ -176,9 +185,9 @@ def test_pdf_of_the_quick_book_has_every_chapter(book_inputs, tmp_path_factory):
     # Every chapter starts on its own page, after the edition page.
     assert len(reader.pages) >= first_pages[-1] + 1 >= len(chapters) + 1
     for chapter, start in zip(chapters, first_pages, strict=True):
-        assert chapter.title in _text(reader.pages[start]), chapter.title
+        assert _squeeze(chapter.title) in _text(reader.pages[start]), chapter.title
     prov = json.loads((html / PROVENANCE_FILE).read_text())
     first = _text(reader.pages[0])
-    for needle in (f"crsbench {__version__}", prov["standard_version"], prov["standard_hash"][7:19],
-                   prov["results_hash"][7:19], prov["build_date"]):
-        assert needle in first, needle
+    for needle in (f"crsbench {__version__}", prov["standard_version"], prov["standard_hash"],
+                   prov["results_hash"], prov["build_date"]):
+        assert _squeeze(needle) in first, needle
