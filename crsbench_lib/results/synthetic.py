@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.results.schema import validate_results
+from crsbench_lib.results.schema import SEVERITIES, validate_results
 
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.25, 0.10, 0.05, 0.01)
 DEFAULT_CORRUPTIONS: tuple[str, ...] = ("noise", "blur", "jpeg", "pixelate", "brightness", "contrast")
@@ -27,7 +27,7 @@ def synthetic_results(
     datasets: tuple[tuple[str, str, str], ...] = DEFAULT_DATASETS,
     label_fractions: tuple[float, ...] = DEFAULT_FRACTIONS,
     corruptions: tuple[str, ...] = DEFAULT_CORRUPTIONS,
-    severities: tuple[int, ...] = (1, 2, 3, 4, 5),
+    severities: tuple[int, ...] = SEVERITIES,
     arms: tuple[str, ...] = ("frozen",),
     shift_dataset: str | None = "cxr",
     random_state: int = 0,

@@ -33,6 +33,7 @@ import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS, CALIBRATIONS, validate_results
+from crsbench_lib.results.select import clean_rows
 
 PAIR_KEYS: tuple[str, ...] = ("encoder", "dataset", "seed", "arm")
 UNCALIBRATED = "none"
@@ -42,7 +43,7 @@ def _clean_rows(results: pd.DataFrame, arm: str) -> pd.DataFrame:
     if arm not in ARMS:
         raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
     table = validate_results(results)
-    clean = table[(table["arm"] == arm) & (table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table, arm=arm)
     if clean.empty:
         raise SchemaError(f"results table: no clean rows for arm {arm!r}")
     return clean

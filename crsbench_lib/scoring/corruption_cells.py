@@ -33,6 +33,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS, validate_results
+from crsbench_lib.results.select import clean_rows
 
 PAIR_KEYS: tuple[str, ...] = ("encoder", "dataset", "seed", "arm")
 CELL_KEYS: tuple[str, ...] = ("dataset", "corruption")
@@ -97,7 +98,7 @@ def corrupted_pairs(results: pd.DataFrame, arm: str = "frozen", clip: bool = Fal
     table = validate_results(results)
     table = table[(table["arm"] == arm) & (table["calibration"] == "none")]
     corrupted = table[table["condition"] == "corruption"]
-    clean = table[(table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table)
     if corrupted.empty:
         raise SchemaError(f"results table: no corruption rows for arm {arm!r}")
     keys = list(PAIR_KEYS)

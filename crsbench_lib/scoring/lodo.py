@@ -29,13 +29,11 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import validate_results
+from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.axes import encoder_profiles
 from crsbench_lib.scoring.crs import score_profiles
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard
 
-AXES: tuple[str, ...] = ("D", "C", "L", "R")
-# +1: larger raw value is better; -1: smaller is better (crs-method section 3).
-AXIS_ORIENTATION: dict[str, int] = {"D": 1, "C": -1, "L": 1, "R": -1}
 BASELINE = "auroc"
 
 Scorer = Callable[[pd.DataFrame], pd.Series]
@@ -117,7 +115,8 @@ def leave_one_dataset_out(
         crs_scores = scorer(reduced.loc[shared])
         predictors = {"crs": crs_scores.reindex(shared), BASELINE: reduced.loc[shared, "D"]}
         for axis in AXES[1:]:
-            predictors[axis] = AXIS_ORIENTATION[axis] * reduced.loc[shared, axis]
+            # Oriented so that a larger predictor is better on every axis.
+            predictors[axis] = (1 if HIGHER_IS_BETTER[axis] else -1) * reduced.loc[shared, axis]
         y = target.reindex(shared).to_numpy(dtype=float)
         for name, values in predictors.items():
             tau, p_value = _tau(np.asarray(values, dtype=float), y)
@@ -176,7 +175,7 @@ def shift_prediction(results: pd.DataFrame, scores: pd.DataFrame, arm: str = "fr
     shift = table[table["condition"] == "shift"]
     if shift.empty:
         raise SchemaError(f"results table: no shift rows for arm {arm!r}")
-    clean = table[(table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table)
     crs_scores = pd.Series(scores["crs"].to_numpy(dtype=float), index=scores["encoder"].astype(str).to_numpy())
     rows: list[dict[str, object]] = []
     for dataset in sorted(shift["dataset"].unique()):

@@ -25,6 +25,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import validate_results
+from crsbench_lib.results.select import clean_rows
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def auroc_gain(results: pd.DataFrame, by_dataset: bool = False) -> pd.DataFrame:
         If no encoder has clean rows in both arms.
     """
     table = validate_results(results)
-    clean = table[(table["condition"] == "clean") & (table["label_fraction"] == 1.0) & (table["calibration"] == "none")]
+    clean = clean_rows(table, calibration="none")
     clean = clean.astype({"encoder": object, "dataset": object, "arm": object})
     per_cell = clean.groupby(["encoder", "dataset", "arm"], sort=True)["auroc"].mean().unstack("arm")
     if "frozen" not in per_cell.columns or "lora" not in per_cell.columns:

@@ -10,9 +10,16 @@ import numpy as np
 import pytest
 
 from crsbench_lib.encoders.base import Encoder
-from crsbench_lib.encoders.registry import DEFAULT_ZOO, ENTRY_POINT_GROUP, available_encoders, build_encoder, describe_encoders
-from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, read_manifest, sha256_file
+from crsbench_lib.encoders.registry import (
+    DEFAULT_ZOO,
+    ENTRY_POINT_GROUP,
+    available_encoders,
+    build_encoder,
+    describe_encoders,
+)
+from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, read_manifest
 from crsbench_lib.errors import EncoderError
+from crsbench_lib.hashing import file_sha256
 
 
 def test_default_zoo_composition() -> None:
@@ -37,7 +44,7 @@ def test_shipped_weights_match_manifest() -> None:
     total = 0
     for name, entry in manifest.items():
         path = SHIPPED_WEIGHTS_DIR / name
-        assert sha256_file(path) == entry["sha256"], name
+        assert file_sha256(path) == entry["sha256"], name
         total += path.stat().st_size
     assert total < 5 * 2**20
 
