@@ -21,7 +21,7 @@ import pandas as pd
 
 from crsbench_lib import __version__
 from crsbench_lib.errors import ConfigError
-from crsbench_lib.scoring import results_hash as table_hash
+from crsbench_lib.standard import results_hash as table_hash
 
 HASH_CHARS = 12  # enough to tell runs apart on a page; the full hashes are in the run manifest
 
@@ -49,7 +49,7 @@ class Provenance:
         when no run manifest says.
     results_hash : str
         Content hash of the results table (``sha256:...``, see
-        :func:`crsbench_lib.scoring.results_hash`), "" if unknown.
+        :func:`crsbench_lib.standard.results_hash`), "" if unknown.
     build_date : str
         ISO date (UTC) the page was built, "" when not a book build.
     """
@@ -232,7 +232,7 @@ def provenance(
     Returns
     -------
     Provenance
-        With the content hash of ``results`` (:func:`crsbench_lib.scoring.results_hash`).
+        With the content hash of ``results`` (:func:`crsbench_lib.standard.results_hash`).
     """
     version = str(getattr(standard, "version", "")) if standard is not None else "none"
     content = getattr(standard, "content_hash", "") if standard is not None else ""

@@ -16,7 +16,7 @@ from pathlib import Path
 from crsbench_lib import __version__
 from crsbench_lib.errors import CRSBenchError
 from crsbench_lib.paths import project_root
-from crsbench_lib.scoring import default_standard_path, load_standard
+from crsbench_lib.standard import default_standard_path, load_standard
 
 GIT_TIMEOUT_S = 10
 

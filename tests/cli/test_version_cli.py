@@ -10,7 +10,7 @@ import pytest
 from crsbench_lib import __version__
 from crsbench_lib.cli import main
 from crsbench_lib.paths import standards_dir
-from crsbench_lib.scoring import default_standard_path, load_standard
+from crsbench_lib.standard import default_standard_path, load_standard
 
 
 def test_version_names_package_standard_and_commit(capsys):

@@ -6,7 +6,7 @@ import pytest
 from crsbench_lib import __version__
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.report.banner import Provenance, build_date, provenance, release_lines, release_markdown
-from crsbench_lib.scoring import results_hash
+from crsbench_lib.standard import results_hash
 
 
 def test_banner_names_every_field(table, standard):
