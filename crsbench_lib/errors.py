@@ -47,5 +47,9 @@ class OutputError(CRSBenchError, OSError):
     """An output file cannot be written where it was asked for."""
 
 
+class CacheError(CRSBenchError):
+    """A cached file is unreadable or fails its checksum (it is recomputed, never reused)."""
+
+
 class PublishError(CRSBenchError):
     """The built book cannot be published or printed (no built site, no git, no browser)."""
