@@ -17,15 +17,9 @@ import time
 
 import numpy as np
 
-from crsbench_lib.cohort import (
-    DEFAULT_SIZES,
-    PHANTOM_DATASETS,
-    SEVERITIES,
-    build_dataset,
-    corrupt,
-    corruption_families,
-)
+from crsbench_lib.cohort import DEFAULT_SIZES, PHANTOM_DATASETS, build_dataset, corrupt, corruption_families
 from crsbench_lib.cohort.datasets import generator_module
+from crsbench_lib.results.schema import SEVERITIES
 
 
 def _rate(n: int, seconds: float) -> str:

@@ -22,9 +22,10 @@ import torch
 from crsbench_lib.cohort import DEFAULT_SIZES, PHANTOM_DATASETS, build_dataset, corruption_families
 from crsbench_lib.embeddings.store import EmbeddingStore
 from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
+from crsbench_lib.results.schema import SEVERITIES
+from crsbench_lib.runner.pretrain import pretrain_zoo
 
 CORRUPTION_IMAGES = 500
-SEVERITIES = (1, 2, 3, 4, 5)
 
 
 def throughput(threads: int) -> None:

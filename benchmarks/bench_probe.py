@@ -41,11 +41,11 @@ from crsbench_lib.evaluation import (  # noqa: E402
     evaluate_cell,
     label_fraction_subsets,
 )
+from crsbench_lib.results.schema import SEVERITIES  # noqa: E402
 
 N_TRAIN, N_VAL, N_TEST, DIM, N_CLASSES = 2000, 500, 1000, 256, 4
 FRACTIONS = (1.0, 0.25, 0.10, 0.05, 0.01)
 CORRUPTIONS = tuple(f"corruption{i}" for i in range(8))
-SEVERITIES = (1, 2, 3, 4, 5)
 META = {"encoder": "bench", "dataset": "gauss", "domain": "synthetic", "arm": "frozen"}
 
 

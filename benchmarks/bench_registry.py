@@ -21,7 +21,8 @@ from crsbench_lib.registry import Registry, verify_registry
 from crsbench_lib.registry.export import export_text
 from crsbench_lib.results.io import write_results
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring.standard import freeze_standard, save_standard
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import save_standard
 
 
 def _timed(label: str, func, *args, **kwargs):  # type: ignore[no-untyped-def]

@@ -23,11 +23,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from crsbench_lib.results.synthetic import synthetic_results  # noqa: E402
-from crsbench_lib.scoring.axes import AXES, encoder_profiles, raw_axes  # noqa: E402
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes  # noqa: E402
 from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap  # noqa: E402
 from crsbench_lib.scoring.crs import score_profiles  # noqa: E402
+from crsbench_lib.scoring.freeze import freeze_standard  # noqa: E402
 from crsbench_lib.scoring.sensitivity import weight_perturbation  # noqa: E402
-from crsbench_lib.scoring.standard import freeze_standard  # noqa: E402
+from crsbench_lib.standard import AXES  # noqa: E402
 
 REPEATS = 3
 TARGET_ANALYSES_S = 2.0

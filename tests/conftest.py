@@ -12,7 +12,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
+from hypothesis import settings
+
+# No per-example wall-clock deadline: on a loaded machine (CI on a busy developer
+# box) a slow example is not a failure. Tests that set their own settings inherit this.
+settings.register_profile("crsbench", deadline=None)
+settings.load_profile("crsbench")
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +51,19 @@ def book_inputs(quick_results_path, tmp_path_factory: pytest.TempPathFactory) ->
     base.mkdir(exist_ok=True)
     return {"results_path": str(quick_results_path), "profile": "quick", "standard_path": None, "simulated": True,
             "cache": base / "notebook-cache", "executed": base / "executed"}
+
+
+@pytest.fixture(scope="session")
+def synthetic_table() -> pd.DataFrame:
+    """8 encoders x 3 datasets x 3 seeds, two corruptions (the shape of a real run, small)."""
+    from crsbench_lib.results.synthetic import synthetic_results
+
+    return synthetic_results(n_encoders=8, corruptions=("noise", "blur"), random_state=3)
+
+
+@pytest.fixture(scope="session")
+def frozen_standard(synthetic_table: pd.DataFrame):
+    """A standard frozen from :func:`synthetic_table` with the template's settings."""
+    from crsbench_lib.scoring.freeze import freeze_standard
+
+    return freeze_standard(synthetic_table, "test-v1", created="2026-11-30T00:00:00Z")

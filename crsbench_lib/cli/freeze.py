@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from crsbench_lib.results.io import read_results
-from crsbench_lib.scoring.standard import freeze_standard, save_standard
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import save_standard
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from crsbench_lib.registry.lifecycle import saturation_notes, saturation_table
 from crsbench_lib.registry.store import select_encoders
 from crsbench_lib.results.io import read_results
 from crsbench_lib.results.schema import ARMS
-from crsbench_lib.scoring.standard import load_standard
+from crsbench_lib.standard import load_standard
 
 #: Exit status of ``verify`` when something differs (2 stays "user error").
 EXIT_VERIFY_FAILED = 1

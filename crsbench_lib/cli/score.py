@@ -10,7 +10,7 @@ import pandas as pd
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.crs import saturation_counts, score_results
-from crsbench_lib.scoring.standard import ReferenceStandard, default_standard_path, load_standard
+from crsbench_lib.standard import ReferenceStandard, default_standard_path, load_standard
 
 FLOAT_FORMAT = "{:.3f}".format
 

@@ -8,7 +8,7 @@ See ``docs/default-cohort.md``. Public entry points:
 - figures for the book in :mod:`crsbench_lib.cohort.figures`.
 """
 
-from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION, SEVERITIES, corrupt, corruption_families
+from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION, corrupt, corruption_families
 from crsbench_lib.cohort.datasets import (
     DEFAULT_SIZES,
     GENERATOR_VERSION,
@@ -24,7 +24,6 @@ __all__ = [
     "GENERATOR_VERSION",
     "MIN_IMAGE_SIDE",
     "PHANTOM_DATASETS",
-    "SEVERITIES",
     "build_dataset",
     "corrupt",
     "corruption_families",

@@ -29,12 +29,12 @@ from scipy import ndimage
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.errors import DataError
+from crsbench_lib.results.schema import SEVERITIES
 
 #: Bump whenever any corruption's output changes (part of corrupted-embedding cache keys).
 CORRUPTION_VERSION = "2"
 #: Entropy of the corruption streams (distinct from the phantom generators').
 CORRUPTION_ENTROPY = 0x636F_7272_7570_7469_6F6E_7331
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 # Severity parameters (index 0 = severity 1). Lengths in pixels refer to a 32 px image.
 # Version 2 halves version 1's strengths: at 32 px version 1 cost the default zoo

@@ -13,11 +13,10 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from crsbench_lib.errors import DataError
+from crsbench_lib.evaluation.metrics import macro_auroc
 
 #: Inverse regularisation strength of the pixel probe (standardised pixels are many and collinear).
 PROBE_C = 0.001
@@ -26,22 +25,6 @@ PROBE_MAX_ITER = 300
 
 def _flat(images: np.ndarray) -> np.ndarray:
     return images.reshape(len(images), -1).astype(np.float32) / 255.0
-
-
-def macro_auroc(labels: np.ndarray, scores: np.ndarray, task: str) -> float:
-    """Macro-averaged one-vs-rest AUROC (multi-class) or mean per-label AUROC (multi-label).
-
-    Classes or labels absent from ``labels`` (a single value) are skipped.
-    """
-    aucs = []
-    n_out = scores.shape[1]
-    for k in range(n_out):
-        target = labels[:, k] if task == "multilabel" else (labels == k).astype(int)
-        if 0 < target.sum() < len(target):
-            aucs.append(roc_auc_score(target, scores[:, k]))
-    if not aucs:
-        raise DataError("macro_auroc: no class has both positives and negatives")
-    return float(np.mean(aucs))
 
 
 class PixelProbe:
@@ -89,5 +72,5 @@ class PixelProbe:
         return full
 
     def auroc(self, images: np.ndarray, labels: np.ndarray) -> float:
-        """Macro-AUROC on a labelled image set (see :func:`macro_auroc`)."""
-        return macro_auroc(labels, self.scores(images), self.task)
+        """Macro-AUROC on a labelled image set (:func:`crsbench_lib.evaluation.metrics.macro_auroc`)."""
+        return macro_auroc(labels, self.scores(images), self.task).value

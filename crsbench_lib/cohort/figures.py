@@ -15,10 +15,11 @@ import textwrap
 import numpy as np
 from matplotlib.figure import Figure
 
-from crsbench_lib.cohort.corruptions import SEVERITIES, corrupt, corruption_families
+from crsbench_lib.cohort.corruptions import corrupt, corruption_families
 from crsbench_lib.cohort.datasets import build_dataset
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.errors import DataError
+from crsbench_lib.results.schema import SEVERITIES
 
 #: Images drawn to find examples when a figure builds its own dataset.
 _SHEET_POOL = 512

@@ -12,7 +12,6 @@ Nothing is downloaded unless ``download=True`` is passed explicitly.
 
 from __future__ import annotations
 
-import hashlib
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import numpy as np
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.data.base import SPLITS, ImageDataset, ImageSplit, TaskType
 from crsbench_lib.errors import DataError
+from crsbench_lib.hashing import file_sha256
 
 SIZES: tuple[int, ...] = (28, 64, 128, 224)
 # Zenodo record of MedMNIST v3 (MedMNIST+ sizes included).
@@ -61,14 +61,6 @@ def medmnist_filename(flag: str, size: int = 28) -> str:
     if size not in SIZES:
         raise DataError(f"MedMNIST size must be one of {SIZES}, got {size}")
     return f"{flag}.npz" if size == 28 else f"{flag}_{size}.npz"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def download_medmnist(flag: str, root: Path, size: int = 28) -> Path:
@@ -170,7 +162,7 @@ def load_medmnist(flag: str, root: Path, size: int = 28, download: bool = False)
     else:
         domain = "unknown"
         task, n_classes = _infer_task(train_labels[:, 0] if train_labels.ndim == 2 and train_labels.shape[1] == 1 else train_labels)
-    version = _sha256(path)
+    version = file_sha256(path)
 
     def loader(split: str, site: str) -> ImageSplit:
         try:

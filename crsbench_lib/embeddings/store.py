@@ -35,11 +35,12 @@ from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import DataError, EncoderError
+from crsbench_lib.hashing import file_sha256
 from crsbench_lib.paths import cache_dir
+from crsbench_lib.results.schema import SEVERITIES
 
 # Bump when the layout or the meaning of a cached file changes.
 STORE_FORMAT_VERSION = 1
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -85,14 +86,6 @@ def cache_key(
 
 def _key_digest(key: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 class EmbeddingStore:
@@ -145,7 +138,7 @@ class EmbeddingStore:
             return None
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            if meta.get("key") != key or meta.get("sha256") != _file_sha256(array_path):
+            if meta.get("key") != key or meta.get("sha256") != file_sha256(array_path):
                 return None
             arr = np.load(array_path, mmap_mode="r" if mmap else None, allow_pickle=False)
         except (OSError, ValueError, json.JSONDecodeError):
@@ -260,7 +253,7 @@ class EmbeddingStore:
                 out[start : start + len(z)] = z
             out.flush()
             del out
-            digest = _file_sha256(tmp)
+            digest = file_sha256(tmp)
             os.replace(tmp, array_path)
         finally:
             if tmp.exists():

@@ -29,6 +29,19 @@ ENTRY_POINT_GROUP = "crsbench.encoders"
 HUB_PREFIXES: tuple[str, ...] = ("timm", "open_clip", "hf")
 TORCH_ONLY_OPTIONS: tuple[str, ...] = ("device", "amp", "batch_size")
 
+
+def hub_prefix(name: str) -> str | None:
+    """The hub of a hub model id (``timm:resnet18`` -> ``timm``), None for any other name.
+
+    Examples
+    --------
+    >>> hub_prefix("hf:facebook/dinov2-small"), hub_prefix("hog"), hub_prefix("timm")
+    ('hf', None, None)
+    """
+    prefix, sep, _ = name.partition(":")
+    return prefix if sep and prefix in HUB_PREFIXES else None
+
+
 #: The built-in zoo: the classical baselines, then the neural encoders in recipe order.
 DEFAULT_ZOO: tuple[str, ...] = (
     "pixels",
@@ -100,11 +113,11 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
     """
     if not isinstance(name, str) or not name:
         raise EncoderError(f"encoder name must be a non-empty string, got {name!r}")
-    prefix, sep, rest = name.partition(":")
-    if sep and prefix in HUB_PREFIXES:
+    prefix = hub_prefix(name)
+    if prefix is not None:
         from crsbench_lib.encoders.hub import build_hub_encoder
 
-        return build_hub_encoder(prefix, rest, image_side=image_side, **options)
+        return build_hub_encoder(prefix, name.partition(":")[2], image_side=image_side, **options)
     try:
         if name in HANDCRAFTED:
             cls: Callable[..., Encoder] = HANDCRAFTED[name]

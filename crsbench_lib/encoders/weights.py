@@ -41,15 +41,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's content, read in 1 MiB chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def params_hash(params: Mapping[str, Any]) -> str:
     """Hex sha256 of a JSON-serialisable parameter mapping (keys sorted)."""
     return sha256_bytes(json.dumps(params, sort_keys=True, default=str).encode("utf-8"))

@@ -15,11 +15,7 @@ from threadpoolctl import threadpool_limits
 
 from crsbench_lib.errors import EvaluationError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, fit_calibrator
-from crsbench_lib.evaluation.fractions import (
-    VAL_FRACTION_POLICIES,
-    label_fraction_subsets,
-    validation_subsets,
-)
+from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES, label_fraction_subsets, validation_subsets
 from crsbench_lib.evaluation.metrics import MetricSet, evaluate_predictions
 from crsbench_lib.evaluation.probe import (
     DEFAULT_C_GRID,
@@ -32,13 +28,11 @@ from crsbench_lib.evaluation.probe import (
     fit_probe,
     logits_to_proba,
 )
-from crsbench_lib.results.schema import validate_results
+from crsbench_lib.results.schema import SEVERITIES, validate_results
 
 #: Keys ``meta`` must provide, and those that default to "".
 REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
 OPTIONAL_META: tuple[str, ...] = ("config_hash", "package_version")
-#: Corruption severities the results schema accepts.
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 #: BLAS/OpenMP threads inside one cell. The matrices of a probe are small, so threads buy
 #: little and oversubscribe the cores when the runner evaluates cells in parallel; one
 #: thread also makes the floating-point reduction order, hence the rows, independent of

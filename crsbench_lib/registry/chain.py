@@ -5,7 +5,7 @@ Each log record stores the hash of the record before it and its own hash::
     hash_n = sha256(hash_{n-1} + "\\n" + seq + "\\n" + recorded_at + "\\n" + event + "\\n" + payload)
 
 with ``hash_0`` = 64 zeros (the genesis value) and ``payload`` the record's
-canonical JSON text (:func:`canonical_json`). Editing, inserting or removing a
+canonical JSON text (:func:`stored_registry_json`). Editing, inserting or removing a
 record anywhere but at the very end breaks every later link; truncating the end
 changes the head hash, which :func:`verify_chain` reports so that a user can
 keep it elsewhere and compare (the construction of a hash chain / linked
@@ -25,11 +25,14 @@ from typing import Any
 GENESIS_HASH: str = "0" * 64
 
 
-def canonical_json(value: Any) -> str:
+def stored_registry_json(value: Any) -> str:
     """The one text form of a JSON value used for every hash of the registry.
 
     Keys sorted, no whitespace, non-ASCII kept, floats by ``repr`` (shortest
-    text that reads back to the same double, so the text is exact).
+    text that reads back to the same double, so the text is exact), NaN written
+    as ``NaN``. It differs from :func:`crsbench_lib.hashing.canonical_json`
+    (ASCII only, no NaN) on purpose and must not change: every registry on disk
+    stores hashes of this text, and verification recomputes them.
     """
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
 
@@ -73,7 +76,7 @@ def append(conn: sqlite3.Connection, event: str, payload: Mapping[str, Any], rec
     if not conn.in_transaction:
         raise RuntimeError("log records are appended inside a write transaction only")
     seq, prev = head(conn)
-    text = canonical_json(dict(payload))
+    text = stored_registry_json(dict(payload))
     digest = record_hash(prev, seq + 1, recorded_at, event, text)
     conn.execute(
         "INSERT INTO log (seq, recorded_at, event, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?)",
@@ -135,7 +138,7 @@ def verify_chain(conn: sqlite3.Connection) -> ChainReport:
             report.problems.append(f"log record {seq}: hash does not match its content")
         else:
             try:
-                if canonical_json(json.loads(payload)) != payload:
+                if stored_registry_json(json.loads(payload)) != payload:
                     report.problems.append(f"log record {seq}: payload is not in canonical form")
             except ValueError:
                 report.problems.append(f"log record {seq}: payload is not JSON")

@@ -16,11 +16,10 @@ import pandas as pd
 import yaml
 
 from crsbench_lib.errors import ReferenceStandardError, RegistryError
-from crsbench_lib.registry.chain import canonical_json, sha256_text
+from crsbench_lib.registry.chain import sha256_text, stored_registry_json
 from crsbench_lib.registry.rows import decode_rows
 from crsbench_lib.scoring import crs
-from crsbench_lib.scoring.axes import AXES
-from crsbench_lib.scoring.standard import ReferenceStandard, standard_from_dict
+from crsbench_lib.standard import AXES, ReferenceStandard, standard_from_dict
 
 #: The score fields of an entry, in their column order in the database.
 RAW_FIELDS: tuple[str, ...] = tuple(f"raw_{a}" for a in AXES)
@@ -140,7 +139,7 @@ class EntryContent:
     def digest(self) -> str:
         """SHA-256 of the canonical JSON of every field (floats exact)."""
         return sha256_text(
-            canonical_json(
+            stored_registry_json(
                 {
                     "id": int(self.id),
                     "encoder": self.encoder,

@@ -11,7 +11,7 @@ import pandas as pd
 
 from crsbench_lib.atomic import atomic_write_text
 from crsbench_lib.errors import RegistryError
-from crsbench_lib.registry.chain import canonical_json
+from crsbench_lib.registry.chain import stored_registry_json
 from crsbench_lib.registry.store import Registry
 
 EXPORT_FORMATS: tuple[str, ...] = ("csv", "json")
@@ -72,7 +72,7 @@ def export_text(registry: Registry, fmt: str, *, current_only: bool = False) -> 
             clean[key] = value
         clean["provenance"] = json.loads(clean["provenance"])
         records.append(clean)
-    return canonical_json({"registry": str(registry.path), "head_hash": registry.head_hash(), "entries": records}) + "\n"
+    return stored_registry_json({"registry": str(registry.path), "head_hash": registry.head_hash(), "entries": records}) + "\n"
 
 
 def export_registry(

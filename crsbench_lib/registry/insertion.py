@@ -23,9 +23,9 @@ from crsbench_lib.errors import RegistryError
 from crsbench_lib.registry.entries import RAW_FIELDS, candidate_labels, same_float
 from crsbench_lib.registry.store import AddReport, Registry, select_encoders
 from crsbench_lib.results.schema import validate_results
-from crsbench_lib.scoring.axes import AXES, raw_axes
+from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, rank_descending
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import AXES, ReferenceStandard
 
 
 def _one_standard(entries: pd.DataFrame, what: str) -> str:

@@ -15,8 +15,8 @@ import math
 import pandas as pd
 
 from crsbench_lib.registry.entries import NORM_FIELDS
-from crsbench_lib.scoring.axes import AXES
 from crsbench_lib.scoring.crs import saturation_counts
+from crsbench_lib.standard import AXES
 
 #: An anchor is "repeatedly" saturated from this many entries on ...
 SATURATION_MIN_ENTRIES: int = 2

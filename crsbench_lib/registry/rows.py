@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import RegistryError
-from crsbench_lib.registry.chain import canonical_json, sha256_text
+from crsbench_lib.registry.chain import sha256_text, stored_registry_json
 from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
 
 #: Format tag written into every rows blob (read back and checked).
@@ -42,7 +42,7 @@ def _column_values(series: pd.Series, kind: str) -> list[object]:
 def _text_and_count(rows: pd.DataFrame) -> tuple[str, int]:
     table = canonical_rows(rows)
     data = {c.name: _column_values(table[c.name], c.kind) for c in COLUMNS}
-    return canonical_json({"format": ROWS_FORMAT, "n_rows": len(table), "columns": data}), len(table)
+    return stored_registry_json({"format": ROWS_FORMAT, "n_rows": len(table), "columns": data}), len(table)
 
 
 def rows_text(rows: pd.DataFrame) -> str:

@@ -10,7 +10,6 @@ older versions as they are.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -22,6 +21,7 @@ import pandas as pd
 
 from crsbench_lib import __version__
 from crsbench_lib.errors import ReferenceStandardError, RegistryError
+from crsbench_lib.hashing import file_sha256
 from crsbench_lib.registry import chain
 from crsbench_lib.registry.db import connect, resolve_path, utc_now, write_transaction
 from crsbench_lib.registry.entries import (
@@ -35,8 +35,7 @@ from crsbench_lib.registry.entries import (
 )
 from crsbench_lib.registry.rows import decode_rows, encode_rows
 from crsbench_lib.results.schema import ARMS, validate_results
-from crsbench_lib.scoring.axes import AXES
-from crsbench_lib.scoring.standard import ReferenceStandard, dump_standard, load_standard
+from crsbench_lib.standard import AXES, ReferenceStandard, dump_standard, load_standard
 
 #: Actions an addition can take per encoder.
 ADDED, UNCHANGED, CORRECTED = "added", "unchanged", "corrected"
@@ -128,14 +127,6 @@ class _Prepared:
     n_rows: int
     scores: dict[str, float] | None  # None until needed (identical re-additions are never scored)
     provenance: str
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def select_encoders(results: pd.DataFrame, arm: str, encoders: Iterable[str] | None = None) -> list[str]:
@@ -433,7 +424,7 @@ class Registry:
         if source is None:
             return {}
         path = Path(source)
-        return {"source": str(path), "source_sha256": _file_sha256(path) if path.is_file() else ""}
+        return {"source": str(path), "source_sha256": file_sha256(path) if path.is_file() else ""}
 
     @staticmethod
     def _provenance(rows: pd.DataFrame, origin: dict[str, str], note: str) -> str:
@@ -445,7 +436,7 @@ class Registry:
             "note": str(note),
             **origin,
         }
-        return chain.canonical_json(info)
+        return chain.stored_registry_json(info)
 
     def _add_one(
         self, item: _Prepared, version: str, arm: str, correct: bool, now: str, std: ReferenceStandard

@@ -24,21 +24,19 @@ from pathlib import Path
 import pandas as pd
 
 from crsbench_lib.errors import NotebookError
-from crsbench_lib.paths import cache_dir, standards_dir
+from crsbench_lib.paths import standards_dir
 from crsbench_lib.report.banner import Provenance, provenance
-from crsbench_lib.results.io import read_results
-from crsbench_lib.scoring.standard import (
+from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, run_dir
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import (
     DEFAULT_FILENAME,
     ReferenceStandard,
     default_standard_path,
-    freeze_standard,
     load_standard,
     load_template,
     results_hash,
 )
 
-RESULTS_FILE = "results.parquet"  # the runner's file names inside a run folder
-MANIFEST_FILE = "manifest.json"
 PHANTOM_KIND = "phantom"  # the dataset kind of the embedded simulated cohort in a profile
 BUILD_SUFFIX = "+build-"
 # A fixed creation stamp keeps a build standard's file identical between builds
@@ -70,7 +68,7 @@ class BookContext:
 
 def default_results_path(profile: str) -> Path:
     """Where ``crsbench run --profile NAME`` writes its table by default."""
-    return cache_dir() / "runs" / profile / RESULTS_FILE
+    return run_dir(profile) / RESULTS_FILE
 
 
 def simulated_from_manifest(results_path: str | os.PathLike[str]) -> bool | None:

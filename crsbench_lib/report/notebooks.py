@@ -35,6 +35,7 @@ import nbformat
 from crsbench_lib import __version__
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.errors import NotebookError
+from crsbench_lib.hashing import file_sha256
 from crsbench_lib.paths import PACKAGE_DIR, cache_dir, notebooks_dir
 
 PARAMETERS_TAG = "parameters"
@@ -155,15 +156,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def file_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 of a file's bytes (streamed)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def code_version() -> str:
     """A hash of every Python source of the library (relative path and bytes)."""
     digest = hashlib.sha256()
@@ -185,7 +177,7 @@ def _file_fingerprint(value: Any) -> str | None:
     if value is None:
         return None
     path = Path(str(value))
-    return file_digest(path) if path.is_file() else f"missing:{path}"
+    return file_sha256(path) if path.is_file() else f"missing:{path}"
 
 
 def cache_key(
@@ -211,7 +203,7 @@ def cache_key(
         from crsbench_lib.paths import standards_dir
 
         shipped = sorted(standards_dir().glob("*.yaml")) if standards_dir().is_dir() else []
-        files["standard_path"] = _sha256(b"".join(file_digest(p).encode() for p in shipped))
+        files["standard_path"] = _sha256(b"".join(file_sha256(p).encode() for p in shipped))
     payload = {
         "notebook": notebook_source_hash(notebook),
         "parameters": parameters,

@@ -33,8 +33,7 @@ from crsbench_lib.report.style import (
     encoder_colours,
     figure_size,
 )
-
-AXES: tuple[str, ...] = ("D", "C", "L", "R")
+from crsbench_lib.standard import AXES
 
 
 def _require(table: pd.DataFrame, columns: Sequence[str], what: str) -> None:

@@ -17,8 +17,8 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import validate_results
-
-CELL: list[str] = ["encoder", "dataset", "seed"]
+from crsbench_lib.results.select import clean_rows
+from crsbench_lib.scoring.axes import CELL, label_retention
 
 
 def _arm_rows(results: pd.DataFrame, arm: str) -> pd.DataFrame:
@@ -43,12 +43,12 @@ def label_efficiency_curves(results: pd.DataFrame, arm: str = "frozen") -> pd.Da
         (retention 1), sorted by encoder and fraction.
     """
     rows = _arm_rows(results, arm)
-    clean = rows[(rows["condition"] == "clean") & (rows["label_fraction"] == 1.0)].set_index(CELL)["auroc"]
+    clean = clean_rows(rows).set_index(CELL)["auroc"]
     fractions = rows[rows["condition"] == "label_fraction"]
     if fractions.empty:
         raise SchemaError(f"results table has no label-fraction rows for arm {arm!r}")
     frame = fractions[CELL + ["label_fraction", "auroc"]].copy()
-    frame["retention"] = frame["auroc"].to_numpy() / clean.reindex(pd.MultiIndex.from_frame(frame[CELL])).to_numpy()
+    frame["retention"] = label_retention(frame, clean)
     full = clean.reset_index().assign(label_fraction=1.0, retention=1.0)
     frame = pd.concat([frame, full[frame.columns]], ignore_index=True)
     per_dataset = frame.groupby(["encoder", "dataset", "label_fraction"])[["retention", "auroc"]].mean()

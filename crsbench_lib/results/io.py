@@ -1,4 +1,4 @@
-"""Read and write the results table (Parquet, with CSV export)."""
+"""Read and write the results table (Parquet, with CSV export), and where a run keeps it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,23 @@ import pandas as pd
 
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.paths import cache_dir
 from crsbench_lib.results.schema import KEY_COLUMNS, validate_results
+
+#: File names inside a run folder: the results table and the run manifest.
+RESULTS_FILE = "results.parquet"
+MANIFEST_FILE = "manifest.json"
+
+
+def run_dir(profile_name: str) -> Path:
+    """The default folder of a profile's run, ``cache_dir()/runs/<profile name>``.
+
+    Examples
+    --------
+    >>> run_dir("quick").parts[-2:]
+    ('runs', 'quick')
+    """
+    return cache_dir() / "runs" / profile_name
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:

@@ -30,6 +30,8 @@ ARMS: tuple[str, ...] = ("frozen", "lora")
 CONDITIONS: tuple[str, ...] = ("clean", "label_fraction", "corruption", "shift")
 CALIBRATIONS: tuple[str, ...] = ("none", "temperature", "vector", "isotonic")
 TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
+#: Corruption severities of the protocol (column ``severity``; 0 outside corruption rows).
+SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,7 @@ def validate_results(frame: pd.DataFrame, source: str = "results table") -> pd.D
                 f"{source}: column '{name}' has unknown value {out.loc[unknown, name].iloc[0]!r} "
                 f"in {_rows(out.index, unknown)} (expected one of {', '.join(allowed)})"
             )
-    bad_severity = (out["severity"] < 0) | (out["severity"] > 5)
+    bad_severity = ~out["severity"].isin((0, *SEVERITIES))
     bad_severity |= (out["condition"] == "corruption") & (out["severity"] == 0)
     if bad_severity.any():
         raise SchemaError(

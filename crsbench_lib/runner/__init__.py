@@ -3,9 +3,7 @@
 - :func:`crsbench_lib.runner.config.load_profile` reads and validates a profile;
 - :func:`crsbench_lib.runner.run.run_profile` computes its results table
   (resumable, serial, joblib or Dask) and writes a run manifest.
+
+The package imports none of its modules: a cell's code fingerprint covers what
+importing :mod:`crsbench_lib.runner.cell` runs, and the run loop is not part of it.
 """
-
-from crsbench_lib.runner.config import Profile, load_profile
-from crsbench_lib.runner.run import RunOutcome, run_profile
-
-__all__ = ["Profile", "RunOutcome", "load_profile", "run_profile"]

@@ -13,8 +13,8 @@ sets (:class:`ConditionImages`), not cached, and both arms go through the same
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,40 +25,27 @@ from crsbench_lib import __version__
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import ConfigError, CRSBenchError
-from crsbench_lib.runner.config import ALL, DatasetSpec, Profile, canonical_json
+from crsbench_lib.hashing import canonical_json
+from crsbench_lib.imports import Import, import_closure, import_graph, package_modules, source_fingerprint
+from crsbench_lib.runner.config import ALL, DatasetSpec, Profile
 from crsbench_lib.runner.grid import Cell, Preparation
 from crsbench_lib.runner.manifest import library_versions
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
-# The source files whose code computes a cell's rows, by what the cell uses. A
-# cell's code fingerprint covers exactly these, so an edit recomputes the cells
-# it can affect and no others (editing the hub adapters leaves the phantom zoo's
-# cells alone; editing the probe recomputes everything).
-COMMON_CODE: tuple[str, ...] = (
-    "evaluation",
-    "embeddings",
-    "results/schema.py",
-    "data/base.py",
-    "encoders/base.py",
-    "encoders/registry.py",
-    "encoders/imaging.py",
-    "encoders/weights.py",
-    "cohort/corruptions.py",
-    "cohort/_render.py",
-    "runner/cell.py",
-)
-DATASET_CODE: dict[str, tuple[str, ...]] = {
-    "phantom": ("cohort/__init__.py", "cohort/datasets.py", "cohort/derm.py", "cohort/fundus.py", "cohort/cxr.py"),
-    "medmnist": ("data/medmnist.py",),
-    "manifest": ("data/manifest.py",),
+# The modules this module imports lazily, by the kind of work that needs them: a
+# cell runs only those of its dataset kind, encoder kind and arm. Everything else
+# a cell runs is found by walking the imports (crsbench_lib.imports).
+DATASET_LOADERS: dict[str, str] = {
+    "phantom": "crsbench_lib.cohort.datasets",
+    "medmnist": "crsbench_lib.data.medmnist",
+    "manifest": "crsbench_lib.data.manifest",
 }
-ENCODER_CODE: dict[str, tuple[str, ...]] = {
-    "handcrafted": ("encoders/handcrafted.py",),
-    "neural": ("encoders/neural.py", "encoders/torch_encoder.py"),
-    "hub": ("encoders/hub.py", "encoders/torch_encoder.py"),
-    "plugin": (),
+ENCODER_LOADERS: dict[str, str | None] = {
+    "handcrafted": "crsbench_lib.encoders.handcrafted",
+    "neural": "crsbench_lib.encoders.neural",
+    "hub": "crsbench_lib.encoders.hub",
+    "plugin": None,  # an entry point's code lives outside the package
 }
-LORA_CODE: tuple[str, ...] = ("runner/lora.py",)
+LORA_MODULE = "crsbench_lib.runner.lora"
 # Corrupted image sets kept in memory across a LoRA task's seeds, at most this many bytes.
 MAX_KEPT_BYTES = 512 * 1024**2
 # Options that only torch-backed encoders (the neural zoo, hub adapters) accept.
@@ -69,48 +56,63 @@ def encoder_kind(name: str) -> str:
     """``handcrafted``, ``neural`` (the zoo), ``hub`` or ``plugin`` (an entry point)."""
     from crsbench_lib.encoders.handcrafted import HANDCRAFTED
     from crsbench_lib.encoders.neural import NEURAL_ZOO
-    from crsbench_lib.encoders.registry import HUB_PREFIXES
+    from crsbench_lib.encoders.registry import hub_prefix
 
     if name in HANDCRAFTED:
         return "handcrafted"
     if name in NEURAL_ZOO:
         return "neural"
-    if name.partition(":")[0] in HUB_PREFIXES:
+    if hub_prefix(name) is not None:
         return "hub"
     return "plugin"
 
 
-def cell_code_parts(dataset_kind: str, encoder_name: str, arm: str) -> tuple[str, ...]:
-    """The source parts whose code computes a cell of this kind."""
-    parts = COMMON_CODE + DATASET_CODE[dataset_kind] + ENCODER_CODE[encoder_kind(encoder_name)]
-    return parts + (LORA_CODE if arm == "lora" else ())
+def cell_modules(dataset_kind: str, encoder_name: str, arm: str) -> frozenset[str]:
+    """The package modules a cell of this kind runs, read from the package's imports.
+
+    The walk starts at this module and the loaders of the cell's dataset kind,
+    encoder kind and arm, follows every import (module level and inside
+    functions, parent packages included), and leaves out only the lazy imports
+    of the *other* kinds' loaders. So editing the hub adapters leaves the
+    phantom zoo's cells alone, while editing anything a cell can run recomputes it.
+
+    Parameters
+    ----------
+    dataset_kind : {"phantom", "medmnist", "manifest"}
+    encoder_name : str
+    arm : {"frozen", "lora"}
+
+    Returns
+    -------
+    frozenset of str
+        Dotted module names.
+
+    Raises
+    ------
+    KeyError
+        If a loader named here is not a module of the package (it moved).
+    """
+    loaders = {*DATASET_LOADERS.values(), *ENCODER_LOADERS.values(), LORA_MODULE} - {None}
+    used = {DATASET_LOADERS[dataset_kind], ENCODER_LOADERS[encoder_kind(encoder_name)]}
+    if arm == "lora":
+        used.add(LORA_MODULE)
+    used.discard(None)
+    return import_closure([__name__, *used], _package_graph(), skip_lazy=loaders - used)
 
 
-_FINGERPRINTS: dict[tuple[tuple[str, ...], Path], str] = {}
+@lru_cache(maxsize=1)
+def _package_graph() -> dict[str, tuple[Import, ...]]:
+    return import_graph()
 
 
-def code_fingerprint(parts: Sequence[str], root: Path = PACKAGE_DIR) -> str:
-    """SHA-256 over the source files of ``parts`` (folders or files under the package).
+@lru_cache(maxsize=None)
+def code_fingerprint(modules: frozenset[str]) -> str:
+    """SHA-256 over the source files of ``modules`` (:func:`cell_modules`).
 
     Any edit to that code changes the fingerprint, so the cells it computes are
     recomputed rather than silently reused. Memoised per process.
     """
-    memo = (tuple(parts), root)
-    if memo in _FINGERPRINTS:
-        return _FINGERPRINTS[memo]
-    digest = hashlib.sha256()
-    for part in parts:
-        target = root / part
-        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
-        for path in files:
-            if not path.is_file():
-                continue
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
-            digest.update(b"\0")
-    _FINGERPRINTS[memo] = digest.hexdigest()
-    return _FINGERPRINTS[memo]
+    return source_fingerprint(modules, package_modules())
 
 
 # ---------------------------------------------------------------------------
@@ -136,7 +138,7 @@ def load_dataset(spec: DatasetSpec) -> ImageDataset:
         return _DATASETS[memo]
     options = spec.options
     if spec.kind == "phantom":
-        from crsbench_lib.cohort import build_dataset
+        from crsbench_lib.cohort.datasets import build_dataset
 
         dataset = build_dataset(spec.name, seed=options["data_seed"], sizes=options["sizes"],
                                 image_side=options["image_side"])
@@ -162,14 +164,14 @@ def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
 
 def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
     """Build (or reuse, within this process) encoder ``name`` at ``side`` pixels."""
-    options = {k: profile.config["embedding"][k] for k in TORCH_OPTIONS}
+    options = {k: getattr(profile.embedding, k) for k in TORCH_OPTIONS}
     memo = (name, side, canonical_json(options))
     if memo in _ENCODERS:
         return _ENCODERS[memo]
     from crsbench_lib.encoders.neural import NEURAL_ZOO
-    from crsbench_lib.encoders.registry import HUB_PREFIXES, build_encoder
+    from crsbench_lib.encoders.registry import build_encoder, hub_prefix
 
-    takes_torch_options = name in NEURAL_ZOO or name.partition(":")[0] in HUB_PREFIXES
+    takes_torch_options = name in NEURAL_ZOO or hub_prefix(name) is not None
     encoder = build_encoder(name, image_side=side, **(options if takes_torch_options else {}))
     while len(_ENCODERS) >= _MAX_ENCODERS:
         _ENCODERS.pop(next(iter(_ENCODERS)))
@@ -222,7 +224,7 @@ def cell_embeddings(
     """
     from crsbench_lib.evaluation import CellEmbeddings
 
-    batch = profile.embedding_batch_size
+    batch = profile.embedding.batch_size
 
     def embed(split: str, **kwargs: Any) -> np.ndarray:
         return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, **kwargs))
@@ -402,7 +404,7 @@ class RealBackend:
             weights_hashes=hashes,
             neural_encoders=tuple(neural),
             code_versions={
-                f"{name}|{spec.name}|{arm}": code_fingerprint(cell_code_parts(spec.kind, name, arm))
+                f"{name}|{spec.name}|{arm}": code_fingerprint(cell_modules(spec.kind, name, arm))
                 for name in profile.encoders
                 for spec in profile.datasets
                 for arm in profile.arms
@@ -431,5 +433,5 @@ class RealBackend:
         images = ConditionImages(dataset, profile, families, arm="lora")
         for cell in cells:
             adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
-            embeddings = images.embeddings(adapted, profile.embedding_batch_size)
+            embeddings = images.embeddings(adapted, profile.embedding.batch_size)
             yield cell, evaluate(profile, dataset, embeddings, cell)

@@ -20,30 +20,28 @@ change the hash while changing a fact does.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
 from crsbench_lib.errors import ConfigError, CRSBenchError
+from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
+from crsbench_lib.evaluation.cell import ProbeConfig
+from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
+from crsbench_lib.hashing import sha256_of
 from crsbench_lib.paths import configs_dir, standards_dir
+from crsbench_lib.results.schema import ARMS, SEVERITIES, TASKS
+from crsbench_lib.standard import load_standard
 
-ARMS: tuple[str, ...] = ("frozen", "lora")
 DATASET_KINDS: tuple[str, ...] = ("phantom", "medmnist", "manifest")
-HUB_PREFIXES: tuple[str, ...] = ("timm:", "open_clip:", "hf:")
 SPLIT_SIZE_KEYS: tuple[str, ...] = ("train", "val", "test", "shift_test")
-MEDMNIST_SIZES: tuple[int, ...] = (28, 64, 128, 224)
-MANIFEST_TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
 MANIFEST_COLOURS: tuple[str, ...] = ("auto", "grey", "rgb")
-VAL_FRACTION_POLICIES: tuple[str, ...] = ("matched", "full")
-CALIBRATORS: tuple[str, ...] = ("temperature", "vector", "isotonic")
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 # The word that stands for "every family the cohort defines for this domain".
 ALL = "all"
 
@@ -117,6 +115,17 @@ class CorruptionSpec:
             return self.families["*"]
         raise ConfigError(f"corruptions.families has no entry for domain {domain!r} (add it or a '*' entry)")
 
+    def written(self) -> dict[str, Any]:
+        """The section as it enters the config hash (lists for tuples)."""
+        families = self.families
+        return {
+            "families": families if isinstance(families, str)
+            else {k: v if isinstance(v, str) else list(v) for k, v in families.items()},
+            "severities": list(self.severities),
+            "n_images": self.n_images,
+            "seed": self.seed,
+        }
+
 
 @dataclass(frozen=True)
 class ProbeSpec:
@@ -127,6 +136,10 @@ class ProbeSpec:
     tol: float
     val_fraction_policy: str
     calibrators: tuple[str, ...]
+
+    def written(self) -> dict[str, Any]:
+        """The section as it enters the config hash (lists for tuples)."""
+        return {**asdict(self), "C": list(self.C), "calibrators": list(self.calibrators)}
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,23 @@ class LoraSpec:
     max_train: int | None
     corruption_images: int | None = None
 
+    def written(self) -> dict[str, Any]:
+        """The section as it enters the config hash (lists for tuples)."""
+        return {**asdict(self), "encoders": self.encoders if isinstance(self.encoders, str) else list(self.encoders)}
+
+
+@dataclass(frozen=True)
+class EmbeddingSpec:
+    """How images are embedded: batch size, torch device and mixed precision (``none``, ``bf16``, ``fp16``)."""
+
+    batch_size: int
+    device: str
+    amp: str
+
+    def written(self) -> dict[str, Any]:
+        """The section as it enters the config hash."""
+        return asdict(self)
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -195,11 +225,10 @@ class Profile:
     arms : tuple of str
     probe : ProbeSpec
     lora : LoraSpec
-    embedding_batch_size : int
-    config : dict
-        The canonical config (default-filled; standard facts in place of its path).
+    embedding : EmbeddingSpec
+    description : str
     config_hash : str
-        SHA-256 hex digest of ``canonical_json(config)``.
+        SHA-256 hex digest of ``canonical_json(config)``, set on construction.
     """
 
     name: str
@@ -215,9 +244,35 @@ class Profile:
     arms: tuple[str, ...]
     probe: ProbeSpec
     lora: LoraSpec
-    embedding_batch_size: int
-    config: Mapping[str, Any] = field(repr=False)
+    embedding: EmbeddingSpec
+    description: str = ""
     config_hash: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "config_hash", sha256_of(self.config))
+
+    def standard_facts(self) -> dict[str, Any]:
+        """What the run takes from its reference standard: label fractions and ECE bins."""
+        return {"label_fractions": list(self.label_fractions), "ece_bins": self.ece_bins}
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The canonical config: every section as written, default-filled, with the
+        standard's label fractions and ECE bins in place of its path (so moving the
+        file does not change the hash, while changing a fact does)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "standard": self.standard_facts(),
+            "datasets": [dict(d.written) for d in self.datasets],
+            "encoders": list(self.encoders),
+            "seeds": list(self.seeds),
+            "corruptions": self.corruptions.written(),
+            "arms": list(self.arms),
+            "probe": self.probe.written(),
+            "lora": self.lora.written(),
+            "embedding": self.embedding.written(),
+        }
 
     def dataset(self, name: str) -> DatasetSpec:
         """The dataset spec called ``name``."""
@@ -225,21 +280,6 @@ class Profile:
             if spec.name == name:
                 return spec
         raise ConfigError(f"profile {self.name}: no dataset named {name!r}")
-
-
-# ---------------------------------------------------------------------------
-# Canonical JSON and hashing
-# ---------------------------------------------------------------------------
-
-
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no whitespace: equal values give equal text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-
-
-def sha256_of(value: Any) -> str:
-    """SHA-256 hex digest of ``canonical_json(value)``."""
-    return hashlib.sha256(canonical_json(value).encode("ascii")).hexdigest()
 
 
 # ---------------------------------------------------------------------------
@@ -322,12 +362,14 @@ class _Checker:
 DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
 DEFAULT_PHANTOM_SIZES: dict[str, int] = {"train": 2000, "val": 500, "test": 1000}
 DEFAULT_IMAGE_SIDE = 32
+# The probe's defaults are the evaluation engine's (the shipped profiles set every key).
+_PROBE_DEFAULTS = ProbeConfig()
 DEFAULT_PROBE: dict[str, Any] = {
-    "C": [0.01, 0.1, 1.0, 10.0],
-    "max_iter": 200,
-    "tol": 1e-4,
-    "val_fraction_policy": "matched",
-    "calibrators": list(CALIBRATORS),
+    "C": list(_PROBE_DEFAULTS.c_grid),
+    "max_iter": _PROBE_DEFAULTS.max_iter,
+    "tol": _PROBE_DEFAULTS.tol,
+    "val_fraction_policy": _PROBE_DEFAULTS.val_fraction_policy,
+    "calibrators": list(_PROBE_DEFAULTS.calibrators),
 }
 DEFAULT_LORA: dict[str, Any] = {
     "encoders": "neural",
@@ -380,21 +422,19 @@ def _resolve_standard(text: str, base: Path) -> Path:
 
 def _check_encoder_names(names: list[str], check: _Checker) -> None:
     """Encoder names must be registered zoo names or hub ids (``timm:``, ``open_clip:``, ``hf:``)."""
-    local = [(i, n) for i, n in enumerate(names) if not n.startswith(HUB_PREFIXES)]
-    if not local:
-        return
-    from crsbench_lib.encoders.registry import available_encoders
+    from crsbench_lib.encoders.registry import HUB_PREFIXES, available_encoders, hub_prefix
 
+    local = [(i, n) for i, n in enumerate(names) if hub_prefix(n) is None]
     known = set(available_encoders())
     for i, name in local:
         if name not in known:
             raise check.fail(
                 f"encoders[{i}]",
                 f"names unknown encoder {name!r} (known: {', '.join(sorted(known))}; hub ids start with "
-                f"{', '.join(HUB_PREFIXES)})",
+                f"{', '.join(p + ':' for p in HUB_PREFIXES)})",
             )
     for i, name in enumerate(names):
-        if name.startswith(HUB_PREFIXES) and not name.split(":", 1)[1]:
+        if hub_prefix(name) is not None and not name.partition(":")[2]:
             raise check.fail(f"encoders[{i}]", f"is a hub prefix without a model id: {name!r}")
 
 
@@ -437,7 +477,7 @@ def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: 
     csv_text = check.string(raw["csv"], f"{path}.csv")
     name = check.string(raw["name"], f"{path}.name")
     domain = check.string(raw.get("domain", "unknown"), f"{path}.domain")
-    task = None if raw.get("task") is None else check.string(raw["task"], f"{path}.task", MANIFEST_TASKS)
+    task = None if raw.get("task") is None else check.string(raw["task"], f"{path}.task", TASKS)
     label_columns = None
     if raw.get("label_columns") is not None:
         items = check.sequence(raw["label_columns"], f"{path}.label_columns")
@@ -478,8 +518,124 @@ def _families(value: Any, path: str, check: _Checker) -> str | dict[str, str | t
     return families if families == ALL else {"*": families}
 
 
+def _standard_section(
+    top: Mapping[str, Any], base: Path, check: _Checker, check_files: bool
+) -> tuple[Path, tuple[float, ...], int, str]:
+    """The standard's path, and (when files are checked) its label fractions, ECE bins and version."""
+    standard_path = _resolve_standard(check.string(top["standard"], "standard"), base)
+    if not check_files:
+        return standard_path, (), 0, ""
+    if not standard_path.is_file():
+        raise check.fail("standard", f"names a missing reference standard file: {standard_path}")
+    try:
+        standard = load_standard(standard_path)
+    except CRSBenchError as exc:
+        raise check.fail("standard", f"is not a valid reference standard ({exc})") from exc
+    fractions = tuple(float(f) for f in standard.label_fractions)
+    return standard_path, fractions, int(standard.ece_bins), str(standard.version)
+
+
+def _encoders_section(value: Any, check: _Checker, check_files: bool) -> tuple[str, ...]:
+    items = check.sequence(value, "encoders")
+    encoders = tuple(check.string(e, f"encoders[{i}]") for i, e in enumerate(items))
+    check.unique(encoders, "encoders")
+    if check_files:
+        _check_encoder_names(list(encoders), check)
+    return encoders
+
+
+def _seeds_section(value: Any, check: _Checker) -> tuple[int, ...]:
+    items = check.sequence(value, "seeds")
+    seeds = tuple(check.integer(s, f"seeds[{i}]", 0, "a non-negative integer") for i, s in enumerate(items))
+    check.unique(seeds, "seeds")
+    return seeds
+
+
+def _corruptions_section(value: Any, check: _Checker) -> CorruptionSpec:
+    corr = {**DEFAULT_CORRUPTIONS, **check.mapping(value, "corruptions", tuple(DEFAULT_CORRUPTIONS))}
+    families = _families(corr["families"], "corruptions.families", check)
+    sev_raw = check.sequence(corr["severities"], "corruptions.severities")
+    severities = tuple(check.integer(s, f"corruptions.severities[{i}]", 1, "an integer in 1..5")
+                       for i, s in enumerate(sev_raw))
+    for i, s in enumerate(severities):
+        if s not in SEVERITIES:
+            raise check.fail(f"corruptions.severities[{i}]", "must be an integer in 1..5")
+    check.unique(severities, "corruptions.severities")
+    n_images = None if corr["n_images"] is None else check.positive_int(corr["n_images"], "corruptions.n_images")
+    seed = check.integer(corr["seed"], "corruptions.seed", 0, "a non-negative integer")
+    return CorruptionSpec(families, tuple(sorted(severities)), n_images, seed)
+
+
+def _arms_section(value: Any, check: _Checker) -> tuple[str, ...]:
+    items = check.sequence(value, "arms")
+    arms = tuple(check.string(a, f"arms[{i}]", ARMS) for i, a in enumerate(items))
+    check.unique(arms, "arms")
+    return arms
+
+
+def _probe_section(value: Any, check: _Checker) -> ProbeSpec:
+    raw = {**DEFAULT_PROBE, **check.mapping(value, "probe", tuple(DEFAULT_PROBE))}
+    c_raw = check.sequence(raw["C"], "probe.C")
+    c_grid = tuple(check.number(c, f"probe.C[{i}]", positive=True) for i, c in enumerate(c_raw))
+    check.unique(c_grid, "probe.C")
+    cal_raw = check.sequence(raw["calibrators"], "probe.calibrators", allow_empty=True)
+    calibrators = tuple(check.string(c, f"probe.calibrators[{i}]", CALIBRATOR_NAMES) for i, c in enumerate(cal_raw))
+    check.unique(calibrators, "probe.calibrators")
+    return ProbeSpec(
+        C=c_grid,
+        max_iter=check.positive_int(raw["max_iter"], "probe.max_iter"),
+        tol=check.number(raw["tol"], "probe.tol", positive=True),
+        val_fraction_policy=check.string(raw["val_fraction_policy"], "probe.val_fraction_policy",
+                                         VAL_FRACTION_POLICIES),
+        calibrators=calibrators,
+    )
+
+
+def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraSpec:
+    raw = {**DEFAULT_LORA, **check.mapping(value, "lora", tuple(DEFAULT_LORA))}
+    lora_encoders: str | tuple[str, ...]
+    if raw["encoders"] == "neural":
+        lora_encoders = "neural"
+    else:
+        items = check.sequence(raw["encoders"], "lora.encoders")
+        lora_encoders = tuple(check.string(e, f"lora.encoders[{i}]") for i, e in enumerate(items))
+        check.unique(lora_encoders, "lora.encoders")
+        for i, e in enumerate(lora_encoders):
+            if e not in encoders:
+                raise check.fail(f"lora.encoders[{i}]", f"names {e!r}, which is not among the profile's encoders")
+
+    def optional_count(key: str) -> int | None:
+        return None if raw[key] is None else check.positive_int(raw[key], f"lora.{key}")
+
+    return LoraSpec(
+        encoders=lora_encoders,
+        rank=check.positive_int(raw["rank"], "lora.rank"),
+        alpha=check.number(raw["alpha"], "lora.alpha", positive=True),
+        dropout=check.number(raw["dropout"], "lora.dropout", nonneg=True, below_one=True),
+        epochs=check.positive_int(raw["epochs"], "lora.epochs"),
+        patience=check.positive_int(raw["patience"], "lora.patience"),
+        lr=check.number(raw["lr"], "lora.lr", positive=True),
+        weight_decay=check.number(raw["weight_decay"], "lora.weight_decay", nonneg=True),
+        batch_size=check.positive_int(raw["batch_size"], "lora.batch_size"),
+        max_train=optional_count("max_train"),
+        corruption_images=optional_count("corruption_images"),
+    )
+
+
+def _embedding_section(value: Any, check: _Checker) -> EmbeddingSpec:
+    raw = {**DEFAULT_EMBEDDING, **check.mapping(value, "embedding", tuple(DEFAULT_EMBEDDING))}
+    return EmbeddingSpec(
+        batch_size=check.positive_int(raw["batch_size"], "embedding.batch_size"),
+        device=check.string(raw["device"], "embedding.device"),
+        amp=check.string(raw["amp"], "embedding.amp", AMP_CHOICES),
+    )
+
+
 def validate_config(raw: Any, source: str = "config", base: Path | None = None, check_files: bool = True) -> Profile:
     """Validate a parsed config mapping and return the :class:`Profile`.
+
+    Each section is checked by its own function, in file order, so the first
+    error met is the one reported.
 
     Parameters
     ----------
@@ -511,130 +667,11 @@ def validate_config(raw: Any, source: str = "config", base: Path | None = None, 
     description = top.get("description", "")
     if not isinstance(description, str):
         raise check.fail("description", "must be a string")
-
-    standard_text = check.string(top["standard"], "standard")
-    standard_path = _resolve_standard(standard_text, base)
-    label_fractions: tuple[float, ...] = ()
-    ece_bins = 0
-    standard_version = ""
-    if check_files:
-        if not standard_path.is_file():
-            raise check.fail("standard", f"names a missing reference standard file: {standard_path}")
-        from crsbench_lib.scoring.standard import load_standard
-
-        try:
-            standard = load_standard(standard_path)
-        except CRSBenchError as exc:
-            raise check.fail("standard", f"is not a valid reference standard ({exc})") from exc
-        label_fractions = tuple(float(f) for f in standard.label_fractions)
-        ece_bins = int(standard.ece_bins)
-        standard_version = str(standard.version)
-
+    standard_path, label_fractions, ece_bins, standard_version = _standard_section(top, base, check, check_files)
     entries = check.sequence(top["datasets"], "datasets")
     datasets = tuple(_dataset_spec(e, i, base, check, check_files) for i, e in enumerate(entries))
     check.unique([d.name for d in datasets], "datasets")  # message names the position of the repeat
-
-    encoders_raw = check.sequence(top["encoders"], "encoders")
-    encoders = tuple(check.string(e, f"encoders[{i}]") for i, e in enumerate(encoders_raw))
-    check.unique(encoders, "encoders")
-    if check_files:
-        _check_encoder_names(list(encoders), check)
-
-    seeds_raw = check.sequence(top.get("seeds", list(DEFAULT_SEEDS)), "seeds")
-    seeds = tuple(check.integer(s, f"seeds[{i}]", 0, "a non-negative integer") for i, s in enumerate(seeds_raw))
-    check.unique(seeds, "seeds")
-
-    corr = {**DEFAULT_CORRUPTIONS, **check.mapping(top.get("corruptions", {}), "corruptions",
-                                                   tuple(DEFAULT_CORRUPTIONS))}
-    families = _families(corr["families"], "corruptions.families", check)
-    sev_raw = check.sequence(corr["severities"], "corruptions.severities")
-    severities = tuple(check.integer(s, f"corruptions.severities[{i}]", 1, "an integer in 1..5")
-                       for i, s in enumerate(sev_raw))
-    for i, s in enumerate(severities):
-        if s not in SEVERITIES:
-            raise check.fail(f"corruptions.severities[{i}]", "must be an integer in 1..5")
-    check.unique(severities, "corruptions.severities")
-    n_images = None if corr["n_images"] is None else check.positive_int(corr["n_images"], "corruptions.n_images")
-    corruption_seed = check.integer(corr["seed"], "corruptions.seed", 0, "a non-negative integer")
-    corruptions = CorruptionSpec(families, tuple(sorted(severities)), n_images, corruption_seed)
-
-    arms_raw = check.sequence(top.get("arms", ["frozen"]), "arms")
-    arms = tuple(check.string(a, f"arms[{i}]", ARMS) for i, a in enumerate(arms_raw))
-    check.unique(arms, "arms")
-
-    probe_raw = {**DEFAULT_PROBE, **check.mapping(top.get("probe", {}), "probe", tuple(DEFAULT_PROBE))}
-    c_raw = check.sequence(probe_raw["C"], "probe.C")
-    c_grid = tuple(check.number(c, f"probe.C[{i}]", positive=True) for i, c in enumerate(c_raw))
-    check.unique(c_grid, "probe.C")
-    cal_raw = check.sequence(probe_raw["calibrators"], "probe.calibrators", allow_empty=True)
-    calibrators = tuple(check.string(c, f"probe.calibrators[{i}]", CALIBRATORS) for i, c in enumerate(cal_raw))
-    check.unique(calibrators, "probe.calibrators")
-    probe = ProbeSpec(
-        C=c_grid,
-        max_iter=check.positive_int(probe_raw["max_iter"], "probe.max_iter"),
-        tol=check.number(probe_raw["tol"], "probe.tol", positive=True),
-        val_fraction_policy=check.string(probe_raw["val_fraction_policy"], "probe.val_fraction_policy",
-                                         VAL_FRACTION_POLICIES),
-        calibrators=calibrators,
-    )
-
-    lora_raw = {**DEFAULT_LORA, **check.mapping(top.get("lora", {}), "lora", tuple(DEFAULT_LORA))}
-    lora_encoders: str | tuple[str, ...]
-    if lora_raw["encoders"] == "neural":
-        lora_encoders = "neural"
-    else:
-        items = check.sequence(lora_raw["encoders"], "lora.encoders")
-        lora_encoders = tuple(check.string(e, f"lora.encoders[{i}]") for i, e in enumerate(items))
-        check.unique(lora_encoders, "lora.encoders")
-        for i, e in enumerate(lora_encoders):
-            if e not in encoders:
-                raise check.fail(f"lora.encoders[{i}]", f"names {e!r}, which is not among the profile's encoders")
-    lora = LoraSpec(
-        encoders=lora_encoders,
-        rank=check.positive_int(lora_raw["rank"], "lora.rank"),
-        alpha=check.number(lora_raw["alpha"], "lora.alpha", positive=True),
-        dropout=check.number(lora_raw["dropout"], "lora.dropout", nonneg=True, below_one=True),
-        epochs=check.positive_int(lora_raw["epochs"], "lora.epochs"),
-        patience=check.positive_int(lora_raw["patience"], "lora.patience"),
-        lr=check.number(lora_raw["lr"], "lora.lr", positive=True),
-        weight_decay=check.number(lora_raw["weight_decay"], "lora.weight_decay", nonneg=True),
-        batch_size=check.positive_int(lora_raw["batch_size"], "lora.batch_size"),
-        max_train=None if lora_raw["max_train"] is None else check.positive_int(lora_raw["max_train"], "lora.max_train"),
-        corruption_images=None if lora_raw["corruption_images"] is None
-        else check.positive_int(lora_raw["corruption_images"], "lora.corruption_images"),
-    )
-
-    emb_raw = {**DEFAULT_EMBEDDING, **check.mapping(top.get("embedding", {}), "embedding", tuple(DEFAULT_EMBEDDING))}
-    embedding_batch_size = check.positive_int(emb_raw["batch_size"], "embedding.batch_size")
-    device = check.string(emb_raw["device"], "embedding.device")
-    amp = check.string(emb_raw["amp"], "embedding.amp", AMP_CHOICES)
-
-    config: dict[str, Any] = {
-        "name": name,
-        "description": description,
-        "standard": {"label_fractions": list(label_fractions), "ece_bins": ece_bins},
-        "datasets": [dict(d.written) for d in datasets],
-        "encoders": list(encoders),
-        "seeds": list(seeds),
-        "corruptions": {
-            "families": families if isinstance(families, str) else {k: v if isinstance(v, str) else list(v)
-                                                                     for k, v in families.items()},
-            "severities": list(corruptions.severities),
-            "n_images": n_images,
-            "seed": corruption_seed,
-        },
-        "arms": list(arms),
-        "probe": {
-            "C": list(c_grid),
-            "max_iter": probe.max_iter,
-            "tol": probe.tol,
-            "val_fraction_policy": probe.val_fraction_policy,
-            "calibrators": list(calibrators),
-        },
-        "lora": {**{k: getattr(lora, k) for k in DEFAULT_LORA},
-                 "encoders": lora_encoders if isinstance(lora_encoders, str) else list(lora_encoders)},
-        "embedding": {"batch_size": embedding_batch_size, "device": device, "amp": amp},
-    }
+    encoders = _encoders_section(top["encoders"], check, check_files)
     return Profile(
         name=name,
         source=None,
@@ -644,14 +681,13 @@ def validate_config(raw: Any, source: str = "config", base: Path | None = None, 
         ece_bins=ece_bins,
         datasets=datasets,
         encoders=encoders,
-        seeds=seeds,
-        corruptions=corruptions,
-        arms=arms,
-        probe=probe,
-        lora=lora,
-        embedding_batch_size=embedding_batch_size,
-        config=config,
-        config_hash=sha256_of(config),
+        seeds=_seeds_section(top.get("seeds", list(DEFAULT_SEEDS)), check),
+        corruptions=_corruptions_section(top.get("corruptions", {}), check),
+        arms=_arms_section(top.get("arms", ["frozen"]), check),
+        probe=_probe_section(top.get("probe", {}), check),
+        lora=_lora_section(top.get("lora", {}), encoders, check),
+        embedding=_embedding_section(top.get("embedding", {}), check),
+        description=description,
     )
 
 
@@ -714,6 +750,4 @@ def load_profile(name_or_path: str | os.PathLike[str], check_files: bool = True)
 
 
 def _with_source(profile: Profile, source: Path) -> Profile:
-    from dataclasses import replace
-
     return replace(profile, source=source)

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crsbench_lib import __version__
-from crsbench_lib.runner.config import Profile, sha256_of
+from crsbench_lib.hashing import sha256_of
+from crsbench_lib.runner.config import Profile
 
 # Bumped when the layout of a cell file changes, so that old files are not reused.
 CELL_FORMAT = "crsbench-cell/1"
@@ -126,10 +127,9 @@ def build_cells(profile: Profile, prep: Preparation) -> list[Cell]:
 
 def cell_key_material(profile: Profile, prep: Preparation, cell: Cell) -> dict[str, Any]:
     """Everything that can change a cell's rows (the input of :func:`cell_key`)."""
-    config = profile.config
     lora = None
     if cell.arm == "lora":
-        lora = {k: v for k, v in config["lora"].items() if k != "encoders"}
+        lora = {k: v for k, v in profile.lora.written().items() if k != "encoders"}
     return {
         "format": CELL_FORMAT,
         "cell": [cell.encoder, cell.dataset, cell.seed, cell.arm],
@@ -137,14 +137,12 @@ def cell_key_material(profile: Profile, prep: Preparation, cell: Cell) -> dict[s
         "dataset_version": prep.dataset_versions[cell.dataset],
         "encoder_weights": prep.weights_hashes[(cell.encoder, cell.dataset)],
         "corruptions": {
+            **profile.corruptions.written(),
             "families": list(prep.corruption_families[cell.dataset]),
-            "severities": list(profile.corruptions.severities),
-            "n_images": profile.corruptions.n_images,
-            "seed": profile.corruptions.seed,
         },
-        "probe": config["probe"],
-        "standard": config["standard"],
-        "embedding": config["embedding"],
+        "probe": profile.probe.written(),
+        "standard": profile.standard_facts(),
+        "embedding": profile.embedding.written(),
         "lora": lora,
         "package_version": __version__,
         "code_version": prep.code_version(cell),

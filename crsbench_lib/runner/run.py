@@ -25,7 +25,7 @@ import pandas as pd
 
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.paths import cache_dir
-from crsbench_lib.results.io import write_results
+from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, run_dir, write_results
 from crsbench_lib.runner.cache import CellStore
 from crsbench_lib.runner.config import Profile, load_profile
 from crsbench_lib.runner.executors import (
@@ -39,8 +39,6 @@ from crsbench_lib.runner.executors import (
 from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key
 from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
 
-RESULTS_FILE = "results.parquet"
-MANIFEST_FILE = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ class RunOutcome:
 
 def default_out_dir(profile: Profile) -> Path:
     """``cache_dir()/runs/<profile name>``."""
-    return cache_dir() / "runs" / profile.name
+    return run_dir(profile.name)
 
 
 def _default_backend() -> CellBackend:

@@ -17,17 +17,34 @@ Statistics:
   ``1 - 6 sum d^2 / (n (n^2 - 1))`` without ties).
 * Mean absolute rank displacement: mean over items of ``|rank_a - rank_b|``
   on average ranks.
+
+Uncertainty (crs-method 9.6): :func:`rank_correlation_uncertainty` gives tau-b
+or rho a percentile interval over bootstrap draws (:func:`correlation_draws` on
+the per-draw score matrices of the leading-tier bootstrap, or
+:func:`item_bootstrap_draws` when there are none) and a two-sided permutation
+p-value (:func:`~crsbench_lib.scoring.resampling.permutation_p_value`: exact up
+to 8 items, else Monte Carlo with a fixed seed); :func:`agreement_uncertainty`
+does both statistics of the AUROC-CRS agreement at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.scoring.resampling import (
+    Direction,
+    check_count,
+    check_interval,
+    interval_direction,
+    percentile_interval,
+    permutation_p_value,
+)
 
 
 @dataclass(frozen=True)
@@ -196,24 +213,74 @@ def rank_table(auroc: pd.Series, crs: pd.Series) -> pd.DataFrame:
     return table.iloc[order].reset_index(drop=True)
 
 
+def kendall_tau_b_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Kendall tau-b between paired rows of two score arrays.
+
+    ``tau_b = (n_c - n_d) / sqrt((n0 - n1)(n0 - n2))`` per row (see the module
+    docstring), vectorised over rows.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        Shapes broadcastable to (B, n) (a single vector of shape (n,) pairs with
+        every row of the other).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (B,); NaN where a row is constant in either array.
+
+    Examples
+    --------
+    >>> kendall_tau_b_rows(np.arange(4.0), np.array([[0.0, 1, 2, 3], [3, 2, 1, 0]]))
+    array([ 1., -1.])
+    """
+    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float)))
+    i, j = np.triu_indices(x.shape[1], k=1)
+    dx = np.sign(x[:, i] - x[:, j])
+    dy = np.sign(y[:, i] - y[:, j])
+    numerator = (dx * dy).sum(axis=1)
+    n0 = float(i.size)
+    denominator = np.sqrt((n0 - (dx == 0).sum(axis=1)) * (n0 - (dy == 0).sum(axis=1)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
+
+
+def spearman_rho_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Spearman rho between paired rows: Pearson correlation of the average ranks, per row.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        Shapes broadcastable to (B, n).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (B,); NaN where a row is constant in either array.
+
+    Examples
+    --------
+    >>> spearman_rho_rows(np.arange(4.0), np.array([[0.0, 1, 2, 3], [3, 2, 1, 0]]))
+    array([ 1., -1.])
+    """
+    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float)))
+    rx = rankdata(x, method="average", axis=1)
+    ry = rankdata(y, method="average", axis=1)
+    rx = rx - rx.mean(axis=1, keepdims=True)
+    ry = ry - ry.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (rx * ry).sum(axis=1) / np.where(denominator > 0, denominator, 1.0), np.nan)
+
+
 def kendall_tau_to_reference(reference: np.ndarray, draws: np.ndarray) -> np.ndarray:
     """Kendall tau-b between one reference score vector and each row of ``draws``.
 
     Vectorised over draws (shape (B, n)): the sensitivity analyses compare
     thousands of perturbed rankings to the default one.
     """
-    ref = np.asarray(reference, dtype=float)
-    x = np.asarray(draws, dtype=float)
-    i, j = np.triu_indices(ref.size, k=1)
-    dr = np.sign(ref[i] - ref[j])
-    dx = np.sign(x[:, i] - x[:, j])
-    numerator = (dr[None, :] * dx).sum(axis=1)
-    n0 = i.size
-    tied_ref = float((dr == 0).sum())
-    tied_x = (dx == 0).sum(axis=1).astype(float)
-    denominator = np.sqrt((n0 - tied_ref) * (n0 - tied_x))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
+    return kendall_tau_b_rows(np.asarray(reference, dtype=float)[None, :], draws)
 
 
 def score_agreement(scores: pd.DataFrame) -> RankAgreement:
@@ -230,3 +297,303 @@ def score_agreement(scores: pd.DataFrame) -> RankAgreement:
         raise SchemaError(f"scored table lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     indexed = scores.set_index("encoder")
     return rank_agreement(indexed["D"], indexed["crs"])
+
+
+#: The rank correlations with an uncertainty statement, by name.
+RANK_STATISTICS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "kendall_tau_b": kendall_tau_b_rows,
+    "spearman_rho": spearman_rho_rows,
+}
+
+
+@dataclass(frozen=True)
+class CorrelationUncertainty:
+    """A correlation with a percentile interval and a permutation p-value.
+
+    Attributes
+    ----------
+    statistic : str
+        ``"kendall_tau_b"``, ``"spearman_rho"`` or ``"pearson_r"``.
+    estimate : float
+        The statistic on the full data.
+    ci_low, ci_high : float
+        Percentile interval of the statistic over the draws.
+    interval : float
+        Coverage of the interval.
+    interval_method : str
+        Where the draws come from: ``"draws"`` (given bootstrap draw matrices,
+        e.g. the leading-tier bootstrap), ``"item_bootstrap"`` (the ranked items
+        resampled with replacement) or ``"cluster_bootstrap"``.
+    n_draws : int
+        Draws in which the statistic was defined (the interval's support).
+    p_value : float
+        Two-sided permutation p-value of no association (NaN where not computed).
+    p_method : str
+        ``"exact"``, ``"monte_carlo"`` or ``"none"``.
+    n_permutations : int
+        Pairings behind the p-value (0 when none).
+    n : int
+        Number of paired items (encoders, cells).
+    """
+
+    statistic: str
+    estimate: float
+    ci_low: float
+    ci_high: float
+    interval: float
+    interval_method: str
+    n_draws: int
+    p_value: float
+    p_method: str
+    n_permutations: int
+    n: int
+
+    @property
+    def direction(self) -> Direction:
+        """On which side of zero the interval lies."""
+        return interval_direction(self.ci_low, self.ci_high)
+
+    def as_dict(self) -> dict[str, object]:
+        """The fields and ``direction`` as a flat mapping (one row of a table)."""
+        row: dict[str, object] = dict(asdict(self))
+        row["direction"] = str(self.direction)
+        return row
+
+
+def _statistic(name: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    if name not in RANK_STATISTICS:
+        raise ValueError(f"unknown rank statistic {name!r} (expected one of {', '.join(RANK_STATISTICS)})")
+    return RANK_STATISTICS[name]
+
+
+def correlation_draws(x_draws: np.ndarray, y_draws: np.ndarray, statistic: str = "kendall_tau_b") -> np.ndarray:
+    """A rank correlation between the two score vectors of every bootstrap draw.
+
+    Parameters
+    ----------
+    x_draws, y_draws : numpy.ndarray
+        Shape (n_draws, n_items), paired by row (the same resample) and column
+        (the same item), e.g. ``auroc_draws`` and ``crs_draws`` of the
+        leading-tier bootstrap.
+    statistic : {"kendall_tau_b", "spearman_rho"}
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_draws,); NaN where a draw's ranking is constant.
+
+    Raises
+    ------
+    ValueError
+        If the arrays are not 2-D of the same shape with at least 2 columns, or
+        hold NaN.
+    """
+    a = np.asarray(x_draws, dtype=float)
+    b = np.asarray(y_draws, dtype=float)
+    if a.ndim != 2 or a.shape != b.shape:
+        raise ValueError(f"draw matrices must be 2-D of the same shape (n_draws, n_items), found {a.shape} and {b.shape}")
+    if a.shape[1] < 2:
+        raise ValueError(f"draw matrices need at least 2 items (columns), found {a.shape[1]}")
+    if np.isnan(a).any() or np.isnan(b).any():
+        raise ValueError("draw matrices contain NaN")
+    return _statistic(statistic)(a, b)
+
+
+def item_bootstrap_draws(
+    x: np.ndarray, y: np.ndarray, statistic: str = "kendall_tau_b", n_draws: int = 1000, random_state: int = 0
+) -> np.ndarray:
+    """A rank correlation on item resamples: the n items drawn n times with replacement.
+
+    A resampled item appears several times; its copies are tied in both
+    rankings, which tau-b and the average ranks of rho discount.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        Paired scores, shape (n,).
+    statistic : {"kendall_tau_b", "spearman_rho"}
+    n_draws : int
+        Number of resamples.
+    random_state : int
+        Seed of the resampling.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n_draws,); NaN where a resample is constant in either score.
+    """
+    a, b, _ = _align(x, y)
+    n_draws = check_count(n_draws, "n_draws")
+    rng = np.random.default_rng(random_state)
+    picks = rng.integers(0, a.size, size=(n_draws, a.size))
+    return _statistic(statistic)(a[picks], b[picks])
+
+
+def rank_correlation_uncertainty(
+    x: pd.Series | np.ndarray,
+    y: pd.Series | np.ndarray,
+    statistic: str = "kendall_tau_b",
+    *,
+    x_draws: np.ndarray | None = None,
+    y_draws: np.ndarray | None = None,
+    n_draws: int = 1000,
+    n_permutations: int = 9999,
+    interval: float = 0.95,
+    random_state: int = 0,
+) -> CorrelationUncertainty:
+    """A rank correlation with a percentile interval and a permutation p-value.
+
+    The interval is the percentile interval (:func:`~.resampling.percentile_interval`)
+    of the statistic over bootstrap draws: those of the given draw matrices
+    (:func:`correlation_draws`) when given, else item resamples
+    (:func:`item_bootstrap_draws`). The p-value is the two-sided permutation
+    test of :func:`~.resampling.permutation_p_value` (exact up to 8 items).
+
+    Parameters
+    ----------
+    x, y : pandas.Series or numpy.ndarray
+        Point scores (aligned on the index when both are Series).
+    statistic : {"kendall_tau_b", "spearman_rho"}
+    x_draws, y_draws : numpy.ndarray, optional
+        Bootstrap draws of the two scores, shape (n_draws, n), columns in the
+        order of ``x`` (give both or neither).
+    n_draws : int
+        Item resamples when no draw matrices are given.
+    n_permutations : int
+        Random pairings of the Monte Carlo permutation test.
+    interval : float
+        Coverage of the interval.
+    random_state : int
+        Seed of the item resampling and of the permutations.
+
+    Returns
+    -------
+    CorrelationUncertainty
+
+    Raises
+    ------
+    SchemaError
+        If the point scores do not pair up (see :func:`rank_agreement`).
+    ValueError
+        If only one draw matrix is given, the draws do not have one column per
+        item, or a parameter is invalid.
+
+    Examples
+    --------
+    >>> u = rank_correlation_uncertainty(np.arange(6.0), np.array([0.0, 2, 1, 3, 5, 4]))
+    >>> round(u.estimate, 3), u.p_method, u.interval_method
+    (0.733, 'exact', 'item_bootstrap')
+    """
+    a, b, _ = _align(x, y)
+    coverage = check_interval(interval)
+    row_statistic = _statistic(statistic)
+    if (x_draws is None) != (y_draws is None):
+        raise ValueError("give both draw matrices (x_draws and y_draws) or neither")
+    if x_draws is not None and y_draws is not None:
+        draws = correlation_draws(x_draws, y_draws, statistic)
+        if np.asarray(x_draws).shape[1] != a.size:
+            raise ValueError(f"draw matrices have {np.asarray(x_draws).shape[1]} columns for {a.size} items")
+        method = "draws"
+    else:
+        draws = item_bootstrap_draws(a, b, statistic, n_draws=n_draws, random_state=random_state)
+        method = "item_bootstrap"
+    low, high, n_valid = percentile_interval(draws, coverage)
+    test = permutation_p_value(a, b, row_statistic, n_permutations=n_permutations, random_state=random_state)
+    return CorrelationUncertainty(
+        statistic=statistic,
+        estimate=test.statistic,
+        ci_low=low,
+        ci_high=high,
+        interval=coverage,
+        interval_method=method,
+        n_draws=n_valid,
+        p_value=test.p_value,
+        p_method=test.method,
+        n_permutations=test.n_permutations,
+        n=int(a.size),
+    )
+
+
+def _draw_columns(draws: np.ndarray, encoders: Sequence[str], order: Sequence[str], name: str) -> np.ndarray:
+    matrix = np.asarray(draws, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] != len(encoders):
+        raise SchemaError(f"{name}: expected shape (n_draws, {len(encoders)}) for {len(encoders)} encoders, found {matrix.shape}")
+    position = {str(e): i for i, e in enumerate(encoders)}
+    missing = [e for e in order if e not in position]
+    if missing:
+        raise SchemaError(f"{name}: no draws for encoder {missing[0]!r}")
+    return matrix[:, [position[e] for e in order]]
+
+
+def agreement_uncertainty(
+    auroc: pd.Series,
+    crs: pd.Series,
+    auroc_draws: np.ndarray,
+    crs_draws: np.ndarray,
+    encoders: Sequence[str],
+    n_permutations: int = 9999,
+    interval: float = 0.95,
+    random_state: int = 0,
+) -> dict[str, CorrelationUncertainty]:
+    """Kendall tau-b and Spearman rho of AUROC and CRS, each with an interval and a p-value.
+
+    The interval of each statistic is the percentile interval of its values in
+    the bootstrap draws (the leading-tier bootstrap's per-draw aggregate AUROC
+    and CRS, crs-method 9.4 and 9.6); the p-value is a two-sided permutation
+    test of no association between the point rankings (Monte Carlo with
+    ``n_permutations`` pairings beyond 8 encoders, Phipson and Smyth 2010).
+
+    Parameters
+    ----------
+    auroc, crs : pandas.Series
+        Point scores indexed by encoder (e.g. columns ``D`` and ``crs`` of a
+        score table).
+    auroc_draws, crs_draws : numpy.ndarray
+        Shape (n_draws, len(encoders)): the scores in every bootstrap draw.
+    encoders : sequence of str
+        Column order of the draw matrices.
+    n_permutations, interval, random_state
+        See :func:`rank_correlation_uncertainty`.
+
+    Returns
+    -------
+    dict of str to CorrelationUncertainty
+        Keys ``"kendall_tau_b"`` and ``"spearman_rho"``.
+
+    Raises
+    ------
+    SchemaError
+        If the scores do not cover the same encoders, or the draws lack one of
+        them or have the wrong shape.
+
+    Examples
+    --------
+    >>> names = ["a", "b", "c", "d"]
+    >>> auroc = pd.Series([0.9, 0.8, 0.7, 0.6], index=names)
+    >>> crs = pd.Series([0.6, 0.7, 0.5, 0.4], index=names)
+    >>> draws = np.tile(auroc.to_numpy(), (5, 1)), np.tile(crs.to_numpy(), (5, 1))
+    >>> u = agreement_uncertainty(auroc, crs, *draws, encoders=names)
+    >>> round(u["kendall_tau_b"].estimate, 3), u["kendall_tau_b"].ci_low == u["kendall_tau_b"].ci_high
+    (0.667, True)
+    """
+    a, b, order = _align(auroc, crs)
+    x_draws = _draw_columns(auroc_draws, encoders, order, "auroc_draws")
+    y_draws = _draw_columns(crs_draws, encoders, order, "crs_draws")
+    return {
+        name: rank_correlation_uncertainty(
+            a,
+            b,
+            name,
+            x_draws=x_draws,
+            y_draws=y_draws,
+            n_permutations=n_permutations,
+            interval=interval,
+            random_state=random_state,
+        )
+        for name in RANK_STATISTICS
+    }
+
+
+def uncertainty_table(items: dict[str, CorrelationUncertainty]) -> pd.DataFrame:
+    """One row per named correlation (``name`` first, then the fields and ``direction``)."""
+    return pd.DataFrame([{"name": name, **item.as_dict()} for name, item in items.items()])

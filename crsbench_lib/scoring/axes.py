@@ -42,15 +42,10 @@ import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS, validate_results
-
-#: The axes in their fixed order (columns of every profile array).
-AXES: tuple[str, ...] = ("D", "C", "L", "R")
-#: Direction of each axis: True where a higher raw value is better.
-HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": False}
+from crsbench_lib.results.select import FRACTION_ATOL, clean_mask, same_fraction
+from crsbench_lib.standard import AXES
 
 CELL: list[str] = ["encoder", "dataset", "seed"]
-# Two label fractions closer than this are the same fraction (0.1 vs 0.10000000000000002).
-_FRACTION_ATOL = 1e-9
 
 
 def _cell_name(cell: tuple[object, ...]) -> str:
@@ -61,6 +56,32 @@ def _cell_name(cell: tuple[object, ...]) -> str:
 def _check_arm(arm: str) -> None:
     if arm not in ARMS:
         raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
+
+
+def label_retention(fraction_rows: pd.DataFrame, clean_auroc: pd.Series) -> np.ndarray:
+    """AUROC retention of label-fraction rows: ``AUROC_f / AUROC_1.0`` of the same cell.
+
+    Parameters
+    ----------
+    fraction_rows : pandas.DataFrame
+        Label-fraction rows with columns encoder, dataset, seed and auroc.
+    clean_auroc : pandas.Series
+        Clean AUROC at 100% labels indexed by (encoder, dataset, seed).
+
+    Returns
+    -------
+    numpy.ndarray
+        One retention per row (NaN where the cell has no clean AUROC).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"encoder": ["e"], "dataset": ["d"], "seed": [0], "auroc": [0.6]})
+    >>> clean = pd.Series([0.8], index=pd.MultiIndex.from_tuples([("e", "d", 0)], names=CELL))
+    >>> float(label_retention(rows, clean)[0])
+    0.7499999999999999
+    """
+    full = clean_auroc.reindex(pd.MultiIndex.from_frame(fraction_rows[CELL])).to_numpy(dtype=float)
+    return fraction_rows["auroc"].to_numpy(dtype=float) / full
 
 
 def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.DataFrame:
@@ -144,12 +165,12 @@ def raw_axes(
         raise SchemaError(f"results table has no rows for arm '{arm}' (with calibration 'none')")
     rows = rows.assign(encoder=rows["encoder"].astype(str), dataset=rows["dataset"].astype(str))
     condition = rows["condition"].astype(str)
-    full = np.isclose(rows["label_fraction"].to_numpy(dtype=float), 1.0, rtol=0.0, atol=_FRACTION_ATOL)
+    full = same_fraction(rows["label_fraction"], 1.0)
 
     cells = rows[CELL].drop_duplicates().sort_values(CELL, kind="mergesort")
     index = pd.MultiIndex.from_frame(cells)
 
-    clean = rows[(condition == "clean").to_numpy() & full]
+    clean = rows[clean_mask(rows)]
     duplicated = clean.duplicated(subset=CELL, keep=False)
     if duplicated.any():
         cell = tuple(clean.loc[duplicated, CELL].iloc[0])
@@ -172,19 +193,18 @@ def raw_axes(
     # Label efficiency.
     lf_rows = rows[(condition == "label_fraction").to_numpy()]
     if label_fractions is None:
-        fractions = sorted({float(f) for f in lf_rows["label_fraction"] if f < 1.0 - _FRACTION_ATOL}, reverse=True)
+        fractions = sorted({float(f) for f in lf_rows["label_fraction"] if f < 1.0 - FRACTION_ATOL}, reverse=True)
     else:
         fractions = [float(f) for f in label_fractions]
         bad = [f for f in fractions if not (0.0 < f <= 1.0)]
         if bad:
             raise SchemaError(f"label fraction {bad[0]!r} outside (0, 1]")
-        fractions = [f for f in fractions if f < 1.0 - _FRACTION_ATOL]
+        fractions = [f for f in fractions if f < 1.0 - FRACTION_ATOL]
     ratios = pd.DataFrame(index=index)
-    lf_values = lf_rows["label_fraction"].to_numpy(dtype=float)
     for fraction in fractions:
-        at = lf_rows[np.isclose(lf_values, fraction, rtol=0.0, atol=_FRACTION_ATOL)]
-        auroc = at.groupby(CELL, sort=True)["auroc"].mean()  # one row per cell: keys are unique
-        ratios[fraction] = auroc.reindex(index).to_numpy() / clean_auroc.to_numpy()
+        at = lf_rows[same_fraction(lf_rows["label_fraction"], fraction)]
+        retained = pd.Series(label_retention(at, clean_auroc), index=pd.MultiIndex.from_frame(at[CELL]))
+        ratios[fraction] = retained.groupby(level=CELL, sort=True).mean().reindex(index).to_numpy()  # one row per cell
     if fractions:
         present = ratios.notna()
         partial = present.any(axis=1) & ~present.all(axis=1)

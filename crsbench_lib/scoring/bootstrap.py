@@ -36,7 +36,7 @@ import pandas as pd
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
 from crsbench_lib.scoring.crs import component_arrays, normalise_array, score_profiles
-from crsbench_lib.scoring.standard import ReferenceStandard, as_standard, check_ece_bins
+from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
 
 
 @dataclass(frozen=True, eq=False)

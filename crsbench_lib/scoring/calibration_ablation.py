@@ -17,6 +17,32 @@ module pairs those rows and summarises, per group (dataset by default):
 Calibration is an ablation only: it never enters the CRS, whose calibration axis
 is the ECE of the uncalibrated probe.
 
+Above the floor (crs-method 9.5)
+--------------------------------
+A finite test set gives even a perfectly calibrated predictor a positive ECE:
+its *floor* ``ECE_floor = E[ECE(p, y*)]`` with ``y* ~ p`` (labels drawn from the
+model's own probabilities, same confidences and n; the results table's
+``ece_floor`` column). An ECE at its floor has nothing left for a calibrator to
+remove, and the raw relative reduction then measures noise (often negative).
+The headline of the ablation is therefore the change of the *excess*
+``ece_excess = ece - ece_floor`` (column ``ece_excess``), per paired evaluation
+(encoder, dataset, seed):
+
+* ``excess_change = mean(excess_after - excess_before)`` (negative: the
+  calibrator brought the ECE closer to its floor);
+* ``relative_excess_change = sum(excess_after - excess_before) /
+  sum(excess_before)`` (the share of the excess removed, with a minus sign;
+  undefined when the mean excess before is not positive);
+
+each with a percentile interval (:func:`~.resampling.percentile_interval`) from
+a crossed (pigeonhole) bootstrap that resamples encoders, datasets and seeds
+with replacement, independently, keeping each evaluation's before/after pair
+together (Owen 2007, Ann. Appl. Stat. 1(2)); the units share encoders,
+datasets and seeds, so resampling them as independent rows would understate the
+spread. The verdict is :class:`CalibrationVerdict`: ``helped`` when the
+interval of ``excess_change`` lies below zero, ``hurt`` when above, and
+``no_difference`` when it contains zero.
+
 References
 ----------
 Guo, Pleiss, Sun, Weinberger (2017), "On calibration of modern neural networks",
@@ -27,22 +53,53 @@ classifier scores into accurate multiclass probability estimates", KDD (isotonic
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 
 import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS, CALIBRATIONS, validate_results
+from crsbench_lib.results.select import clean_rows
+from crsbench_lib.scoring.resampling import (
+    Direction,
+    check_interval,
+    crossed_weights,
+    factor_codes,
+    interval_direction,
+    percentile_interval,
+)
 
 PAIR_KEYS: tuple[str, ...] = ("encoder", "dataset", "seed", "arm")
 UNCALIBRATED = "none"
+#: The factors shared between paired evaluations, resampled by the crossed bootstrap.
+RESAMPLED_FACTORS: tuple[str, ...] = ("encoder", "dataset", "seed")
+#: Columns of the ECE floor and the excess over it (written by the evaluation, crs-method 9.5).
+FLOOR_COLUMNS: tuple[str, ...] = ("ece_floor", "ece_excess")
+
+
+class CalibrationVerdict(StrEnum):
+    """What a post-hoc calibrator did to the ECE excess over its floor."""
+
+    HELPED = "helped"
+    HURT = "hurt"
+    NO_DIFFERENCE = "no_difference"
+    UNDEFINED = "undefined"
+
+
+_VERDICT: dict[Direction, CalibrationVerdict] = {
+    Direction.BELOW_ZERO: CalibrationVerdict.HELPED,
+    Direction.ABOVE_ZERO: CalibrationVerdict.HURT,
+    Direction.SPANS_ZERO: CalibrationVerdict.NO_DIFFERENCE,
+    Direction.UNDEFINED: CalibrationVerdict.UNDEFINED,
+}
 
 
 def _clean_rows(results: pd.DataFrame, arm: str) -> pd.DataFrame:
     if arm not in ARMS:
         raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
     table = validate_results(results)
-    clean = table[(table["arm"] == arm) & (table["condition"] == "clean") & (table["label_fraction"] == 1.0)]
+    clean = clean_rows(table, arm=arm)
     if clean.empty:
         raise SchemaError(f"results table: no clean rows for arm {arm!r}")
     return clean
@@ -63,7 +120,10 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
     pandas.DataFrame
         One row per (encoder, dataset, seed, calibrator) with columns
         ``encoder, dataset, domain, seed, arm, calibration, ece_before, ece_after,
-        auroc_before, auroc_after``, sorted by the keys.
+        auroc_before, auroc_after``, sorted by the keys; where the table has the
+        ECE floor (columns ``ece_floor`` and ``ece_excess``), also
+        ``ece_floor_before, ece_floor_after, excess_before, excess_after``
+        (a calibrator changes the confidences, so its row has its own floor).
 
     Raises
     ------
@@ -81,8 +141,9 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
             f"(expected calibration in {', '.join(c for c in CALIBRATIONS if c != UNCALIBRATED)})"
         )
     keys = list(PAIR_KEYS)
-    merged = after[keys + ["domain", "calibration", "ece", "auroc"]].merge(
-        before[keys + ["ece", "auroc"]], on=keys, how="left", suffixes=("_after", "_before")
+    floors = list(FLOOR_COLUMNS) if set(FLOOR_COLUMNS) <= set(clean.columns) else []
+    merged = after[keys + ["domain", "calibration", "ece", "auroc", *floors]].merge(
+        before[keys + ["ece", "auroc", *floors]], on=keys, how="left", suffixes=("_after", "_before")
     )
     orphan = merged["ece_before"].isna()
     if orphan.any():
@@ -92,7 +153,13 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
             f"(encoder {first['encoder']!r}, dataset {first['dataset']!r}, seed {int(first['seed'])}, "
             f"calibration {first['calibration']!r})"
         )
-    out = merged[keys[:2] + ["domain"] + keys[2:] + ["calibration", "ece_before", "ece_after", "auroc_before", "auroc_after"]]
+    columns = keys[:2] + ["domain"] + keys[2:] + ["calibration", "ece_before", "ece_after", "auroc_before", "auroc_after"]
+    if floors:
+        merged = merged.rename(
+            columns={"ece_excess_before": "excess_before", "ece_excess_after": "excess_after"}
+        )
+        columns += ["ece_floor_before", "ece_floor_after", "excess_before", "excess_after"]
+    out = merged[columns]
     out = out.astype({"encoder": object, "dataset": object, "domain": object, "arm": object, "calibration": object})
     return out.sort_values(keys + ["calibration"], kind="mergesort").reset_index(drop=True)
 
@@ -154,6 +221,140 @@ def calibration_ablation(
 ) -> pd.DataFrame:
     """Pair and summarise in one call: :func:`paired_calibration` then :func:`calibration_summary`."""
     return calibration_summary(paired_calibration(results, arm=arm), by=by)
+
+
+def excess_ablation(
+    paired: pd.DataFrame,
+    by: Sequence[str] = ("calibration",),
+    n_draws: int = 1000,
+    interval: float = 0.95,
+    random_state: int = 0,
+    factors: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Change of the ECE excess over its floor per calibrator, with intervals and a verdict.
+
+    Per group (each calibrator by default) over its paired evaluations ``i``
+    (encoder, dataset, seed), with ``delta_i = excess_after_i - excess_before_i``:
+
+    * ``excess_change = sum_i w_i delta_i / sum_i w_i``;
+    * ``relative_excess_change = sum_i w_i delta_i / sum_i w_i excess_before_i``
+      (NaN when the denominator is not positive: no excess to remove);
+    * ``auroc_change = sum_i w_i (auroc_after_i - auroc_before_i) / sum_i w_i``;
+
+    with ``w_i = 1`` for the estimate and the crossed-bootstrap weights of
+    :func:`~.resampling.crossed_weights` (encoders, datasets and seeds resampled
+    independently, the same draws for every group) for the percentile
+    intervals. The verdict reads the interval of ``excess_change``
+    (:class:`CalibrationVerdict`).
+
+    Parameters
+    ----------
+    paired : pandas.DataFrame
+        Output of :func:`paired_calibration` on a table with the ECE floor.
+    by : sequence of str
+        Grouping columns; must include ``"calibration"``. A grouping column is
+        never resampled.
+    n_draws : int
+        Bootstrap draws.
+    interval : float
+        Coverage of the percentile intervals.
+    random_state : int
+        Seed of the bootstrap.
+    factors : sequence of str, optional
+        Factors to resample; default those of ``encoder, dataset, seed`` not in
+        ``by``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group: ``*by, n, excess_before, excess_after,
+        excess_change, excess_change_low, excess_change_high,
+        relative_excess_change, relative_excess_change_low,
+        relative_excess_change_high, verdict, auroc_change, auroc_change_low,
+        auroc_change_high, ece_before, ece_after, relative_ece_reduction,
+        n_draws`` (``n_draws``: draws in which the change was defined; the
+        relative interval uses the draws in which its denominator is positive;
+        ``relative_ece_reduction`` is the raw-ECE figure of
+        :func:`calibration_summary`, kept for comparison with the study).
+
+    Raises
+    ------
+    SchemaError
+        If the paired table has no ECE floor (columns ``excess_before`` and
+        ``excess_after`` missing or NaN: the results predate the floor).
+    ValueError
+        If ``by`` omits ``"calibration"`` or names an unknown column, or a
+        parameter is invalid.
+
+    Examples
+    --------
+    >>> paired = pd.DataFrame({
+    ...     "encoder": ["a", "a", "b", "b"], "dataset": ["d"] * 4, "seed": [0, 1, 0, 1],
+    ...     "calibration": ["temperature"] * 4,
+    ...     "ece_before": [0.10, 0.12, 0.08, 0.09], "ece_after": [0.05, 0.06, 0.05, 0.05],
+    ...     "excess_before": [0.06, 0.08, 0.04, 0.05], "excess_after": [0.01, 0.02, 0.01, 0.01],
+    ...     "auroc_before": [0.8] * 4, "auroc_after": [0.8] * 4})
+    >>> row = excess_ablation(paired, n_draws=200).iloc[0]
+    >>> round(float(row["excess_change"]), 4), row["verdict"]
+    (-0.045, 'helped')
+    """
+    groups = list(by)
+    if "calibration" not in groups:
+        raise ValueError("by must include 'calibration': each calibrator is summarised on its own")
+    unknown = [g for g in groups if g not in paired.columns]
+    if unknown:
+        raise ValueError(f"unknown grouping column(s) {unknown}; expected columns of the paired table")
+    missing = [c for c in ("excess_before", "excess_after") if c not in paired.columns]
+    if missing or paired[["excess_before", "excess_after"]].isna().to_numpy().any():
+        raise SchemaError(
+            "results table: no ECE floor for the calibration ablation (columns 'ece_floor' and 'ece_excess' "
+            "missing or NaN); rerun the evaluation with a version that records the floor"
+        )
+    coverage = check_interval(interval)
+    resampled = [f for f in RESAMPLED_FACTORS if f not in groups] if factors is None else list(factors)
+    weights = crossed_weights(
+        factor_codes(paired, resampled), n_draws=n_draws, random_state=random_state, factors=resampled
+    )
+    delta = (paired["excess_after"] - paired["excess_before"]).to_numpy(dtype=float)
+    before = paired["excess_before"].to_numpy(dtype=float)
+    auroc_delta = (paired["auroc_after"] - paired["auroc_before"]).to_numpy(dtype=float)
+    rows: list[dict[str, object]] = []
+    for key, members in paired.groupby(groups, sort=True, observed=True).indices.items():
+        w = weights[:, members]
+        total = w.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            change = np.where(total > 0, w @ delta[members] / total, np.nan)
+            auroc = np.where(total > 0, w @ auroc_delta[members] / total, np.nan)
+            denominator = w @ before[members]
+            relative = np.where(denominator > 0, w @ delta[members] / denominator, np.nan)
+        mean_before = float(before[members].mean())
+        point_change = float(delta[members].mean())
+        change_low, change_high, n_valid = percentile_interval(change, coverage)
+        relative_low, relative_high, _ = percentile_interval(relative, coverage)
+        auroc_low, auroc_high, _ = percentile_interval(auroc, coverage)
+        labels = key if isinstance(key, tuple) else (key,)
+        rows.append(
+            {
+                **dict(zip(groups, labels, strict=True)),
+                "n": int(len(members)),
+                "excess_before": mean_before,
+                "excess_after": float(paired["excess_after"].to_numpy(dtype=float)[members].mean()),
+                "excess_change": point_change,
+                "excess_change_low": change_low,
+                "excess_change_high": change_high,
+                "relative_excess_change": point_change / mean_before if mean_before > 0 else float("nan"),
+                "relative_excess_change_low": relative_low,
+                "relative_excess_change_high": relative_high,
+                "verdict": str(_VERDICT[interval_direction(change_low, change_high)]),
+                "auroc_change": float(auroc_delta[members].mean()),
+                "auroc_change_low": auroc_low,
+                "auroc_change_high": auroc_high,
+                "n_draws": n_valid,
+            }
+        )
+    raw = calibration_summary(paired, by=groups)[groups + ["ece_before", "ece_after", "relative_ece_reduction"]]
+    table = pd.DataFrame(rows).merge(raw, on=groups, how="left", validate="one_to_one")
+    return table[[c for c in table.columns if c != "n_draws"] + ["n_draws"]]
 
 
 def reduction_range(summary: pd.DataFrame, calibration: str | None = None) -> tuple[float, float]:

@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
-from crsbench_lib.scoring.axes import AXES, HIGHER_IS_BETTER, encoder_profiles, raw_axes
-
-if TYPE_CHECKING:
-    from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, as_standard, check_ece_bins
 
 COMPONENTS: tuple[str, ...] = ("dominance", "balance", "floor")
 NORMALISED_COLUMNS: tuple[str, ...] = tuple(f"s_{a}" for a in AXES)
@@ -297,8 +294,6 @@ def score_results(
     ReferenceStandardError
         If the panel is empty or the ECE binning differs.
     """
-    from crsbench_lib.scoring.standard import as_standard, check_ece_bins  # standard imports this module
-
     standard = as_standard(standard)
     standard.require_panel()
     raw = raw_axes(results, arm=arm, label_fractions=standard.label_fractions)

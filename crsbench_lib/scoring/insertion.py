@@ -17,7 +17,7 @@ import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, score_profiles
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import ReferenceStandard
 
 
 @dataclass(frozen=True, eq=False)

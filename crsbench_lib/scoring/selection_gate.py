@@ -28,10 +28,9 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER
 
-AXES: tuple[str, ...] = ("D", "C", "L", "R")
-# True: the raw value must be at least the threshold; False: at most.
-HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": False}
+# A threshold on a higher-is-better axis is a floor (raw value >= threshold), else a ceiling.
 AXIS_LABELS: dict[str, str] = {
     "D": "discrimination (macro-AUROC)",
     "C": "calibration (ECE)",

@@ -28,13 +28,8 @@ import pandas as pd
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
 from crsbench_lib.scoring.agreement import kendall_tau_to_reference
-from crsbench_lib.scoring.crs import (
-    _profile_array,
-    balance_scores,
-    floor_scores,
-    normalise_array,
-)
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.scoring.crs import _profile_array, balance_scores, floor_scores, normalise_array
+from crsbench_lib.standard import ReferenceStandard
 
 #: Dirichlet concentration of the weight perturbation (sum of the alphas).
 DIRICHLET_CONCENTRATION = 100.0

@@ -14,7 +14,8 @@ from crsbench_lib.cli import main
 from crsbench_lib.registry import ENV_REGISTRY
 from crsbench_lib.results.io import write_results
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring.standard import freeze_standard, load_template, save_standard
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import load_template, save_standard
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,49 @@ TINY = {
 }
 
 
+# ``crsbench run`` with a backend that stops after its first ``n`` stored cells and
+# waits for a signal: an interrupt test then never races a run that finishes first
+# (on a loaded machine the whole grid can end between two polls of the parent).
+BLOCKING_RUN = """
+import signal, sys
+from crsbench_lib.cli import main
+from crsbench_lib.runner import cell
+
+class BlockAfterCells(cell.RealBackend):
+    left = int(sys.argv[1])
+
+    def compute(self, profile, prep, cells):
+        for item in super().compute(profile, prep, cells):
+            yield item  # the parent stores this cell before asking for the next one
+            BlockAfterCells.left -= 1
+            while BlockAfterCells.left <= 0:
+                signal.pause()
+
+cell.RealBackend = BlockAfterCells
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def blocking_run(config: Path, out_dir: Path, cells: int, cache: Path) -> subprocess.Popen:
+    """Start ``crsbench run`` in a subprocess that blocks once ``cells`` cells are stored."""
+    command = [sys.executable, "-c", BLOCKING_RUN, str(cells), "run", "--config", str(config), "--out", str(out_dir),
+               "--no-progress"]
+    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
+    return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_cells(proc: subprocess.Popen, cells: Path, n: int) -> None:
+    """Wait until ``n`` cells are stored (the run then blocks, so nothing races the caller).
+
+    The deadline only catches a run that is stuck: a run too fast to catch cannot happen.
+    """
+    deadline = time.monotonic() + 900
+    while len(_finished_cells(cells)) < n:
+        assert proc.poll() is None, f"the run ended early: {proc.stderr.read()[-500:]}"
+        assert time.monotonic() < deadline, f"no {n} cells stored in 15 minutes"
+        time.sleep(0.05)
+
+
 @pytest.fixture()
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "cache"
@@ -100,26 +143,20 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_table(tmp_path: Path, cache:
 
     config = write(tmp_path, TINY)
     killed = tmp_path / "killed"
-    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
+    proc = blocking_run(config, killed, 2, cache)
+    cells = killed / "cells"
+    wait_for_cells(proc, cells, 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    assert len(_finished_cells(cells)) == 2 and not (killed / "results.parquet").exists()
+
     command = [sys.executable, "-m", "crsbench_lib", "run", "--config", str(config), "--out", str(killed),
                "--no-progress"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    cells = killed / "cells"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        if cells.is_dir() and len(_finished_cells(cells)) >= 2:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()[-500:]}"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL
-    stored = len(_finished_cells(cells))
-    assert 2 <= stored < 16 and not (killed / "results.parquet").exists()
-
+    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
     resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr[-1000:]
-    assert f"({16 - stored} computed, {stored} reused)" in resumed.stdout
+    assert "(14 computed, 2 reused)" in resumed.stdout
 
     reference = run_profile(config, out_dir=tmp_path / "uninterrupted", progress=False)
     assert reference.n_computed == 16
@@ -135,21 +172,12 @@ def _finished_cells(cells: Path) -> list[Path]:
 def test_ctrl_c_keeps_finished_cells_and_exits_130(tmp_path: Path, cache: Path) -> None:
     config = write(tmp_path, TINY)
     out_dir = tmp_path / "interrupted"
-    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
-    command = [sys.executable, "-m", "crsbench_lib", "run", "--config", str(config), "--out", str(out_dir),
-               "--no-progress"]
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = blocking_run(config, out_dir, 1, cache)
     cells = out_dir / "cells"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and proc.poll() is None:
-        if cells.is_dir() and len(_finished_cells(cells)) >= 1:
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, "the run ended before it could be interrupted"
+    wait_for_cells(proc, cells, 1)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130
-    assert "Traceback" not in err and "run the same command again to resume" in err
-    stored = len(_finished_cells(cells))
-    assert 1 <= stored < 16 and not (out_dir / "results.parquet").exists()
+    assert proc.returncode == 130, err[-1000:]
+    assert "Traceback" not in err and "1 of 16 cells are stored" in err and "run the same command again to resume" in err
+    assert len(_finished_cells(cells)) == 1 and not (out_dir / "results.parquet").exists()
     assert not [p for p in cells.iterdir() if p.name.startswith(".")]

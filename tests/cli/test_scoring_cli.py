@@ -7,7 +7,7 @@ import yaml
 from crsbench_lib.cli import main
 from crsbench_lib.results.io import to_csv, write_results
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring.standard import load_standard
+from crsbench_lib.standard import load_standard
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_default_standard_missing(results_path, monkeypatch, tmp_path, capsys):
 
 
 def test_template_cannot_score(results_path, capsys):
-    from crsbench_lib.scoring.standard import template_standard_path
+    from crsbench_lib.standard import template_standard_path
 
     err = _one_line_error(capsys, ["score", str(results_path), "--standard", str(template_standard_path())])
     assert "empty panel" in err

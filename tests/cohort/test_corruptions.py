@@ -7,9 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crsbench_lib.cohort import SEVERITIES, build_dataset, corrupt, corruption_families
+from crsbench_lib.cohort import build_dataset, corrupt, corruption_families
 from crsbench_lib.cohort.corruptions import all_families
 from crsbench_lib.errors import DataError
+from crsbench_lib.results.schema import SEVERITIES
 
 DOMAINS = {"derm": "dermatology", "fundus": "ophthalmology", "cxr": "radiology"}
 GENERIC = {"gaussian_noise", "gaussian_blur", "jpeg", "pixelate", "brightness_up", "brightness_down", "contrast"}

@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from crsbench_lib.cohort import PHANTOM_DATASETS, build_dataset, corrupt, corruption_families
-from crsbench_lib.cohort.difficulty import PixelProbe, macro_auroc
-from crsbench_lib.errors import DataError
+from crsbench_lib.cohort.difficulty import PixelProbe
 
 SIZES = {"train": 1200, "val": 8, "test": 600}
 N_CORRUPTED = 500
@@ -62,17 +61,6 @@ def test_severity_five_hurts_more_than_one_for_every_family(probe_results: dict)
         mild, severe = np.mean(pairs, axis=0)
         assert severe > mild, f"{family}: severity-5 drop {severe:.3f} <= severity-1 drop {mild:.3f}"
         assert severe > 0.0, f"{family}: severity 5 does not lower AUROC"
-
-
-def test_macro_auroc_multiclass_and_multilabel() -> None:
-    labels = np.array([0, 1, 2, 0, 1, 2])
-    perfect = np.eye(3)[labels]
-    assert macro_auroc(labels, perfect, "multiclass") == 1.0
-    assert macro_auroc(labels, 1 - perfect, "multiclass") == 0.0
-    ml = np.array([[1, 0], [0, 1], [1, 1], [0, 0]])
-    assert macro_auroc(ml, ml.astype(float), "multilabel") == 1.0
-    with pytest.raises(DataError):
-        macro_auroc(np.zeros(4, dtype=int), np.ones((4, 2)), "multiclass")
 
 
 def test_pixel_probe_learns_a_planted_signal() -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from crsbench_lib.encoders.neural import NEURAL_ZOO
-from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, load_state, read_manifest, sha256_file
+from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, load_state, read_manifest
+from crsbench_lib.hashing import file_sha256
 
 #: The issue's limit on the shipped weights folder.
 MAX_SHIPPED_BYTES = 25 * 1024 * 1024
@@ -14,7 +15,7 @@ def test_every_file_matches_its_manifest_hash() -> None:
     on_disk = {p.name for p in SHIPPED_WEIGHTS_DIR.glob("*.pt")}
     assert on_disk == set(files), "files and manifest entries differ"
     for name, entry in files.items():
-        assert sha256_file(SHIPPED_WEIGHTS_DIR / name) == entry["sha256"], name
+        assert file_sha256(SHIPPED_WEIGHTS_DIR / name) == entry["sha256"], name
         assert (SHIPPED_WEIGHTS_DIR / name).stat().st_size == entry["bytes"], name
 
 

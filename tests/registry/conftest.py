@@ -10,7 +10,8 @@ import pytest
 
 from crsbench_lib.results.io import write_results
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring.standard import ReferenceStandard, freeze_standard, load_template, save_standard
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import ReferenceStandard, load_template, save_standard
 
 SMALL_GRID = dict(
     n_encoders=8,

@@ -31,7 +31,7 @@ def _fill(conn: sqlite3.Connection, payloads: list[dict]) -> list[str]:
 
 def test_canonical_json_is_exact_and_sorted() -> None:
     value = {"b": 0.1 + 0.2, "a": [1, "é"], "c": float("nan")}
-    text = chain.canonical_json(value)
+    text = chain.stored_registry_json(value)
     assert text.startswith('{"a":[1,"é"],"b":0.30000000000000004')
     assert json.loads(text)["b"] == 0.1 + 0.2
 

@@ -18,7 +18,7 @@ from crsbench_lib.registry.insertion import (
     renormalised_displacement,
     strongest_encoders,
 )
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import ReferenceStandard
 
 
 @pytest.fixture(scope="module")

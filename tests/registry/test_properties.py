@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from crsbench_lib.registry import Registry, verify_registry
 from crsbench_lib.registry.entries import same_float
 from crsbench_lib.scoring.crs import score_results
-from crsbench_lib.scoring.standard import ReferenceStandard
+from crsbench_lib.standard import ReferenceStandard
 
 ENCODERS = ("enc00", "enc02", "enc05", "enc07")
 VARIANTS = ("original", "corrected")

@@ -13,7 +13,7 @@ from crsbench_lib.errors import ReferenceStandardError, RegistryError, SchemaErr
 from crsbench_lib.registry import Registry, verify_registry
 from crsbench_lib.registry.entries import SCORE_FIELDS
 from crsbench_lib.scoring.crs import score_results
-from crsbench_lib.scoring.standard import ReferenceStandard, load_template, save_standard
+from crsbench_lib.standard import ReferenceStandard, load_template, save_standard
 
 
 def test_add_publishes_entries_equal_to_the_scoring_core(

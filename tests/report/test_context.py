@@ -2,11 +2,11 @@ import pytest
 
 from crsbench_lib.errors import NotebookError, ReferenceStandardError
 from crsbench_lib.report import context
-from crsbench_lib.scoring import save_standard
+from crsbench_lib.standard import save_standard
 
 
 def test_build_standard_when_the_panel_is_empty(results_file, table, tmp_path):
-    from crsbench_lib.scoring import load_template
+    from crsbench_lib.standard import load_template
 
     template = tmp_path / "template.yaml"
     save_standard(load_template(), template)
@@ -72,7 +72,7 @@ def test_simulated_is_read_from_the_run_manifest(results_file, standard, tmp_pat
 
 
 def test_build_standard_ignores_chapter_filters(results_file, tmp_path):
-    from crsbench_lib.scoring import load_template
+    from crsbench_lib.standard import load_template
 
     template = save_standard(load_template(), tmp_path / "template.yaml")
     whole = context.load_context(results_file, standard_path=template)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,11 +14,15 @@ import yaml
 
 from crsbench_lib.embeddings.store import EmbeddingStore
 from crsbench_lib.errors import ConfigError
+from crsbench_lib.imports import package_modules
 from crsbench_lib.runner.cell import (
+    DATASET_LOADERS,
+    ENCODER_LOADERS,
+    LORA_MODULE,
     ConditionImages,
     RealBackend,
-    cell_code_parts,
     cell_embeddings,
+    cell_modules,
     get_encoder,
     load_dataset,
     resolve_families,
@@ -45,7 +53,7 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
     encoder = get_encoder("hog", 32, profile)
     families = resolve_families(profile, spec, dataset.domain)
     stored = cell_embeddings(EmbeddingStore(tmp_path / "emb"), encoder, dataset, profile, families)
-    direct = ConditionImages(dataset, profile, families, arm="frozen").embeddings(encoder, profile.embedding_batch_size)
+    direct = ConditionImages(dataset, profile, families, arm="frozen").embeddings(encoder, profile.embedding.batch_size)
     for name in ("train", "val", "test", "shift_test"):
         assert np.array_equal(getattr(stored, name), getattr(direct, name)), name
     assert stored.corrupted.keys() == direct.corrupted.keys() and len(stored.corrupted) == 4
@@ -72,12 +80,51 @@ def test_unknown_family_for_the_domain_is_a_config_error(tmp_path: Path, profile
         RealBackend().prepare(bad)
 
 
-def test_code_parts_follow_what_the_cell_uses() -> None:
-    hand = cell_code_parts("phantom", "hog", "frozen")
-    assert "encoders/handcrafted.py" in hand and "encoders/hub.py" not in hand and "runner/lora.py" not in hand
-    lora = cell_code_parts("phantom", "cnn_random", "lora")
-    assert "encoders/neural.py" in lora and "runner/lora.py" in lora
-    assert "data/medmnist.py" in cell_code_parts("medmnist", "hf:x/y", "frozen")
+def test_cell_modules_follow_what_the_cell_uses() -> None:
+    hand = cell_modules("phantom", "hog", "frozen")
+    assert {"crsbench_lib.runner.cell", "crsbench_lib.encoders.handcrafted", "crsbench_lib.cohort.derm"} <= hand
+    # Reached only through imports inside runner.cell's functions.
+    assert {"crsbench_lib.evaluation.probe", "crsbench_lib.embeddings.store"} <= hand
+    assert "crsbench_lib.encoders.hub" not in hand and LORA_MODULE not in hand
+    assert not any(m.startswith(("crsbench_lib.scoring", "crsbench_lib.report", "crsbench_lib.cli")) for m in hand)
+    assert LORA_MODULE in cell_modules("phantom", "cnn_random", "lora")
+    hub = cell_modules("manifest", "hf:x/y", "frozen")
+    assert {"crsbench_lib.data.manifest", "crsbench_lib.encoders.hub"} <= hub
+
+
+def test_cell_loaders_are_modules_of_the_package() -> None:
+    # A loader that moved would otherwise drop out of every fingerprint.
+    modules = package_modules()
+    for name in [*DATASET_LOADERS.values(), *ENCODER_LOADERS.values(), LORA_MODULE]:
+        assert name is None or name in modules, name
+
+
+RUN_ONE_CELL = """
+import json, sys
+from crsbench_lib.runner.cell import RealBackend
+from crsbench_lib.runner.config import load_profile
+from crsbench_lib.runner.grid import build_cells
+
+profile = load_profile(sys.argv[1])
+backend = RealBackend()
+prep = backend.prepare(profile)
+cells = build_cells(profile, prep)
+assert len(list(backend.compute(profile, prep, cells))) == len(cells)
+print(json.dumps(sorted(m for m in sys.modules if m == "crsbench_lib" or m.startswith("crsbench_lib."))))
+"""
+
+
+def test_a_cell_imports_only_modules_its_fingerprint_covers(tmp_path: Path) -> None:
+    # What a real cell imports, in a fresh process, against the statically found set.
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump({**CONFIG, "encoders": ["hog"]}))
+    env = {**os.environ, "CRSBENCH_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", RUN_ONE_CELL, str(path)], env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = set(json.loads(done.stdout.strip().splitlines()[-1]))
+    outside = imported - cell_modules("phantom", "hog", "frozen")
+    assert not outside, f"modules a cell imports but its code fingerprint does not cover: {sorted(outside)}"
 
 
 def test_lora_corruption_images_lowers_only_the_lora_sets(tmp_path: Path) -> None:

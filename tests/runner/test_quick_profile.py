@@ -16,7 +16,8 @@ from crsbench_lib.runner.run import run_profile
 @pytest.mark.slow
 def test_quick_profile_end_to_end_and_scored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from crsbench_lib.scoring.crs import score_results
-    from crsbench_lib.scoring.standard import freeze_standard, load_standard
+    from crsbench_lib.scoring.freeze import freeze_standard
+    from crsbench_lib.standard import load_standard
 
     monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
     profile = load_profile("quick")

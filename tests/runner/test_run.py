@@ -205,13 +205,10 @@ def test_bad_jobs_and_empty_grid(tmp_path: Path, cache: Path) -> None:
 
 
 def test_unreachable_scheduler_fails_fast_before_any_work(tmp_path: Path, cache: Path, monkeypatch) -> None:
-    import time
-
+    # "Fast" is the 1 s connect timeout below, not a wall-clock assertion (those flake on a loaded machine).
     monkeypatch.setattr("crsbench_lib.runner.executors.SCHEDULER_CONNECT_TIMEOUT_S", 1.0)
     profile = profile_from(tmp_path, CONFIG)
     backend = FakeBackend()
-    start = time.perf_counter()
-    with pytest.raises(ConfigError, match="no Dask scheduler reachable"):
+    with pytest.raises(ConfigError, match="no Dask scheduler reachable within 1 s"):
         run_profile(profile, out_dir=tmp_path / "o", scheduler="tcp://127.0.0.1:9", progress=False, backend=backend)
-    assert time.perf_counter() - start < 20
     assert backend.computed == [] and not (tmp_path / "o").exists()

@@ -3,7 +3,8 @@ import pandas as pd
 import pytest
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.scoring.axes import AXES, encoder_profiles, per_seed_axes, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
+from crsbench_lib.standard import AXES
 
 
 def _row(encoder, dataset, seed, condition="clean", auroc=0.8, ece=0.1, label_fraction=1.0, corruption="none",

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
-from crsbench_lib.scoring.axes import AXES, encoder_profiles, per_seed_axes, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
 from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap, resampled_profiles, seed_multiplicities
 from crsbench_lib.scoring.crs import score_profiles
-from crsbench_lib.scoring.standard import load_template
+from crsbench_lib.standard import AXES, load_template
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,16 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
 from crsbench_lib.scoring.calibration_ablation import (
+    CalibrationVerdict,
     calibration_ablation,
     calibration_summary,
+    excess_ablation,
     paired_calibration,
     reduction_range,
 )
@@ -79,3 +83,111 @@ def test_errors(table):
         calibration_summary(paired_calibration(table), by=("dataset",))
     with pytest.raises(ValueError, match="unknown grouping"):
         calibration_summary(paired_calibration(table), by=("calibration", "site"))
+
+
+def paired_frame(before: np.ndarray, after: np.ndarray, calibration: str = "temperature") -> pd.DataFrame:
+    """A paired table over an (encoder, dataset, seed) grid given the excess before and after."""
+    n_enc, n_ds, n_seed = before.shape
+    grid = pd.MultiIndex.from_product(
+        [[f"e{i}" for i in range(n_enc)], [f"d{i}" for i in range(n_ds)], list(range(n_seed))],
+        names=["encoder", "dataset", "seed"],
+    ).to_frame(index=False)
+    floor = 0.02
+    return grid.assign(
+        calibration=calibration,
+        ece_before=before.reshape(-1) + floor,
+        ece_after=after.reshape(-1) + floor,
+        excess_before=before.reshape(-1),
+        excess_after=after.reshape(-1),
+        auroc_before=0.8,
+        auroc_after=0.8,
+    )
+
+
+def test_paired_table_carries_the_floor(table):
+    paired = paired_calibration(table)
+    assert {"ece_floor_before", "ece_floor_after", "excess_before", "excess_after"} <= set(paired.columns)
+    row = paired.iloc[0]
+    twin = table[
+        (table["encoder"] == row["encoder"]) & (table["dataset"] == row["dataset"]) & (table["seed"] == row["seed"])
+        & (table["arm"] == "frozen") & (table["condition"] == "clean") & (table["calibration"] == row["calibration"])
+    ]
+    assert row["excess_after"] == twin["ece_excess"].item()
+    assert row["ece_floor_after"] == twin["ece_floor"].item()
+    # a table without the floor still pairs, without the floor columns
+    bare = paired_calibration(table.drop(columns=["ece_floor", "ece_excess"]))
+    assert "excess_before" not in bare.columns
+
+
+def test_excess_change_by_hand():
+    before = np.array([[[0.06, 0.08]], [[0.04, 0.05]]])
+    after = np.array([[[0.01, 0.02]], [[0.01, 0.01]]])
+    row = excess_ablation(paired_frame(before, after), n_draws=300).iloc[0]
+    assert row["n"] == 4
+    assert row["excess_change"] == pytest.approx(np.mean(after - before))
+    assert row["relative_excess_change"] == pytest.approx((after - before).sum() / before.sum())
+    assert row["excess_before"] == pytest.approx(before.mean())
+    assert row["relative_ece_reduction"] == pytest.approx((before.mean() - after.mean()) / (before.mean() + 0.02))
+    assert row["auroc_change"] == 0.0 and row["auroc_change_low"] == 0.0
+    assert row["verdict"] == CalibrationVerdict.HELPED
+    assert row["excess_change_low"] <= row["excess_change"] <= row["excess_change_high"] < 0
+
+
+def test_verdicts():
+    rng = np.random.default_rng(0)
+    before = rng.uniform(0.03, 0.06, size=(6, 3, 3))
+    assert excess_ablation(paired_frame(before, before + 0.02)).iloc[0]["verdict"] == "hurt"
+    # At the floor: before and after both scatter around zero excess.
+    at_floor = excess_ablation(paired_frame(rng.normal(0, 0.005, (6, 3, 3)), rng.normal(0, 0.005, (6, 3, 3)))).iloc[0]
+    assert at_floor["verdict"] == CalibrationVerdict.NO_DIFFERENCE
+    assert at_floor["excess_change_low"] < 0 < at_floor["excess_change_high"]
+
+
+def test_one_encoder_carries_the_effect_so_the_interval_is_wide():
+    # Calibration helps one encoder of six a lot and the others not at all: resampling
+    # encoders (not rows) must show that the mean change is not reliably below zero.
+    before = np.full((6, 3, 3), 0.05)
+    after = before.copy()
+    after[0] -= 0.05
+    row = excess_ablation(paired_frame(before, after), n_draws=2000).iloc[0]
+    assert row["excess_change"] == pytest.approx(-0.05 / 6)
+    assert row["excess_change_high"] == pytest.approx(0.0)  # draws without encoder 0 change nothing
+    assert row["verdict"] == CalibrationVerdict.NO_DIFFERENCE
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.floats(-0.05, 0.05))
+def test_interval_shifts_with_the_change_and_stays_within_the_data(seed, shift):
+    rng = np.random.default_rng(seed)
+    before = rng.uniform(0.0, 0.05, size=(4, 2, 3))
+    after = before + rng.normal(0, 0.01, size=before.shape)
+    base = excess_ablation(paired_frame(before, after), n_draws=200, random_state=seed % 1000).iloc[0]
+    moved = excess_ablation(paired_frame(before, after + shift), n_draws=200, random_state=seed % 1000).iloc[0]
+    assert moved["excess_change_low"] == pytest.approx(base["excess_change_low"] + shift, abs=1e-12)
+    assert moved["excess_change_high"] == pytest.approx(base["excess_change_high"] + shift, abs=1e-12)
+    delta = after - before
+    assert delta.min() - 1e-12 <= base["excess_change_low"] <= base["excess_change_high"] <= delta.max() + 1e-12
+
+
+def test_excess_ablation_on_a_table(table):
+    paired = paired_calibration(table)
+    overall = excess_ablation(paired, n_draws=200)
+    assert list(overall["calibration"]) == ["isotonic", "temperature", "vector"]
+    assert (overall["n"] == 4 * 3 * 2).all() and (overall["n_draws"] == 200).all()
+    assert set(overall["verdict"]) <= {v.value for v in CalibrationVerdict}
+    per_dataset = excess_ablation(paired, by=("dataset", "calibration"), n_draws=200)
+    assert len(per_dataset) == 3 * 3
+    again = excess_ablation(paired, n_draws=200)
+    pd.testing.assert_frame_equal(overall, again)
+
+
+def test_excess_ablation_errors(table):
+    paired = paired_calibration(table)
+    with pytest.raises(SchemaError, match="no ECE floor"):
+        excess_ablation(paired.drop(columns=["excess_before"]))
+    with pytest.raises(SchemaError, match="no ECE floor"):
+        excess_ablation(paired.assign(excess_after=np.nan))
+    with pytest.raises(ValueError, match="must include 'calibration'"):
+        excess_ablation(paired, by=("dataset",))
+    with pytest.raises(ValueError, match="coverage"):
+        excess_ablation(paired, interval=95)

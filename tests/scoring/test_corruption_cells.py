@@ -7,7 +7,13 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring.corruption_cells import cell_correlation, corrupted_pairs, corruption_cells
+from crsbench_lib.scoring.corruption_cells import (
+    cell_correlation,
+    cell_correlation_bootstrap,
+    corrupted_pairs,
+    corruption_cells,
+)
+from crsbench_lib.scoring.resampling import multiplicities
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +98,81 @@ def test_loss_uses_the_paired_clean_reference_where_present():
     pairs = corrupted_pairs(table)
     expected = table.loc[corrupted, "auroc_reference"] - table.loc[corrupted, "auroc"]
     np.testing.assert_allclose(np.sort(pairs["auroc_loss"].to_numpy()), np.sort(expected.to_numpy()), atol=1e-12)
+
+
+def test_ece_increase_is_paired_on_the_same_images_where_recorded():
+    table = synthetic_results(n_encoders=2, seeds=(0,), corruptions=("noise",), severities=(1, 2))
+    corrupted = table["condition"] == "corruption"
+    pairs = corrupted_pairs(table)
+    expected = table.loc[corrupted].sort_values(["encoder", "dataset", "severity"])
+    np.testing.assert_allclose(
+        pairs["ece_increase"].to_numpy(), (expected["ece"] - expected["ece_reference"]).to_numpy(), atol=1e-12
+    )
+    # Where the reference is missing, the clean row of the whole split stands in.
+    partial = table.copy()
+    partial.loc[corrupted & (partial["dataset"] == "derm"), "ece_reference"] = np.nan
+    fallback = corrupted_pairs(partial)
+    derm = fallback[fallback["dataset"] == "derm"]
+    clean = partial[(partial["condition"] == "clean") & (partial["calibration"] == "none")]
+    clean_ece = clean.set_index(["encoder", "dataset"])["ece"]
+    np.testing.assert_allclose(
+        derm["ece_clean"].to_numpy(), clean_ece.reindex(list(zip(derm["encoder"], derm["dataset"], strict=True))).to_numpy()
+    )
+    # A table written before the column existed still pairs with the clean row.
+    assert np.isfinite(corrupted_pairs(table.drop(columns="ece_reference"))["ece_increase"]).all()
+
+
+def test_one_cluster_draw_equals_the_statistic_on_the_duplicated_data(table):
+    """With one draw, the interval is that draw's r: recompute it by copying encoders and datasets."""
+    seed = 11
+    u = cell_correlation_bootstrap(table, n_draws=1, random_state=seed)
+    rng = np.random.default_rng(seed)
+    pairs = corrupted_pairs(table)
+    encoders, datasets = sorted(pairs["encoder"].unique()), sorted(pairs["dataset"].unique())
+    enc_counts = multiplicities(len(encoders), 1, rng)[0]
+    ds_counts = multiplicities(len(datasets), 1, rng)[0]
+    copies = pd.concat(
+        [pairs[pairs["encoder"] == e] for e, k in zip(encoders, enc_counts, strict=True) for _ in range(int(k))]
+    )
+    cells = copies.groupby(["dataset", "corruption"])[["auroc_loss", "ece_increase"]].mean().reset_index()
+    cells = pd.concat(
+        [cells[cells["dataset"] == d] for d, k in zip(datasets, ds_counts, strict=True) for _ in range(int(k))]
+    )
+    expected = stats.pearsonr(cells["auroc_loss"], cells["ece_increase"]).statistic
+    assert u.ci_low == pytest.approx(expected, abs=1e-12) and u.ci_high == pytest.approx(expected, abs=1e-12)
+
+
+def test_cluster_bootstrap_point_and_interval(table):
+    u = cell_correlation_bootstrap(table, n_draws=300)
+    fisher = cell_correlation(corruption_cells(table))
+    assert u.estimate == pytest.approx(fisher.r)
+    assert u.n == fisher.n == 9 and u.statistic == "pearson_r" and u.interval_method == "cluster_bootstrap"
+    assert -1 <= u.ci_low <= u.ci_high <= 1 and u.n_draws <= 300
+    again = cell_correlation_bootstrap(table, n_draws=300)
+    assert (again.ci_low, again.ci_high, again.n_draws) == (u.ci_low, u.ci_high, u.n_draws)
+    wider = cell_correlation_bootstrap(table, clusters=("encoder", "dataset", "corruption", "seed"), n_draws=300)
+    assert -1 <= wider.ci_low <= wider.ci_high <= 1
+
+
+def test_perfectly_coupled_cells_give_a_degenerate_interval(table):
+    coupled = table.copy()
+    corrupted = coupled["condition"] == "corruption"
+    loss = coupled.loc[corrupted, "auroc"].rsub(0.999)
+    coupled.loc[corrupted, "ece_reference"] = 0.1
+    coupled.loc[corrupted, "ece"] = 0.1 + loss / 4
+    clean = (coupled["condition"] == "clean") & (coupled["calibration"] == "none")
+    coupled.loc[clean, "auroc"] = 0.999
+    u = cell_correlation_bootstrap(coupled, n_draws=100)
+    assert u.estimate == pytest.approx(1.0)
+    assert u.ci_low == pytest.approx(1.0) and u.ci_high == pytest.approx(1.0)
+
+
+def test_cluster_bootstrap_errors(table):
+    with pytest.raises(ValueError, match="clusters must name"):
+        cell_correlation_bootstrap(table, clusters=("site",))
+    few = table[(table["condition"] != "corruption") | (table["dataset"] == "derm")]
+    few = few[(few["condition"] != "corruption") | (few["corruption"] != "jpeg")]
+    with pytest.raises(ValueError, match="at least 4 cells"):
+        cell_correlation_bootstrap(few)
+    with pytest.raises(SchemaError, match="no corruption rows"):
+        cell_correlation_bootstrap(table[table["condition"] != "corruption"])

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
-from crsbench_lib.scoring.axes import AXES, encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.scoring.crs import (
     cohort_normalise,
     cohort_renormalised_scores,
@@ -18,7 +18,7 @@ from crsbench_lib.scoring.crs import (
     score_profiles,
     score_results,
 )
-from crsbench_lib.scoring.standard import load_template
+from crsbench_lib.standard import AXES, load_template
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
 profiles_strategy = arrays(np.float64, st.tuples(st.integers(1, 12), st.just(4)), elements=unit)
@@ -131,20 +131,17 @@ def test_cohort_renormalisation_spans_the_cohort():
     assert (flat[:, 0] == 1.0).all()
 
 
-def test_ten_thousand_candidates_score_quickly(frozen_standard):
-    import time
-
+def test_ten_thousand_candidates_score_at_once(frozen_standard):
+    # The speed figure is benchmarks/bench_scoring.py's; a timed test would flake on a loaded machine.
     rng = np.random.default_rng(0)
     candidates = pd.DataFrame(rng.uniform([0.5, 0, 0.5, 0], [1, 0.2, 1, 0.2], (10_000, 4)), columns=list(AXES),
                               index=[f"c{i}" for i in range(10_000)])
-    start = time.perf_counter()
     table = score_profiles(candidates, frozen_standard)
-    assert time.perf_counter() - start < 5.0  # generous: the benchmark states the real figure
-    assert len(table) == 10_000
+    assert len(table) == 10_000 and table["crs"].between(0.0, 1.0).all()
 
 
 def test_score_results_accepts_a_path(tmp_path, synthetic_table, frozen_standard):
-    from crsbench_lib.scoring.standard import save_standard
+    from crsbench_lib.standard import save_standard
 
     path = save_standard(frozen_standard, tmp_path / "s.yaml")
     pd.testing.assert_frame_equal(score_results(synthetic_table, path), score_results(synthetic_table, frozen_standard))

@@ -6,8 +6,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.scoring.axes import AXES, encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.scoring.insertion import insertion_test
+from crsbench_lib.standard import AXES
 
 # Raw profiles in a realistic range (D, L in [0.4, 1]; C, R in [0, 0.3]), beyond the anchors too.
 raw_rows = arrays(

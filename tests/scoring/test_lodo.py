@@ -68,13 +68,99 @@ def test_errors():
         lodo.leave_one_dataset_out(raw.drop(columns="L"), scorer=lambda p: p["D"])
 
 
-def test_with_the_real_standard_matches_scoring_the_reduced_table():
-    table = synthetic_results(n_encoders=6, seeds=(0, 1), corruptions=("noise",), severities=(1, 3))
-    standard = freeze_standard(table, "t", created="2026-01-01T00:00:00Z")
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return synthetic_results(n_encoders=6, seeds=(0, 1), corruptions=("noise",), severities=(1, 3))
+
+
+@pytest.fixture(scope="module")
+def standard(table):
+    return freeze_standard(table, "t", created="2026-01-01T00:00:00Z")
+
+
+def test_held_out_dataset_leaves_the_panel(table, standard):
+    """LODO's CRS equals scoring the reduced table against a standard frozen from the reduced table."""
     raw = raw_axes(table)
     result = lodo.leave_one_dataset_out(raw, standard)
-    reduced = crs.score_profiles(encoder_profiles(raw[raw["dataset"] != "fundus"]), standard).set_index("encoder")
-    target = raw[raw["dataset"] == "fundus"].groupby("encoder")["D"].mean()
-    expected = stats.kendalltau(reduced["crs"].sort_index(), target.sort_index()).statistic
-    got = result[(result["held_out"] == "fundus") & (result["predictor"] == "crs")]["kendall_tau"].item()
-    assert got == pytest.approx(expected)
+    reduced_table = table[table["dataset"] != "fundus"]
+    refrozen = freeze_standard(reduced_table, "r", base=standard, created="2026-01-01T00:00:00Z")
+    expected_scores = crs.score_results(reduced_table, refrozen).set_index("encoder")["crs"].sort_index()
+    target = raw[raw["dataset"] == "fundus"].groupby("encoder")["D"].mean().sort_index()
+    row = result[(result["held_out"] == "fundus") & (result["predictor"] == "crs")].iloc[0]
+    assert row["kendall_tau"] == pytest.approx(stats.kendalltau(expected_scores, target).statistic)
+    assert row["panel_size"] == 6
+    own = lodo.lodo_standard(standard, encoder_profiles(raw[raw["dataset"] != "fundus"]), "fundus")
+    np.testing.assert_array_equal(own.panel_profiles, refrozen.panel_profiles)
+    assert own.anchors == standard.anchors and own.weights == standard.weights
+    assert own.version == "t-without-fundus" and own.created == standard.created
+    # The held-out dataset was in the standard's panel: refreezing changes it.
+    assert not np.array_equal(own.panel_profiles, standard.panel_profiles)
+
+
+def test_panel_members_outside_the_table_leave_the_panel(table, standard):
+    raw = raw_axes(table)
+    kept = raw[raw["encoder"].isin(["enc00", "enc01", "enc02", "enc03"])]
+    result = lodo.leave_one_dataset_out(kept, standard)
+    assert (result["panel_size"] == 4).all()
+    with pytest.raises(SchemaError, match="no member of the panel"):
+        lodo.lodo_standard(standard, encoder_profiles(raw).rename(index=lambda e: f"new-{e}"), "derm")
+
+
+def test_site_b_prediction_uses_a_crs_without_the_shift_term(table, standard):
+    result = lodo.site_b_prediction(table, standard)
+    assert list(result["predictor"]) == ["crs_without_shift", "clean_auroc"]
+    site_a = table[table["condition"] != "shift"]
+    refrozen = freeze_standard(site_a, "s", base=standard, created="2026-01-01T00:00:00Z")
+    predictor = crs.score_results(site_a, refrozen).set_index("encoder")["crs"].sort_index()
+    shift = table[(table["condition"] == "shift") & (table["calibration"] == "none")]
+    target = shift.groupby("encoder")["auroc"].mean().sort_index()
+    got = result.set_index("predictor").loc["crs_without_shift", "kendall_tau"]
+    assert got == pytest.approx(stats.kendalltau(predictor, target).statistic)
+    # The predictor does not see site B: moving the site-B AUROC moves only the target.
+    moved = table.copy()
+    on_b = moved["condition"] == "shift"
+    moved.loc[on_b, "auroc"] = 0.5 + (moved.loc[on_b, "auroc"] - 0.5) / 2
+    again = lodo.site_b_prediction(moved, standard).set_index("predictor")
+    target_moved = moved[on_b & (moved["calibration"] == "none")].groupby("encoder")["auroc"].mean().sort_index()
+    assert again.loc["crs_without_shift", "kendall_tau"] == pytest.approx(
+        stats.kendalltau(predictor, target_moved).statistic
+    )
+    with pytest.raises(SchemaError, match="no shift rows"):
+        lodo.site_b_prediction(site_a, standard)
+
+
+def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
+    both = synthetic_results(n_encoders=5, seeds=(0,), corruptions=("noise",), severities=(1, 3), arms=("frozen", "lora"))
+    # Adaptation helps on every axis, so the adapted profiles dominate frozen panel entries.
+    lora = both["arm"] == "lora"
+    both.loc[lora, "auroc"] = (both.loc[lora, "auroc"] + 0.05).clip(upper=0.999)
+    both.loc[lora, "ece"] = both.loc[lora, "ece"] / 2
+    standard = freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
+    site_a = both[both["condition"] != "shift"]
+    refrozen = freeze_standard(site_a, "s", base=standard, arm="frozen", created="2026-01-01T00:00:00Z")
+    predictor = crs.score_results(site_a, refrozen, arm="lora").set_index("encoder")["crs"].sort_index()
+    shift = both[(both["condition"] == "shift") & (both["arm"] == "lora")]
+    target = shift.groupby("encoder")["auroc"].mean().sort_index()
+    got = lodo.site_b_prediction(both, standard, arm="lora").set_index("predictor").loc["crs_without_shift"]
+    assert got["kendall_tau"] == pytest.approx(stats.kendalltau(predictor, target).statistic)
+    scores = lodo.shift_free_scores(both, standard, arm="lora").set_index("encoder")["crs"].sort_index()
+    np.testing.assert_allclose(scores.to_numpy(), predictor.to_numpy(), rtol=0, atol=1e-12)
+    # A panel refrozen from the adapted arm would be another reference (and other scores).
+    lora_panel = freeze_standard(site_a, "l", base=standard, arm="lora", created="2026-01-01T00:00:00Z")
+    assert not np.allclose(crs.score_results(site_a, lora_panel, arm="lora")["crs"].sort_values(), np.sort(scores))
+
+
+def test_lodo_of_the_lora_arm_refreezes_the_panel_from_the_frozen_arm():
+    both = synthetic_results(n_encoders=5, seeds=(0,), corruptions=("noise",), severities=(1, 3), arms=("frozen", "lora"))
+    lora = both["arm"] == "lora"
+    both.loc[lora, "auroc"] = (both.loc[lora, "auroc"] + 0.05).clip(upper=0.999)
+    both.loc[lora, "ece"] = both.loc[lora, "ece"] / 2
+    standard = freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
+    result = lodo.leave_one_dataset_out(raw_axes(both, arm="lora"), standard, panel_raw=raw_axes(both))
+    reduced = both[both["dataset"] != "derm"]
+    refrozen = freeze_standard(reduced, "r", base=standard, created="2026-01-01T00:00:00Z")
+    expected = crs.score_results(reduced, refrozen, arm="lora").set_index("encoder")["crs"].sort_index()
+    target = both[lora & (both["dataset"] == "derm") & (both["condition"] == "clean") & (both["calibration"] == "none")]
+    target = target.groupby("encoder")["auroc"].mean().sort_index()
+    row = result[(result["held_out"] == "derm") & (result["predictor"] == "crs")].iloc[0]
+    assert row["kendall_tau"] == pytest.approx(stats.kendalltau(expected, target).statistic)

@@ -4,8 +4,8 @@ import pytest
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
 from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.scoring.crs import score_profiles
+from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.scoring.sensitivity import dirichlet_weights, panel_perturbation, weight_perturbation
-from crsbench_lib.scoring.standard import freeze_standard
 
 
 @pytest.fixture(scope="module")

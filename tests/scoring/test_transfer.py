@@ -7,7 +7,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring.transfer import auroc_gain, rank_comparison, top_k, transfer_summary
+from crsbench_lib.scoring.transfer import auroc_gain, rank_comparison, top_k, transfer_summary, transfer_uncertainty
 
 
 def scores(values: dict[str, float]) -> pd.DataFrame:
@@ -80,3 +80,43 @@ def test_errors():
         auroc_gain(frozen_only)
     with pytest.raises(ValueError, match="k must be"):
         transfer_summary(scores({"a": 1, "b": 0}), scores({"a": 1, "b": 0}), k=0)
+
+
+def test_transfer_uncertainty_over_encoders():
+    frozen = scores({f"e{i}": 0.3 + 0.05 * i for i in range(7)})
+    lora = scores({f"e{i}": v for i, v in enumerate([0.40, 0.35, 0.50, 0.45, 0.60, 0.70, 0.55])} | {"hand": 0.2})
+    u = transfer_uncertainty(frozen, lora, n_draws=500)
+    summary = transfer_summary(frozen, lora)
+    assert u.estimate == pytest.approx(summary.kendall_tau)
+    assert u.n == 7 and u.p_method == "exact" and u.n_permutations == 5040
+    # Without ties, the exact permutation test is scipy's exact Kendall test.
+    frame = rank_comparison(frozen, lora)
+    assert u.p_value == pytest.approx(stats.kendalltau(frame["crs_frozen"], frame["crs_lora"], method="exact").pvalue)
+    assert u.interval_method == "item_bootstrap" and u.ci_low <= u.estimate <= u.ci_high
+    assert u == transfer_uncertainty(frozen, lora, n_draws=500)
+
+
+def test_transfer_uncertainty_over_draws():
+    names = [f"e{i}" for i in range(5)]
+    frozen = scores(dict(zip(names, [0.5, 0.4, 0.3, 0.2, 0.1], strict=True)))
+    lora = scores(dict(zip(names, [0.5, 0.3, 0.4, 0.2, 0.1], strict=True)))
+    rng = np.random.default_rng(0)
+    frozen_draws = frozen["crs"].to_numpy() + rng.normal(0, 0.03, (400, 5))
+    lora_draws = lora["crs"].to_numpy() + rng.normal(0, 0.03, (400, 5))
+    # Draw columns in another order than the score tables: aligned by name.
+    order = [3, 0, 4, 1, 2]
+    u = transfer_uncertainty(
+        frozen, lora, frozen_draws=frozen_draws[:, order], lora_draws=lora_draws[:, order],
+        encoders=[names[i] for i in order],
+    )
+    per_draw = [stats.kendalltau(a, b).statistic for a, b in zip(frozen_draws, lora_draws, strict=True)]
+    assert (u.ci_low, u.ci_high) == pytest.approx(tuple(np.percentile(per_draw, [2.5, 97.5])))
+    assert u.interval_method == "draws" and u.n_draws == 400
+    with pytest.raises(ValueError, match="encoders"):
+        transfer_uncertainty(frozen, lora, frozen_draws=frozen_draws, lora_draws=lora_draws)
+    with pytest.raises(ValueError, match="both draw matrices"):
+        transfer_uncertainty(frozen, lora, frozen_draws=frozen_draws, encoders=names)
+    with pytest.raises(SchemaError, match="no column for encoder"):
+        transfer_uncertainty(frozen, lora, frozen_draws=frozen_draws, lora_draws=lora_draws, encoders=names[:4] + ["x"])
+    with pytest.raises(SchemaError, match="expected shape"):
+        transfer_uncertainty(frozen, lora, frozen_draws=frozen_draws[:, :4], lora_draws=lora_draws, encoders=names)

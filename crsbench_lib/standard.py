@@ -20,18 +20,20 @@ that enter ``L``, the ECE binning, and the reference panel (names and
     content_hash: sha256:...          # over every field but created/description
 
 The method's default numbers live only in ``standards/crs-template.yaml``;
-the code reads them from there.
+the code reads them from there. This module sits below scoring (it imports only
+the results schema), so that the runner, the registry and the report read the
+format without the scorer; freezing a panel from results is
+:func:`crsbench_lib.scoring.freeze.freeze_standard`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +43,15 @@ import yaml
 
 from crsbench_lib.atomic import atomic_write_text
 from crsbench_lib.errors import ReferenceStandardError
+from crsbench_lib.hashing import sha256_of
 from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
-from crsbench_lib.scoring.axes import AXES, HIGHER_IS_BETTER, encoder_profiles, raw_axes
-from crsbench_lib.scoring.crs import normalise_array
+from crsbench_lib.results.select import clean_rows
+
+#: The axes in their fixed order (columns of every profile array; crs-method section 3).
+AXES: tuple[str, ...] = ("D", "C", "L", "R")
+#: Direction of each axis: True where a higher raw value is better.
+HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": False}
 
 FORMAT = "crs-standard/1"
 WEIGHT_KEYS: tuple[str, ...] = ("dominance", "balance", "floor")
@@ -167,11 +174,11 @@ class ReferenceStandard:
 def content_hash(mapping: Mapping[str, Any]) -> str:
     """``sha256:<hex>`` of a standard's mapping, ignoring created/description/content_hash.
 
-    Floats are serialised by ``repr`` (exact round trip), keys sorted.
+    The text is :func:`crsbench_lib.hashing.canonical_json`: floats by ``repr``
+    (exact round trip), keys sorted.
     """
     content = {k: v for k, v in mapping.items() if k not in _UNHASHED}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + sha256_of(content)
 
 
 def _fail(source: str, where: str, what: str) -> ReferenceStandardError:
@@ -417,97 +424,13 @@ def check_ece_bins(results: pd.DataFrame, std: ReferenceStandard, arm: str = "fr
     ReferenceStandardError
         Naming the bins found and the standard's.
     """
-    rows = results[(results["arm"] == arm) & (results["condition"] == "clean")]
+    rows = clean_rows(results, arm=arm)
     found = sorted({int(b) for b in rows["ece_bins"]}) if "ece_bins" in rows.columns else []
     if found and found != [int(std.ece_bins)]:
         raise ReferenceStandardError(
             f"results use ECE with {', '.join(map(str, found))} bins, but standard '{std.version}' "
             f"(field 'ece_bins') requires {std.ece_bins}"
         )
-
-
-def freeze_standard(
-    results: pd.DataFrame,
-    version: str,
-    panel: Sequence[str] | None = None,
-    base: ReferenceStandard | str | os.PathLike[str] | None = None,
-    arm: str = "frozen",
-    *,
-    created: str | None = None,
-    description: str | None = None,
-) -> ReferenceStandard:
-    """Freeze a reference standard from a results table.
-
-    The anchors, weights, label fractions and ECE binning are copied from
-    ``base``; the panel is the given encoders' profiles (crs-method section 3),
-    normalised against those anchors.
-
-    Parameters
-    ----------
-    results : pandas.DataFrame
-        A results table.
-    version : str
-        Version id of the new standard.
-    panel : sequence of str, optional
-        Panel members; default every encoder of the arm.
-    base : ReferenceStandard or path, optional
-        Where the settings come from; default the shipped template.
-    arm : {"frozen", "lora"}
-        Arm whose profiles form the panel.
-    created : str, optional
-        Creation time (ISO 8601); default now (UTC, seconds).
-    description : str, optional
-        Free text kept in the file.
-
-    Returns
-    -------
-    ReferenceStandard
-
-    Raises
-    ------
-    SchemaError
-        If the table is malformed or lacks rows the axes need.
-    ReferenceStandardError
-        If the version is empty, a panel name is not an encoder of the table,
-        a name repeats, the panel is empty, or the ECE binning differs.
-    """
-    if not isinstance(version, str) or not version.strip():
-        raise ReferenceStandardError("field 'version' must be a non-empty string")
-    if base is None:
-        base_std = load_template()
-    elif isinstance(base, ReferenceStandard):
-        base_std = base
-    else:
-        base_std = load_standard(base)
-    table = validate_results(results)
-    check_ece_bins(table, base_std, arm)
-    profiles = encoder_profiles(raw_axes(table, arm=arm, label_fractions=base_std.label_fractions))
-    if panel is None:
-        names = list(profiles.index)
-    else:
-        names = [str(n) for n in panel]
-        unknown = [n for n in names if n not in profiles.index]
-        if unknown:
-            raise ReferenceStandardError(
-                f"panel member '{unknown[0]}' is not an encoder of the results table (arm '{arm}'); "
-                f"known: {', '.join(profiles.index)}"
-            )
-        if len(set(names)) != len(names):
-            raise ReferenceStandardError("field 'panel' names a member twice")
-    if not names:
-        raise ReferenceStandardError("field 'panel' must name at least one encoder")
-    normalised = normalise_array(profiles.loc[names, list(AXES)].to_numpy(dtype=float), base_std.worst, base_std.best)
-    stamp = created if created is not None else datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return replace(
-        base_std,
-        version=version,
-        created=stamp,
-        description=description if description is not None else f"Frozen from a results table (arm {arm}).",
-        arm=arm,
-        panel_names=tuple(names),
-        panel_profiles=normalised,
-        source_results_hash=results_hash(table),
-    )
 
 
 def as_standard(standard: ReferenceStandard | str | os.PathLike[str] | None) -> ReferenceStandard:
@@ -522,8 +445,10 @@ def as_standard(standard: ReferenceStandard | str | os.PathLike[str] | None) -> 
 
 
 __all__ = [
+    "AXES",
     "DEFAULT_FILENAME",
     "FORMAT",
+    "HIGHER_IS_BETTER",
     "ReferenceStandard",
     "TEMPLATE_FILENAME",
     "WEIGHT_KEYS",
@@ -532,7 +457,6 @@ __all__ = [
     "content_hash",
     "default_standard_path",
     "dump_standard",
-    "freeze_standard",
     "load_standard",
     "load_template",
     "results_hash",
