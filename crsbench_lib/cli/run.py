@@ -20,6 +20,7 @@ def _handle(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         scheduler=args.scheduler,
         progress=not args.no_progress,
+        wait=args.wait,
     )
     print(
         f"{outcome.results_path}: {outcome.n_rows} rows from {outcome.n_cells} cells "
@@ -50,4 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on a Dask distributed scheduler, e.g. tcp://host:8786")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--wait", action="store_true",
+                        help="if another run is using the output folder, wait for it to finish "
+                             "(default: stop at once, naming it)")
     parser.set_defaults(handler=_handle)
