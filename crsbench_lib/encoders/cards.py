@@ -57,6 +57,14 @@ def architecture_label(architecture: str) -> str:
     return f"ViT {SmallViT.patch}px patches, width {SmallViT.dim}, depth {SmallViT.depth}"
 
 
+def _pool_text(spec: NeuralSpec, entry: dict[str, object]) -> str:
+    """The recipe's pool, and the generator version the shipped file was pretrained on (from the manifest)."""
+    if spec.pool is None:
+        return "none"
+    generator = entry.get("generator")
+    return spec.pool.describe() + (f" (generator v{generator})" if generator is not None else "")
+
+
 def _neural_card(spec: NeuralSpec, entry: dict[str, object]) -> dict[str, object]:
     embedding_dim = CNN_WIDTHS[spec.architecture][-1] if spec.architecture in CNN_WIDTHS else 2 * SmallViT.dim
     return {
@@ -65,7 +73,7 @@ def _neural_card(spec: NeuralSpec, entry: dict[str, object]) -> dict[str, object
         "study_family": FAMILIES[spec.family],
         "architecture": architecture_label(spec.architecture),
         "recipe": METHODS[spec.method],
-        "pool": spec.pool.describe() if spec.pool is not None else "none",
+        "pool": _pool_text(spec, entry),
         "augmentations": ", ".join(spec.augmentations) or "none",
         "parameters": count_parameters(spec.architecture),
         "embedding_dim": embedding_dim,
