@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +246,7 @@ class Profile:
     lora: LoraSpec
     embedding: EmbeddingSpec
     description: str = ""
-    config_hash: str = ""
+    config_hash: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "config_hash", sha256_of(self.config))
