@@ -111,7 +111,9 @@ def _infer_task(labels: np.ndarray) -> tuple[TaskType, int]:
     return ("binary" if n <= 2 else "multiclass"), max(n, 2)
 
 
-def load_medmnist(flag: str, root: Path, size: int = 28, download: bool = False) -> ImageDataset:
+def load_medmnist(
+    flag: str, root: Path, size: int = 28, download: bool = False, calibration_size: int | None = None
+) -> ImageDataset:
     """Read a MedMNIST ``.npz`` from a local folder.
 
     Parameters
@@ -126,12 +128,19 @@ def load_medmnist(flag: str, root: Path, size: int = 28, download: bool = False)
     download : bool
         Download the file into ``root`` if it is absent (network access).
         Default ``False``: the reader never touches the network otherwise.
+    calibration_size : int, optional
+        Calibration-split size of every seed's resample (default: the file's
+        validation split size).
 
     Returns
     -------
     ImageDataset
-        Name ``{flag}`` (``{flag}_{size}`` above 28 px), one site ``"A"``,
-        splits train/val/test; version = sha256 of the file.
+        Name ``{flag}`` (``{flag}_{size}`` above 28 px), one site ``"A"``;
+        version = sha256 of the file. The file's test split is the test split
+        of every seed; seed ``s``'s train, validation and calibration splits are
+        a stratified resample of the file's train and validation splits
+        (:meth:`ImageDataset.development`), the source splits stay readable
+        with :meth:`ImageDataset.source_split`.
 
     Raises
     ------
@@ -181,4 +190,5 @@ def load_medmnist(flag: str, root: Path, size: int = 28, download: bool = False)
 
     name = flag if size == 28 else f"{flag}_{size}"
     class_names = tuple(f"{flag}_{k}" for k in range(n_classes))
-    return ImageDataset(name=name, domain=domain, task=task, class_names=class_names, version=version, loader=loader)
+    return ImageDataset(name=name, domain=domain, task=task, class_names=class_names, version=version, loader=loader,
+                        calibration_size=calibration_size)

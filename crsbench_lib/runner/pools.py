@@ -4,12 +4,12 @@
 (:func:`crsbench_lib.cohort.pretraining_pool`). Pools are disjoint from every
 evaluation split (see :mod:`crsbench_lib.cohort.datasets`).
 
-Auxiliary attributes (the targets of the multi-task encoders) are, for now,
-*provisional*: descriptors of the clean pool image (a 4 x 4 grey layout
-thumbnail, colour moments, edge energy at two scales and the dark-area
-fraction), because the current generators do not yet return their latent
-parameters. They are never the evaluation labels; those are kept apart in
-:attr:`PoolDraw.labels` and used only by the in-task supervised encoder.
+Auxiliary attributes (the targets of the multi-task encoders) are the
+generator's scene parameters of each pool image (:func:`content_attributes`):
+lesion size and structures, lesion counts, heart size, support devices and so
+on, never the evaluation labels (kept apart in :attr:`PoolDraw.labels` and used
+only by the in-task supervised encoder) and never the acquisition nuisances or
+the site.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from crsbench_lib.encoders.recipes import POOL_SEED, PRETRAIN_SIDE, PoolSpec
 
 #: Where the auxiliary attributes come from (recorded in the weights manifest and the cards).
-ATTRIBUTE_SOURCE = "provisional image descriptors (generator v4 has no attribute API yet)"
+ATTRIBUTE_SOURCE = "scene attributes of the generator (acquisition nuisances and site left out)"
 
 
 @dataclass
@@ -54,51 +54,25 @@ class PoolDraw:
         return len(self.images)
 
 
-def provisional_attributes(images: np.ndarray) -> dict[str, np.ndarray]:
-    """Content descriptors of clean ``uint8`` images, as stand-in auxiliary targets.
+def content_attributes(dataset: str, attributes: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The scene attributes of a pool as pretraining targets: acquisition nuisances and the site left out.
 
-    Parameters
-    ----------
-    images : numpy.ndarray
-        ``uint8`` ``(N, H, W)`` or ``(N, H, W, 3)`` with ``H == W`` divisible by 4.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        float32 ``layout`` ``(N, 16)`` (4 x 4 block means of the grey image,
-        standardised per image), ``colour`` ``(N, 6)`` (per-channel mean and
-        standard deviation), ``edges`` ``(N, 2)`` (mean gradient magnitude at
-        full and half resolution) and ``dark_fraction`` ``(N,)`` (share of
-        pixels darker than the image mean minus one standard deviation).
-
-    Examples
-    --------
-    >>> a = provisional_attributes(np.zeros((2, 32, 32), np.uint8))
-    >>> sorted(a), a["layout"].shape
-    (['colour', 'dark_fraction', 'edges', 'layout'], (2, 16))
+    An encoder supervised to report exposure, gamma, noise, blur or the site
+    would learn to encode acquisition, which is what a reliable encoder should
+    ignore. Counts and continuous values are returned as ``float32`` (regressed),
+    binary and categorical attributes as ``int64`` class codes.
     """
-    x = images.astype(np.float32) / 255.0
-    rgb = np.repeat(x[..., None], 3, axis=-1) if x.ndim == 3 else x
-    grey = rgb.mean(axis=-1)
-    n, s, _ = grey.shape
-    blocks = grey.reshape(n, 4, s // 4, 4, s // 4).mean(axis=(2, 4)).reshape(n, 16)
-    layout = (blocks - blocks.mean(1, keepdims=True)) / (blocks.std(1, keepdims=True) + 1e-3)
-    colour = np.concatenate([rgb.mean(axis=(1, 2)), rgb.std(axis=(1, 2))], axis=1)
+    from crsbench_lib.cohort import pool_attributes
+    from crsbench_lib.cohort.acquisition import NUISANCE_ATTRIBUTES
+    from crsbench_lib.cohort.datasets import SITE_ATTRIBUTE
 
-    def edge(g: np.ndarray) -> np.ndarray:
-        gy, gx = np.diff(g, axis=1)[:, :, :-1], np.diff(g, axis=2)[:, :-1, :]
-        return np.sqrt(gx * gx + gy * gy).mean(axis=(1, 2))
-
-    half = grey.reshape(n, s // 2, 2, s // 2, 2).mean(axis=(2, 4))
-    edges = np.stack([edge(grey), edge(half)], axis=1)
-    mu, sd = grey.mean(axis=(1, 2), keepdims=True), grey.std(axis=(1, 2), keepdims=True)
-    dark = (grey < mu - sd).mean(axis=(1, 2))
-    return {
-        "layout": layout.astype(np.float32),
-        "colour": colour.astype(np.float32),
-        "edges": edges.astype(np.float32),
-        "dark_fraction": dark.astype(np.float32),
-    }
+    out = {}
+    for name, spec in pool_attributes(dataset).items():
+        if name in NUISANCE_ATTRIBUTES or name == SITE_ATTRIBUTE:
+            continue
+        values = np.asarray(attributes[name])
+        out[name] = values.astype(np.float32) if spec.kind in ("continuous", "count") else values.astype(np.int64)
+    return out
 
 
 def draw_pool(dataset: str, n_images: int, all_sites: bool, seed: int = POOL_SEED, image_side: int = PRETRAIN_SIDE) -> PoolDraw:
@@ -121,14 +95,15 @@ def draw_pool(dataset: str, n_images: int, all_sites: bool, seed: int = POOL_SEE
     -------
     PoolDraw
     """
-    from crsbench_lib.cohort import pretraining_pool
+    from crsbench_lib.cohort import pool_sites, pretraining_pool
 
-    # Generator v4 draws pools at the evaluation site only, whatever ``all_sites`` asks.
-    pool = pretraining_pool(dataset, n_images, seed=seed, image_side=image_side)
+    sites = None if all_sites else pool_sites(dataset)[:1]
+    pool = pretraining_pool(dataset, n_images, seed=seed, image_side=image_side, sites=sites)
+    site_index = {site: k for k, site in enumerate(pool_sites(dataset))}
     return PoolDraw(
         images=pool.images,
-        attributes=provisional_attributes(pool.images),
-        site_ids=np.zeros(len(pool.images), np.int64),
+        attributes=content_attributes(dataset, pool.attributes),
+        site_ids=np.array([site_index[s] for s in pool.site_ids], dtype=np.int64),
         labels=pool.labels,
     )
 

@@ -1,23 +1,21 @@
-"""Pretraining pools: the adapter to the cohort, provisional attributes, caching."""
+"""Pretraining pools: the adapter to the cohort, content attributes, caching."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from crsbench_lib.encoders.recipes import BROAD_POOL, NARROW_DERM
-from crsbench_lib.runner.pools import PoolCache, draw_from_folder, draw_pool, provisional_attributes
+from crsbench_lib.runner.pools import PoolCache, draw_from_folder, draw_pool
 
 
-def test_provisional_attributes_describe_content() -> None:
-    rng = np.random.default_rng(0)
-    images = rng.integers(0, 256, (5, 32, 32, 3), dtype=np.uint8)
-    attrs = provisional_attributes(images)
-    assert {k: v.shape for k, v in attrs.items()} == {"layout": (5, 16), "colour": (5, 6), "edges": (5, 2), "dark_fraction": (5,)}
-    assert all(v.dtype == np.float32 and np.isfinite(v).all() for v in attrs.values())
-    smooth = np.repeat(np.repeat(images[:, ::4, ::4], 4, axis=1), 4, axis=2)
-    assert (provisional_attributes(smooth)["edges"][:, 0] < attrs["edges"][:, 0]).all()
-    grey = provisional_attributes(images[..., 0])
-    assert np.allclose(grey["colour"][:, 0], grey["colour"][:, 1])
+def test_content_attributes_leave_out_nuisances_site_and_labels() -> None:
+    pool = draw_pool("derm", 8, all_sites=True, seed=1)
+    names = set(pool.attributes)
+    assert names and not names & {"exposure", "gamma", "noise", "blur", "vignette", "warmth", "site"}
+    assert all(v.dtype in (np.float32, np.int64) and len(v) == 8 for v in pool.attributes.values())
+    assert sorted(set(pool.site_ids.tolist())) == [0, 1, 2, 3]
+    narrow = draw_pool("derm", 8, all_sites=False, seed=1)
+    assert set(narrow.site_ids.tolist()) == {0}
 
 
 def test_draw_pool_returns_images_attributes_sites_and_labels() -> None:
