@@ -13,7 +13,10 @@ def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.runner.config import load_profile
     from crsbench_lib.runner.run import run_profile
 
-    profile = load_profile(args.config if args.config is not None else args.profile)
+    profile = load_profile(
+        args.config if args.config is not None else args.profile,
+        allow_download=True if args.allow_download else None,
+    )
     outcome = run_profile(
         profile,
         out_dir=args.out,
@@ -50,4 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on a Dask distributed scheduler, e.g. tcp://host:8786")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--allow-download", action="store_true",
+                        help="fetch absent MedMNIST files and hub encoder weights (same as the profile key "
+                        "allow_download: true); without it nothing is downloaded")
     parser.set_defaults(handler=_handle)

@@ -8,7 +8,7 @@ See ``docs/default-cohort.md``. Public entry points:
 - figures for the book in :mod:`crsbench_lib.cohort.figures`.
 """
 
-from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION, corrupt, corruption_families
+from crsbench_lib.cohort.corruptions import CORRUPTION_DOMAINS, CORRUPTION_VERSION, corrupt, corruption_families
 from crsbench_lib.cohort.datasets import (
     DEFAULT_SIZES,
     GENERATOR_VERSION,
@@ -19,6 +19,7 @@ from crsbench_lib.cohort.datasets import (
 )
 
 __all__ = [
+    "CORRUPTION_DOMAINS",
     "CORRUPTION_VERSION",
     "DEFAULT_SIZES",
     "GENERATOR_VERSION",

@@ -63,6 +63,8 @@ _FAMILIES: dict[str, tuple[str, ...]] = {
     "ophthalmology": _GENERIC + ("uneven_illumination", "haze"),
     "radiology": _GENERIC + ("speckle_noise", "grid_lines", "burned_markers"),
 }
+#: Domains with a corruption catalogue (a real dataset's ``domain`` key names one).
+CORRUPTION_DOMAINS: tuple[str, ...] = tuple(_FAMILIES)
 _DOMAIN_ALIASES = {"derm": "dermatology", "fundus": "ophthalmology", "cxr": "radiology"}
 
 
