@@ -1,4 +1,10 @@
-"""``crsbench run``: compute a profile's results table (thin wrapper of the runner)."""
+"""``crsbench run``: compute a profile's results table (thin wrapper of the runner).
+
+When the project ships a reference-run summary of the profile
+(``standards/reference-run-<profile>.json``), the run ends with one line saying
+whether it reproduces that reference run, exactly or within its tolerance, and
+by how much it differs.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import sys
 from pathlib import Path
 
 from crsbench_lib.cli import positive_int
+from crsbench_lib.cli.reproduce import shipped_summary
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -30,6 +37,13 @@ def _handle(args: argparse.Namespace) -> int:
         f"config {outcome.config_hash[:12]}; manifest {outcome.manifest_path}",
         file=sys.stdout,
     )
+    summary = shipped_summary(profile.name)
+    if summary.is_file():
+        from crsbench_lib.results.io import read_results
+        from crsbench_lib.scoring.reproduce import compare_to_summary, load_summary
+
+        reproduction = compare_to_summary(read_results(outcome.results_path), load_summary(summary))
+        print(f"{summary.name}: {reproduction.message()}")
     return 0
 
 
