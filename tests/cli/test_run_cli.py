@@ -154,12 +154,23 @@ def test_usage_errors(tmp_path: Path, cache: Path, capsys) -> None:
     assert code == 2 and "unknown profile 'no-such-profile'" in err
 
 
-def test_run_prints_a_summary(tmp_path: Path, cache: Path, capsys) -> None:
+def test_run_prints_a_summary(tmp_path: Path, cache: Path, capsys, monkeypatch) -> None:
     config = {**TINY, "encoders": ["pixels"], "seeds": [0], "datasets": TINY["datasets"][:1]}
     code, out, _ = run_cli(["--config", str(write(tmp_path, config)), "--out", str(tmp_path / "o"), "--no-progress"],
                            capsys)
     assert code == 0 and "results.parquet" in out and "1 cells (1 computed, 0 reused)" in out
     assert (tmp_path / "o" / "manifest.json").is_file()
+    assert "reference-run" not in out  # no summary is shipped for this profile
+
+    # With a shipped reference-run summary of the profile, the run says whether it reproduces it.
+    summary = tmp_path / "reference-run-tiny.json"
+    assert main(["reproduce", "write", str(tmp_path / "o" / "results.parquet"), "--profile", "tiny",
+                 "--out", str(summary)]) == 0
+    monkeypatch.setattr("crsbench_lib.cli.run.shipped_summary", lambda name: tmp_path / f"reference-run-{name}.json")
+    capsys.readouterr()
+    code, out, _ = run_cli(["--config", str(write(tmp_path, config)), "--out", str(tmp_path / "o2"), "--no-progress"],
+                           capsys)
+    assert code == 0 and "reference-run-tiny.json: reproduces the reference run of profile tiny exactly" in out
 
 
 @pytest.mark.slow
