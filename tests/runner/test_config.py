@@ -52,6 +52,20 @@ def test_default_profile_meets_the_cohort_floors() -> None:
     assert any(d.name == "cxr" for d in profile.datasets)
 
 
+def test_medmnist_cpu_profile_states_its_layout_and_runs_offline_on_cpu() -> None:
+    from crsbench_lib.encoders.registry import DEFAULT_ZOO
+    from crsbench_lib.paths import configs_dir
+
+    profile = load_profile("medmnist-cpu", check_files=False)
+    assert [(d.kind, d.options["flag"], d.options["size"]) for d in profile.datasets] == [
+        ("medmnist", "dermamnist", 28), ("medmnist", "retinamnist", 28), ("medmnist", "pneumoniamnist", 28)]
+    assert set(profile.encoders) == set(DEFAULT_ZOO) and profile.arms == ("frozen", "lora")
+    assert profile.embedding.device == "cpu" and not profile.allow_download
+    header = (configs_dir() / "medmnist-cpu.yaml").read_text().split("\nname:")[0]
+    for line in ("~/.medmnist/dermamnist.npz", "root/{flag}.npz", "--allow-download"):
+        assert line in header
+
+
 def test_paper_profile_validates_without_files() -> None:
     profile = load_profile("paper", check_files=False)
     assert all(e.startswith(("hf:", "timm:", "open_clip:")) for e in profile.encoders)
