@@ -129,3 +129,22 @@ def test_float_images_rejected(tmp_path: Path) -> None:
     np.savez(tmp_path / "pneumoniamnist.npz", **arrays)
     with pytest.raises(DataError, match="uint8"):
         load_medmnist("pneumoniamnist", tmp_path).split("train")
+
+
+def test_download_on_request_fetches_the_named_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import urllib.request
+
+    write_npz(tmp_path / "source.npz")
+    payload = (tmp_path / "source.npz").read_bytes()
+    asked: list[str] = []
+
+    def fake_urlopen(url: str, timeout: float) -> io.BytesIO:
+        asked.append(url)
+        return io.BytesIO(payload)
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+    ds = load_medmnist("dermamnist", tmp_path / "new", size=64, download=True)
+    assert asked == ["https://zenodo.org/records/10519652/files/dermamnist_64.npz?download=1"]
+    assert (tmp_path / "new" / "dermamnist_64.npz").read_bytes() == payload
+    assert ds.split("train").images.shape[0] == 6
