@@ -45,3 +45,7 @@ class NotebookError(CRSBenchError, ValueError):
 
 class OutputError(CRSBenchError, OSError):
     """An output file cannot be written where it was asked for."""
+
+
+class CacheError(CRSBenchError):
+    """A cached file is unreadable or fails its checksum (it is recomputed, never reused)."""

@@ -2,10 +2,10 @@
 
 Each module of this package that defines ``register(subparsers)`` adds its
 sub-commands; the work itself lives in the library. A user error
-(:class:`~crsbench_lib.errors.CRSBenchError`) is printed as one line on stderr
-with exit status 2; an interrupt exits with 130 without a traceback, and a
-closed output pipe (``crsbench agree ... | head``) ends quietly with the
-conventional status 141 (128 + SIGPIPE).
+(:class:`~crsbench_lib.errors.CRSBenchError`, or a full disk met anywhere) is
+printed as one line on stderr with exit status 2; an interrupt exits with 130
+without a traceback, and a closed output pipe (``crsbench agree ... | head``)
+ends quietly with the conventional status 141 (128 + SIGPIPE).
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import os
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from crsbench_lib import __version__
+from crsbench_lib.atomic import NO_SPACE_ERRNOS, no_space_error
 from crsbench_lib.errors import CRSBenchError
 
 EXIT_USER_ERROR = 2
@@ -70,6 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except CRSBenchError as exc:
         print(f"crsbench: error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as exc:
+        # A full disk is the user's to fix, wherever the write was (a library or a worker).
+        if exc.errno not in NO_SPACE_ERRNOS:
+            raise
+        where = Path(str(exc.filename)).parent if exc.filename else None
+        message = no_space_error(where) if where is not None else f"no space left on device ({exc.strerror})"
+        print(f"crsbench: error: {message}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("crsbench: interrupted", file=sys.stderr)

@@ -30,6 +30,7 @@ def _handle(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         scheduler=args.scheduler,
         progress=not args.no_progress,
+        wait=args.wait,
     )
     print(
         f"{outcome.results_path}: {outcome.n_rows} rows from {outcome.n_cells} cells "
@@ -70,4 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--allow-download", action="store_true",
                         help="fetch absent MedMNIST files and hub encoder weights (same as the profile key "
                         "allow_download: true); without it nothing is downloaded")
+    parser.add_argument("--wait", action="store_true",
+                        help="if another run is using the output folder, wait for it to finish "
+                             "(default: stop at once, naming it)")
     parser.set_defaults(handler=_handle)

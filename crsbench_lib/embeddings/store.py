@@ -10,9 +10,14 @@ a missing, truncated or altered file (or a sidecar that does not match) is
 recomputed, never returned.
 
 Writes are atomic (temporary file in the same folder, then rename) and
-streamed: embeddings go batch by batch into a memory-mapped ``.npy``, so only
-one batch of network activations is in memory at a time. Corrupted test sets
-are produced with :func:`crsbench_lib.cohort.corrupt` on the whole selected
+streamed: the ``.npy`` file's full size is allocated on disk first
+(:func:`crsbench_lib.atomic.reserve`, so a full disk is one line naming the
+folder and the space needed, before any embedding is computed), then embeddings
+are appended batch by batch with ordinary writes, so only one batch of network
+activations is in memory at a time. Nothing is written through a memory map: a
+memory-mapped write that meets a full disk kills its process with SIGBUS.
+
+Corrupted test sets are produced with :func:`crsbench_lib.cohort.corrupt` on the whole selected
 image set at once (so the corruption does not depend on the batch size), then
 embedded batch by batch.
 """
@@ -20,17 +25,16 @@ embedded batch by batch.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
 import re
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from crsbench_lib.atomic import atomic_write_text
+from crsbench_lib.atomic import atomic_path, atomic_write_text, reserve
 from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
@@ -41,6 +45,7 @@ from crsbench_lib.results.schema import SEVERITIES
 
 # Bump when the layout or the meaning of a cached file changes.
 STORE_FORMAT_VERSION = 1
+_DTYPE = np.float32
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -231,13 +236,13 @@ class EmbeddingStore:
 
     def _compute(self, encoder: Encoder, images: np.ndarray, key: dict[str, Any], batch_size: int, progress: bool) -> None:
         array_path, meta_path = self.paths_for(key)
-        array_path.parent.mkdir(parents=True, exist_ok=True)
         n, dim = key["n_images"], key["embedding_dim"]
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{array_path.stem}.", suffix=".npy", dir=array_path.parent)
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
-            out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float32, shape=(n, dim))
+        header = _npy_header(n, dim)
+        with atomic_path(array_path, suffix=".npy") as tmp, open(tmp, "r+b") as out:
+            # The whole file's blocks first: a full disk is one line now, not a failed write later.
+            reserve(out.fileno(), len(header) + n * dim * np.dtype(_DTYPE).itemsize, array_path)
+            out.write(header)
+            digest = hashlib.sha256(header)
             starts = range(0, n, batch_size)
             if progress:
                 from tqdm.auto import tqdm
@@ -250,12 +255,17 @@ class EmbeddingStore:
                         f"encoder {encoder.name} returned {z.dtype} {z.shape}, expected float32 "
                         f"({min(batch_size, n - start)}, {dim})"
                     )
-                out[start : start + len(z)] = z
-            out.flush()
-            del out
-            digest = file_sha256(tmp)
-            os.replace(tmp, array_path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        atomic_write_text(meta_path, json.dumps({"key": key, "sha256": digest, "shape": [n, dim]}, indent=1, sort_keys=True))
+                block = np.ascontiguousarray(z, dtype=_DTYPE).tobytes()
+                out.write(block)
+                digest.update(block)
+        meta = {"key": key, "sha256": digest.hexdigest(), "shape": [n, dim]}
+        atomic_write_text(meta_path, json.dumps(meta, indent=1, sort_keys=True))
+
+
+def _npy_header(n: int, dim: int) -> bytes:
+    """The ``.npy`` header of a C-ordered float32 ``(n, dim)`` array (as ``numpy.save`` writes it)."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buffer, {"descr": np.lib.format.dtype_to_descr(np.dtype(_DTYPE)), "fortran_order": False, "shape": (n, dim)}
+    )
+    return buffer.getvalue()

@@ -51,13 +51,21 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST_NAME
     if not path.exists():
         return {"files": {}}
+    rebuild = _rebuild_hint(folder)
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise EncoderError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from exc
+        raise EncoderError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); {rebuild}") from exc
+    except (OSError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise EncoderError(f"{path}: unreadable ({reason}); {rebuild}") from exc
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise EncoderError(f"{path}: expected an object with a 'files' mapping")
+        raise EncoderError(f"{path}: expected an object with a 'files' mapping; {rebuild}")
     return manifest
+
+
+def _rebuild_hint(folder: Path) -> str:
+    return f"rebuild with `crsbench zoo pretrain --out {folder}`"
 
 
 def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
@@ -118,24 +126,27 @@ def load_state(file_name: str, folder: Path | None = None) -> tuple[dict[str, to
     """
     folder = weights_dir(folder)
     path = folder / file_name
+    rebuild = _rebuild_hint(folder)
     entry = read_manifest(folder)["files"].get(file_name)
-    if entry is None:
-        raise EncoderError(
-            f"{folder / MANIFEST_NAME}: no entry for {file_name}; rebuild with `crsbench zoo pretrain --out {folder}`"
-        )
+    if not isinstance(entry, dict):
+        raise EncoderError(f"{folder / MANIFEST_NAME}: no entry for {file_name}; {rebuild}")
     if not path.exists():
-        raise EncoderError(f"{path}: weights file missing; rebuild with `crsbench zoo pretrain --out {folder}`")
-    data = path.read_bytes()
+        raise EncoderError(f"{path}: weights file missing; {rebuild}")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EncoderError(f"{path}: unreadable ({exc.strerror or type(exc).__name__}); {rebuild}") from exc
     digest = sha256_bytes(data)
     if digest != entry.get("sha256"):
         raise EncoderError(
             f"{path}: sha256 {digest[:16]}... does not match the manifest ({str(entry.get('sha256'))[:16]}...);"
-            " the file is corrupt or was replaced"
+            f" the file is corrupt or was replaced; {rebuild}"
         )
     try:
         state = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a bad file
-        raise EncoderError(f"{path}: cannot be read as a weights-only torch file ({exc})") from exc
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]  # torch's messages span many lines
+        raise EncoderError(f"{path}: cannot be read as a weights-only torch file ({first}); {rebuild}") from exc
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise EncoderError(f"{path}: expected a mapping of names to tensors")
+        raise EncoderError(f"{path}: expected a mapping of names to tensors; {rebuild}")
     return state, digest

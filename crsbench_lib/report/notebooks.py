@@ -12,7 +12,8 @@ copy under a cache key made of
 * the package version and the code version (a hash of the library's sources).
 
 Running again with the same key copies the stored notebook instead of
-executing it, so a changed parameter re-executes exactly the notebooks that
+executing it (after checking it against the sha256 stored beside it: a damaged
+copy is executed again, with a one-line warning), so a changed parameter re-executes exactly the notebooks that
 declare it, and a new results table or code change re-executes every notebook
 that reads them.
 """
@@ -24,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,7 +35,7 @@ from typing import Any
 import nbformat
 
 from crsbench_lib import __version__
-from crsbench_lib.atomic import atomic_path
+from crsbench_lib.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from crsbench_lib.errors import NotebookError
 from crsbench_lib.hashing import file_sha256
 from crsbench_lib.paths import PACKAGE_DIR, cache_dir, notebooks_dir
@@ -45,6 +47,7 @@ CELL_TIMEOUT_S = 1800
 # Parameters whose value is a file: the cache key hashes the file's content, not its name.
 FILE_PARAMETERS: tuple[str, ...] = ("results_path", "standard_path")
 CACHE_FOLDER = "notebooks"
+CHECKSUM_SUFFIX = ".sha256"
 
 
 @dataclass(frozen=True)
@@ -287,9 +290,11 @@ def execute_notebook(
     store = Path(cache) if cache is not None else notebook_cache_dir()
     cached_copy = store / f"{name}-{key[:24]}{NOTEBOOK_SUFFIX}"
     if use_cache and cached_copy.is_file():
-        with atomic_path(destination) as tmp:
-            shutil.copyfile(cached_copy, tmp)
-        return ExecutionResult(name, destination, True, key, time.perf_counter() - start)
+        verified = read_cached(cached_copy)
+        if verified is not None:
+            with atomic_path(destination) as tmp:
+                tmp.write_bytes(verified)
+            return ExecutionResult(name, destination, True, key, time.perf_counter() - start)
     with atomic_path(destination) as tmp:
         try:
             papermill.execute_notebook(
@@ -311,9 +316,44 @@ def execute_notebook(
     errors = error_outputs(destination)
     if errors:
         raise NotebookError(f"notebook {name!r} has error outputs: {errors[0]} (executed copy: {destination})")
-    with atomic_path(cached_copy) as tmp:
-        shutil.copyfile(destination, tmp)
+    store_cached(destination, cached_copy)
     return ExecutionResult(name, destination, False, key, time.perf_counter() - start)
+
+
+def checksum_path(cached_copy: Path) -> Path:
+    """The checksum file beside a cached notebook (``sha256sum`` format)."""
+    return cached_copy.with_name(cached_copy.name + CHECKSUM_SUFFIX)
+
+
+def store_cached(executed: Path, cached_copy: Path) -> None:
+    """Keep an executed notebook in the cache, with the sha256 of its bytes beside it."""
+    data = executed.read_bytes()
+    atomic_write_bytes(cached_copy, data)
+    atomic_write_text(checksum_path(cached_copy), f"{_sha256(data)}  {cached_copy.name}\n")
+
+
+def read_cached(cached_copy: Path) -> bytes | None:
+    """The bytes of a cached notebook that passes its checks, else None.
+
+    A copy whose checksum file is missing (a writer stopped between the two
+    files, or an older version wrote it) is silently not used; one that is
+    unreadable or fails its checksum is not used either, and a one-line
+    warning names it. Either way the notebook is executed again.
+    """
+    checksum_file = checksum_path(cached_copy)
+    if not checksum_file.is_file():
+        return None
+    try:
+        data = cached_copy.read_bytes()
+        recorded = checksum_file.read_text(encoding="ascii").split()
+        problem = None if recorded and recorded[0] == _sha256(data) else "sha256 does not match its checksum file"
+    except (OSError, ValueError) as exc:  # ValueError: a checksum file that is not ASCII
+        problem = f"unreadable ({type(exc).__name__})"
+    if problem is None:
+        return data
+    print(f"crsbench: warning: cached notebook {cached_copy} is damaged ({problem}); executing it again",
+          file=sys.stderr)
+    return None
 
 
 def execute_all(

@@ -3,11 +3,14 @@
 ``run_profile`` checks everything it can before any work starts (config, files,
 encoder names, the Dask scheduler), prepares the dataset versions and weights
 hashes that key the cells, skips the cells already stored under the output
-folder, computes the rest (storing each as it finishes), then assembles
+folder (verified against their checksums; damaged ones are recomputed with a
+warning), computes the rest (storing each as it finishes), then assembles
 ``results.parquet`` and ``manifest.json``. An interrupted run (Ctrl-C, a killed
-process) keeps every finished cell; running again finishes the grid, and the
-table is byte-identical to an uninterrupted run's because it is always
-assembled from the stored cells and written in canonical row order.
+process, a full disk) keeps every finished cell; running again finishes the
+grid, and the table is byte-identical to an uninterrupted run's because it is
+always assembled from the stored cells and written in canonical row order.
+The whole run holds the output folder's lock (:mod:`crsbench_lib.runner.lock`),
+so two runs never compute the same folder's cells twice.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import pandas as pd
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.paths import cache_dir
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, run_dir, write_results
-from crsbench_lib.runner.cache import CellStore
+from crsbench_lib.runner.cache import CellStatus, CellStore
 from crsbench_lib.runner.config import Profile, load_profile
 from crsbench_lib.runner.executors import (
     CellBackend,
@@ -37,6 +40,7 @@ from crsbench_lib.runner.executors import (
     serial_results,
 )
 from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key
+from crsbench_lib.runner.lock import RunLock, describe_holder
 from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
 
 
@@ -102,6 +106,28 @@ def assemble(store: CellStore, keys: dict[Cell, str], config_hash: str) -> pd.Da
     return table
 
 
+def reusable_cells(store: CellStore, keys: dict[Cell, str]) -> set[Cell]:
+    """The cells whose stored results pass every check; the rest are to be computed.
+
+    A damaged cell gets a one-line warning naming its file and what failed;
+    cells stored by an older version without checksums get one line in all.
+    """
+    reused: set[Cell] = set()
+    old_format = 0
+    for cell in sorted(keys):
+        status, reason = store.inspect(keys[cell])
+        if status is CellStatus.INTACT:
+            reused.add(cell)
+        elif status is CellStatus.DAMAGED:
+            print(f"crsbench: warning: cell {cell.label} is damaged, recomputing it: {reason}", file=sys.stderr)
+        elif status is CellStatus.OLD_FORMAT:
+            old_format += 1
+    if old_format:
+        print(f"crsbench: {old_format} cells in {store.folder} were stored without checksums "
+              "by an older version; recomputing them", file=sys.stderr)
+    return reused
+
+
 def run_profile(
     profile: Profile | str | os.PathLike[str],
     out_dir: Path | None = None,
@@ -110,6 +136,7 @@ def run_profile(
     progress: bool = True,
     *,
     backend: CellBackend | None = None,
+    wait: bool = False,
 ) -> RunOutcome:
     """Compute every cell of a profile and write the results table and manifest.
 
@@ -130,6 +157,9 @@ def run_profile(
     backend : CellBackend, optional
         What computes a cell; default the real pipeline
         (:class:`crsbench_lib.runner.cell.RealBackend`). Tests inject fakes.
+    wait : bool
+        If another run holds ``out_dir``: wait for it to finish (then reuse its
+        cells) instead of stopping with :class:`~crsbench_lib.runner.lock.RunLockedError`.
 
     Returns
     -------
@@ -140,26 +170,46 @@ def run_profile(
     ConfigError, DataError, EncoderError
         Bad config, missing data, unknown encoder or unreachable scheduler,
         before any cell is computed.
+    RunLockedError
+        If another live run holds ``out_dir`` and ``wait`` is False.
+    OutputError
+        If the output folder is unwritable or full (finished cells are kept).
     KeyboardInterrupt
         On Ctrl-C, after the finished cells are stored.
     """
-    started = time.perf_counter()
-    started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     if not isinstance(profile, Profile):
         profile = load_profile(profile)
     jobs = _check_jobs(jobs)
+    out = Path(out_dir) if out_dir is not None else default_out_dir(profile)
+    with RunLock(out, wait=wait) as lock:
+        if lock.took_over is not None:
+            print(f"crsbench: {out}: taking over from a run that stopped without finishing "
+                  f"({describe_holder(lock.took_over)})", file=sys.stderr)
+        return _run_locked(profile, out, jobs, scheduler, progress, backend)
+
+
+def _run_locked(
+    profile: Profile,
+    out: Path,
+    jobs: int,
+    scheduler: str | None,
+    progress: bool,
+    backend: CellBackend | None,
+) -> RunOutcome:
+    """:func:`run_profile` once it holds the output folder's lock (the clock starts here, after any wait)."""
+    started = time.perf_counter()
+    started_at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     client = connect_scheduler(scheduler) if scheduler is not None else None
     try:
         backend = _default_backend() if backend is None else backend
         prep = backend.prepare(profile)
-        out = Path(out_dir) if out_dir is not None else default_out_dir(profile)
-        store = CellStore(out)
-        store.remove_partial()
         cells = build_cells(profile, prep)
         if not cells:
             raise ConfigError(f"profile {profile.name}: the grid is empty (no encoder, dataset, seed or arm)")
+        store = CellStore(out)
+        store.remove_partial()
         keys = {cell: cell_key(profile, prep, cell) for cell in cells}
-        reused = {cell for cell in cells if store.has(keys[cell])}
+        reused = reusable_cells(store, keys)
         todo = [cell for cell in cells if cell not in reused]
         # Longest tasks first (LoRA trains per seed), so parallel workers finish together.
         tasks = sorted(build_tasks(todo, keys), key=lambda task: task.cells[0].arm != "lora")

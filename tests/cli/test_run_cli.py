@@ -217,3 +217,69 @@ def test_ctrl_c_keeps_finished_cells_and_exits_130(tmp_path: Path, cache: Path) 
     assert "Traceback" not in err and "1 of 16 cells are stored" in err and "run the same command again to resume" in err
     assert len(_finished_cells(cells)) == 1 and not (out_dir / "results.parquet").exists()
     assert not [p for p in cells.iterdir() if p.name.startswith(".")]
+
+
+def test_a_damaged_weights_file_stops_the_run_in_one_line(tmp_path: Path, cache: Path, monkeypatch, capsys) -> None:
+    import shutil
+
+    from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR
+
+    folder = tmp_path / "w"
+    shutil.copytree(SHIPPED_WEIGHTS_DIR, folder)
+    data = bytearray((folder / "pca.pt").read_bytes())
+    data[len(data) // 2] ^= 0x10
+    (folder / "pca.pt").write_bytes(bytes(data))
+    monkeypatch.setenv("CRSBENCH_WEIGHTS_DIR", str(folder))
+    config = write(tmp_path, {**TINY, "encoders": ["pca"], "seeds": [0], "datasets": TINY["datasets"][:1]})
+    out_dir = tmp_path / "out"
+    code, out, err = run_cli(["--config", str(config), "--out", str(out_dir), "--no-progress"], capsys)
+    assert code == 2 and err.count("\n") == 1 and out == "" and not out_dir.exists()
+    assert f"{folder / 'pca.pt'}: sha256 " in err and f"rebuild with `crsbench zoo pretrain --out {folder}`" in err
+    (folder / "manifest.json").write_text("{truncated")
+    code, _, err = run_cli(["--config", str(config), "--out", str(out_dir), "--no-progress"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "manifest.json: not valid JSON" in err
+
+
+def test_flipped_cell_and_embedding_files_are_recomputed_to_the_same_table(tmp_path: Path, cache: Path, capsys) -> None:
+    config = write(tmp_path, {**TINY, "encoders": ["pixels"], "seeds": [0, 1], "datasets": TINY["datasets"][:1]})
+    out_dir = tmp_path / "o"
+    args = ["--config", str(config), "--out", str(out_dir), "--no-progress"]
+    assert run_cli(args, capsys)[0] == 0
+    table = (out_dir / "results.parquet").read_bytes()
+    embeddings = {p: p.read_bytes() for p in (cache / "embeddings").rglob("*.npy")}
+    cell = sorted((out_dir / "cells").glob("*.parquet"))[0]
+    for victim in (cell, *embeddings):
+        data = bytearray(victim.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        victim.write_bytes(bytes(data))
+    code, out, err = run_cli(args, capsys)
+    assert code == 0 and "2 cells (1 computed, 1 reused)" in out
+    assert err.count("is damaged, recomputing it") == 1 and str(cell) in err
+    assert (out_dir / "results.parquet").read_bytes() == table
+    # The recomputed cell read its embeddings again, so the damaged ones were replaced by the same bytes.
+    assert {p: p.read_bytes() for p in embeddings} == embeddings
+
+
+def test_a_full_disk_on_the_real_pipeline_is_one_line_then_resumes(
+    tmp_path: Path, cache: Path, capsys, monkeypatch
+) -> None:
+    import errno
+
+    config = write(tmp_path, {**TINY, "encoders": ["pixels"], "seeds": [0], "datasets": TINY["datasets"][:1]})
+    out_dir = tmp_path / "o"
+    args = ["--config", str(config), "--out", str(out_dir), "--no-progress"]
+
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "posix_fallocate", full)
+        code, out, err = run_cli(args, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"crsbench: error: {cache / 'embeddings'}") and "no space left on device (" in err
+    assert not [p for p in cache.rglob("*.npy")] and not [p for p in tmp_path.rglob(".*") if p.is_file()]
+    assert run_cli(args, capsys)[0] == 0
+    monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "fresh-cache"))
+    reference = tmp_path / "reference"
+    assert run_cli(["--config", str(config), "--out", str(reference), "--no-progress"], capsys)[0] == 0
+    assert (out_dir / "results.parquet").read_bytes() == (reference / "results.parquet").read_bytes()

@@ -130,3 +130,51 @@ def test_corrupted_images_computed_once_per_store(store: EmbeddingStore, monkeyp
     for name in ("pixels", "lbp"):
         tiny.embed(build_encoder(name), ds, "test", corruption=family, severity=2, n_images=10)
     assert len(calls) == 3
+
+
+def test_files_match_numpy_save(store: EmbeddingStore, tmp_path: Path) -> None:
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    z = store.embed(enc, ds, "test", batch_size=16)
+    np.save(tmp_path / "direct.npy", z)
+    (written,) = store.root.rglob("*.npy")
+    assert written.read_bytes() == (tmp_path / "direct.npy").read_bytes()
+
+
+def test_a_full_disk_is_found_before_any_embedding_and_leaves_nothing(
+    store: EmbeddingStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import os
+
+    from crsbench_lib.atomic import format_bytes
+    from crsbench_lib.errors import OutputError
+
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    calls: list[int] = []
+    monkeypatch.setattr(enc, "embed", lambda images: calls.append(len(images)) or build_encoder("pixels").embed(images))
+
+    def full(fd: int, offset: int, length: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "posix_fallocate", full)
+        with pytest.raises(OutputError) as info:
+            store.embed(enc, ds, "test", batch_size=16)
+    message = str(info.value)
+    assert message.startswith(f"{store.root / 'pixels' / 'fake'}: no space left on device (") and "\n" not in message
+    assert calls == [] and not [p for p in store.root.rglob("*") if p.is_file()]
+    # Space freed: the same call now succeeds, and the message had named the file's exact size.
+    np.testing.assert_array_equal(store.embed(enc, ds, "test", batch_size=16), enc.embed(ds.split("test").images))
+    (written,) = store.root.rglob("*.npy")
+    assert f"({format_bytes(written.stat().st_size)} needed, " in message
+
+
+def test_writing_never_goes_through_a_memory_map(store: EmbeddingStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A memory-mapped write that meets a full disk kills the process with SIGBUS.
+    def refuse(*args, **kwargs):
+        raise AssertionError("memory-mapped write")
+
+    monkeypatch.setattr(np, "memmap", refuse)
+    monkeypatch.setattr(np.lib.format, "open_memmap", refuse)
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    np.testing.assert_array_equal(store.embed(enc, ds, "train", batch_size=7), enc.embed(ds.split("train").images))

@@ -105,3 +105,35 @@ def test_shipped_notebooks_are_stored_without_outputs_and_declare_parameters():
         assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code"), name
         params = notebooks.notebook_parameters(path)
         assert {"results_path", "profile", "standard_path", "simulated"} <= set(params), name
+
+
+@pytest.mark.parametrize("damage", ["flip_notebook", "flip_checksum", "truncate_notebook"])
+def test_a_damaged_cached_execution_is_executed_again(folder, tmp_path, capsys, damage):
+    cache = tmp_path / "cache"
+    first = notebooks.execute_notebook("alpha", {"alpha": 5}, tmp_path / "a.ipynb", directory=folder, cache=cache)
+    (copy,) = cache.glob("alpha-*.ipynb")
+    checksum = notebooks.checksum_path(copy)
+    target = checksum if damage == "flip_checksum" else copy
+    data = bytearray(target.read_bytes())
+    if damage == "truncate_notebook":
+        del data[len(data) // 2 :]
+    else:
+        data[len(data) // 3] ^= 0x04
+    target.write_bytes(bytes(data))
+    capsys.readouterr()
+    again = notebooks.execute_notebook("alpha", {"alpha": 5}, tmp_path / "b.ipynb", directory=folder, cache=cache)
+    err = capsys.readouterr().err
+    assert not again.cached and again.key == first.key
+    assert err.count("\n") == 1 and f"cached notebook {copy} is damaged" in err
+    # The fresh execution replaced the damaged copy: the next call is a verified cache hit.
+    assert notebooks.execute_notebook("alpha", {"alpha": 5}, tmp_path / "c.ipynb", directory=folder, cache=cache).cached
+    assert (tmp_path / "c.ipynb").read_bytes() == copy.read_bytes()
+
+
+def test_a_cached_execution_without_its_checksum_is_not_used(folder, tmp_path, capsys):
+    cache = tmp_path / "cache"
+    notebooks.execute_notebook("alpha", {"alpha": 5}, tmp_path / "a.ipynb", directory=folder, cache=cache)
+    (copy,) = cache.glob("alpha-*.ipynb")
+    notebooks.checksum_path(copy).unlink()  # as an older version, or a writer stopped between the two files
+    again = notebooks.execute_notebook("alpha", {"alpha": 5}, tmp_path / "b.ipynb", directory=folder, cache=cache)
+    assert not again.cached and "damaged" not in capsys.readouterr().err

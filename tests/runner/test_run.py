@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -212,3 +216,154 @@ def test_unreachable_scheduler_fails_fast_before_any_work(tmp_path: Path, cache:
     with pytest.raises(ConfigError, match="no Dask scheduler reachable within 1 s"):
         run_profile(profile, out_dir=tmp_path / "o", scheduler="tcp://127.0.0.1:9", progress=False, backend=backend)
     assert backend.computed == [] and not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------------------
+# Faults: damaged cells, a full disk, two runs on one folder
+# ---------------------------------------------------------------------------
+
+
+def _flip(path: Path, position: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[position % len(data)] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def test_flipped_bytes_recompute_exactly_the_damaged_cells(tmp_path: Path, cache: Path, capsys) -> None:
+    profile = profile_from(tmp_path, CONFIG)
+    out = tmp_path / "out"
+    first = run_profile(profile, out_dir=out, progress=False, backend=FakeBackend())
+    before = first.results_path.read_bytes()
+    prep = FakeBackend().prepare(profile)
+    keys = {c: cell_key(profile, prep, c) for c in build_cells(profile, prep)}
+    cells = sorted(keys)
+    damaged = {cells[0]: ".parquet", cells[3]: ".parquet", cells[7]: ".json", cells[12]: ".json"}
+    for number, (cell, suffix) in enumerate(damaged.items()):
+        _flip(out / "cells" / f"{keys[cell]}{suffix}", 97 * number + 41)
+    capsys.readouterr()
+    backend = FakeBackend()
+    second = run_profile(profile, out_dir=out, progress=False, backend=backend)
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "is damaged, recomputing it" in line]
+    assert sorted(backend.computed) == sorted(damaged) and second.n_reused == 16 - len(damaged)
+    assert len(warnings) == len(damaged)
+    assert all(any(keys[cell] in line and cell.label in line for line in warnings) for cell in damaged)
+    assert second.results_path.read_bytes() == before
+
+
+def test_cells_from_an_older_version_are_recomputed_with_one_line(tmp_path: Path, cache: Path, capsys) -> None:
+    profile = profile_from(tmp_path, CONFIG)
+    out = tmp_path / "out"
+    before = run_profile(profile, out_dir=out, progress=False, backend=FakeBackend()).results_path.read_bytes()
+    for sidecar in (out / "cells").glob("*.json"):
+        info = json.loads(sidecar.read_text())
+        sidecar.write_text(json.dumps({k: info[k] for k in ("cell", "seconds", "finished_at", "host", "pid")}))
+    capsys.readouterr()
+    backend = FakeBackend()
+    again = run_profile(profile, out_dir=out, progress=False, backend=backend)
+    err = capsys.readouterr().err
+    assert len(backend.computed) == 16 and err.count("without checksums") == 1 and "damaged" not in err
+    assert again.results_path.read_bytes() == before
+
+
+def _full_after(allowed: int):
+    """A posix_fallocate that succeeds ``allowed`` times, then finds the disk full."""
+    import errno
+
+    calls = {"n": 0}
+    real = os.posix_fallocate
+
+    def fallocate(fd: int, offset: int, length: int) -> None:
+        calls["n"] += 1
+        if calls["n"] > allowed:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, offset, length)
+
+    return fallocate
+
+
+def test_a_full_disk_is_one_line_exit_2_and_the_run_resumes(tmp_path: Path, cache: Path, capsys, monkeypatch) -> None:
+    from crsbench_lib.cli import main
+
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    reference = run_profile(load_profile(config), out_dir=tmp_path / "ref", progress=False, backend=FakeBackend())
+    backend = FakeBackend()
+    monkeypatch.setattr("crsbench_lib.runner.run._default_backend", lambda: backend)
+    out = tmp_path / "out"
+    with monkeypatch.context() as full:
+        full.setattr(os, "posix_fallocate", _full_after(5))
+        code = main(["run", "--config", str(config), "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"crsbench: error: {out / 'cells'}: no space left on device (") and " needed, " in err
+    stored = [p for p in (out / "cells").iterdir()]
+    assert len([p for p in stored if p.suffix == ".parquet"]) == 5
+    assert not [p for p in stored if p.name.startswith(".")] and not (out / "results.parquet").exists()
+
+    backend.computed.clear()
+    assert main(["run", "--config", str(config), "--out", str(out), "--no-progress"]) == 0
+    assert len(backend.computed) == 11 and "damaged" not in capsys.readouterr().err
+    assert (out / "results.parquet").read_bytes() == reference.results_path.read_bytes()
+
+
+RUN_WITH_A_GATE = """
+import sys, time
+from pathlib import Path
+import importlib.util
+
+spec = importlib.util.spec_from_file_location("fake_run", sys.argv[1])
+fake = sys.modules["fake_run"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(fake)
+log, gate = Path(sys.argv[4]), Path(sys.argv[5])
+
+
+class Logged(fake.FakeBackend):
+    def compute(self, profile, prep, cells):
+        while not gate.exists():  # hold the folder until the test lets go
+            time.sleep(0.01)
+        for cell, rows in super().compute(profile, prep, cells):
+            with open(log, "a") as handle:
+                handle.write(cell.label + "\\n")
+            yield cell, rows
+
+
+import crsbench_lib.runner.run as run
+from crsbench_lib.cli import main
+
+run._default_backend = Logged
+sys.exit(main(["run", "--config", sys.argv[2], "--out", sys.argv[3], "--no-progress", *sys.argv[6:]]))
+"""
+
+
+def test_two_runs_on_one_folder_never_compute_a_cell_twice(tmp_path: Path, cache: Path, capsys) -> None:
+    from crsbench_lib.cli import main
+
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    out, log, gate = tmp_path / "out", tmp_path / "computed.log", tmp_path / "go"
+    command = [sys.executable, "-c", RUN_WITH_A_GATE, __file__, str(config), str(out), str(log), str(gate)]
+    env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
+    first = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = out / ".crsbench-run.lock"
+    deadline = time.monotonic() + 240  # generous: a loaded machine starts Python slowly
+    while not (lock.is_file() and lock.read_text()) and time.monotonic() < deadline and first.poll() is None:
+        time.sleep(0.01)
+    assert first.poll() is None, first.communicate()[1][-2000:]
+    # A third run without --wait stops at once, naming the holder.
+    assert main(["run", "--config", str(config), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"is in use by another run (pid {first.pid} on " in err and err.count("\n") == 1
+    second = subprocess.Popen([*command, "--wait"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert second.stderr is not None
+    for line in second.stderr:  # blocks until the second run says it waits
+        if "crsbench: waiting for the run holding" in line:
+            break
+    else:
+        raise AssertionError("the second run ended without waiting")
+    gate.touch()
+    first_out, first_err = first.communicate(timeout=300)
+    second_out, second_err = second.communicate(timeout=300)
+    assert first.returncode == 0 and second.returncode == 0, first_err + second_err
+    assert "(16 computed, 0 reused)" in first_out and "(0 computed, 16 reused)" in second_out
+    computed = log.read_text().splitlines()
+    assert len(computed) == len(set(computed)) == 16
