@@ -62,8 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crsbench`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)  # inside: --help into a closed pipe ends quietly too
         result = args.handler(args)
         # Flush inside the try, so that a reader which closed the pipe is met here.
         sys.stdout.flush()

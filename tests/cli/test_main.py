@@ -29,3 +29,14 @@ def test_closed_pipe_ends_quietly(tmp_path: Path) -> None:
         os.close(write_end)
     assert done.returncode == EXIT_BROKEN_PIPE
     assert done.stderr == ""
+
+
+def test_help_into_a_closed_pipe_ends_quietly() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        command = [sys.executable, "-m", "crsbench_lib", "run", "--help"]
+        done = subprocess.run(command, stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert done.returncode in (0, EXIT_BROKEN_PIPE) and done.stderr == ""
