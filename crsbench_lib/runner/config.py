@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -259,7 +259,7 @@ class Profile:
     embedding: EmbeddingSpec
     description: str = ""
     allow_download: bool = False
-    config_hash: str = ""
+    config_hash: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "config_hash", sha256_of(self.config))
