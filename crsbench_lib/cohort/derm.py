@@ -1,22 +1,30 @@
 """Dermatology phantom: dermoscopy-like RGB images of four lesion types.
 
-Each image is skin of a random tone and texture, a lesion, optional hairs and
-an optional dermoscope vignette. The lesion class sets the *distributions* of
+A lesion sits at a random position, scale and orientation on skin of random
+tone and texture, with optional hairs. Its class is carried by what a
+dermatologist reads with the ABCD rule and pattern analysis (Stolz et al.,
+1994; Argenziano et al., *J Am Acad Dermatol* 2003), drawn from overlapping
+distributions:
 
-- size (melanoma largest, naevus smallest),
-- asymmetry (axis ratio of the lesion) and border irregularity (amplitude of
-  the 2nd-7th harmonics of the border in polar coordinates),
-- border sharpness (seborrhoeic keratosis "stuck on", naevus soft),
-- colour count and palette (naevus: 1-2 browns; melanoma: 2-5 of dark brown,
-  black, blue-grey, red and white; seborrhoeic keratosis: tan/brown; BCC-like:
-  pearly pink with blue-grey nests),
-- texture (regular pigment network, atypical network with globules, crypt-like
-  grid, arborising red vessels).
+- **configuration**: asymmetry (axis ratio) and border irregularity (2nd-7th
+  border harmonics), border sharpness;
+- **colour count**: one to five colour regions;
+- **dermoscopic structures**, each present with a class-dependent probability
+  and a random strength, at random places in the lesion: pigment network
+  (atypical: uneven mesh), dark globules, radial streaks at the periphery,
+  milia-like cysts, cerebriform ridges, arborising vessels, blue-grey ovoid nests.
 
-All class-dependent parameters are drawn from overlapping distributions, and
-``LABEL_NOISE`` of the labels are replaced by another class, so that the class
-signal is real but imperfect (the ABCD rule of dermoscopy: Asymmetry, Border,
-Colour, Dermoscopic structures; Stolz et al., 1994).
+Naevi are small, symmetric, with a regular network; melanomas larger,
+asymmetric, irregular, many-coloured, with streaks and atypical structures;
+seborrhoeic keratoses sharply bordered, with cysts and ridges; BCC-like lesions
+translucent pink with arborising vessels and blue-grey nests. Size, palette
+and translucency differ only mildly between classes, so a linear read-out of
+pixels (which sees average colour and area) is weak, while structures and
+shapes at random positions need a learned, translation-invariant
+representation. ``LABEL_NOISE`` of the labels are replaced by another class.
+
+Acquisition (exposure, gamma, noise, blur, dermoscope vignette, white balance)
+varies per image around the site's centre (:mod:`crsbench_lib.cohort.acquisition`).
 """
 
 from __future__ import annotations
@@ -25,18 +33,32 @@ import numpy as np
 from scipy.special import ndtr
 
 from crsbench_lib.cohort import _render as r
+from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
 
 NAME = "derm"
 DOMAIN = "dermatology"
 TASK = "multiclass"
 CLASS_NAMES: tuple[str, ...] = ("naevus", "melanoma", "seborrhoeic keratosis", "BCC-like")
+#: Evaluation sites (the first is the training site).
 SITES: tuple[str, ...] = ("A",)
+#: Acquisition sites: ``A`` (evaluation) and three dermoscopes seen only in pretraining pools.
+#: Sites pretraining pools draw from (never an evaluation shift site).
+POOL_SITES: tuple[str, ...] = ("A", "P1", "P2", "P3")
+SCANNERS: dict[str, Scanner] = {
+    "A": Scanner(vignette=0.25),
+    # A warm, contrasty dermoscope with a strong vignette.
+    "P1": Scanner(exposure=-0.2, gamma=1.15, vignette=0.45, white_balance=(1.06, 1.0, 0.9)),
+    # Polarised, bright, slightly soft, cool.
+    "P2": Scanner(exposure=0.2, gamma=0.9, noise=0.02, blur_px=0.6, white_balance=(0.95, 1.0, 1.08)),
+    # A phone attachment: noisy and soft.
+    "P3": Scanner(noise=0.06, blur_px=0.7, gamma=1.05, vignette=0.1, white_balance=(1.03, 1.0, 0.97)),
+}
 #: Class prior (benign naevi dominate, as in dermoscopy archives, but less extremely).
 CLASS_PRIOR = np.array([0.40, 0.20, 0.20, 0.20])
 #: Fraction of labels replaced by a uniformly drawn other class.
-LABEL_NOISE = 0.04
+LABEL_NOISE = 0.03
 
-# Colours in linear [0, 1] RGB.
+# Colours (display RGB in [0, 1]).
 SKIN_LIGHT = np.array([0.93, 0.78, 0.68], dtype=np.float32)
 SKIN_DARK = np.array([0.50, 0.34, 0.25], dtype=np.float32)
 PALETTE = np.array(
@@ -52,38 +74,61 @@ PALETTE = np.array(
     ],
     dtype=np.float32,
 )
-# Per class: preference over PALETTE entries (relative weights).
+# Per class: preference over PALETTE entries (relative weights; deliberately overlapping).
 PALETTE_WEIGHTS = np.array(
     [
-        [6, 5, 0.3, 0.2, 0.3, 0.1, 3, 0.3],  # naevus
-        [3, 5, 4, 3, 2, 1.5, 1, 0.5],  # melanoma
-        [4, 3, 0.8, 0.3, 0.2, 0.3, 5, 0.5],  # seborrhoeic keratosis
-        [1, 0.6, 0.3, 3, 3, 1.2, 1, 6],  # BCC-like
+        [5, 5, 0.5, 0.3, 0.5, 0.3, 3, 1],  # naevus
+        [4, 5, 2, 1.5, 1, 1, 2, 1],  # melanoma
+        [4, 4, 1, 0.3, 0.5, 0.5, 4, 1],  # seborrhoeic keratosis
+        [2, 2, 0.5, 1, 1.5, 1, 2, 3],  # BCC-like
     ],
     dtype=np.float64,
 )
-# Per class: (radius mean, radius sd) in normalised units (the image spans 2).
-RADIUS = np.array([[0.34, 0.09], [0.48, 0.11], [0.42, 0.10], [0.37, 0.10]])
+#: Median lesion radius per class (normalised units; log-normal spread RADIUS_SD).
+RADIUS = np.array([0.34, 0.42, 0.40, 0.36])
+RADIUS_SD = 0.25
 #: Mean extra axis ratio (asymmetry) per class: axis ratio = 1 + Gamma(2, mean/2).
-ELONGATION = np.array([0.12, 0.35, 0.22, 0.18])
+ELONGATION = np.array([0.10, 0.30, 0.18, 0.15])
 #: Mean border-harmonic amplitude (irregularity) per class.
-IRREGULARITY = np.array([0.05, 0.16, 0.09, 0.08])
+IRREGULARITY = np.array([0.05, 0.15, 0.09, 0.07])
 #: Mean number of colours beyond the first (Poisson), per class.
-EXTRA_COLOURS = np.array([0.4, 2.0, 1.0, 1.2])
-#: Border ramp width in pixels, per class.
-EDGE_PX = np.array([2.0, 1.2, 0.8, 1.2])
-#: Amplitude of the pigment-network / crypt texture, per class.
-NETWORK = np.array([0.12, 0.22, 0.32, 0.04])
-#: Lesion opacity (mean), per class; BCC-like lesions are translucent.
-OPACITY = np.array([0.85, 0.92, 0.88, 0.70])
-#: Expected numbers of dark globules (melanoma periphery) and blue-grey nests (BCC).
-GLOBULES = np.array([0.5, 3.0, 0.8, 0.3])
-NESTS = np.array([0.1, 0.6, 0.1, 2.0])
-#: Expected arborising vessels per class.
-VESSELS = np.array([0.05, 0.3, 0.1, 1.6])
+EXTRA_COLOURS = np.array([0.5, 1.8, 0.9, 1.0])
+#: Border ramp width in pixels (at 32 px), per class: keratoses are "stuck on", naevi soft.
+EDGE_PX = np.array([1.8, 1.2, 0.8, 1.2])
+#: Lesion opacity (mean, sd 0.08), per class; BCC-like lesions are translucent.
+OPACITY = np.array([0.88, 0.92, 0.90, 0.75])
+#: Dermoscopic structures, in this order, and their probability of presence per class (rows).
+STRUCTURES: tuple[str, ...] = ("network", "globules", "streaks", "cysts", "ridges", "vessels", "nests")
+STRUCTURE_PROB = np.array(
+    [
+        [0.65, 0.35, 0.05, 0.05, 0.05, 0.03, 0.05],  # naevus
+        [0.50, 0.50, 0.45, 0.03, 0.08, 0.12, 0.30],  # melanoma
+        [0.10, 0.15, 0.03, 0.60, 0.55, 0.06, 0.05],  # seborrhoeic keratosis
+        [0.05, 0.08, 0.03, 0.05, 0.03, 0.65, 0.55],  # BCC-like
+    ]
+)
 N_HARMONICS = 6
 MAX_HAIRS = 5
 HAIR_RATE = 0.9
+VESSEL_RED = np.array([0.75, 0.15, 0.2], dtype=np.float32)
+CYST_WHITE = np.array([0.95, 0.93, 0.82], dtype=np.float32)
+
+#: Auxiliary attributes of every image (scene parameters and acquisition nuisances).
+ATTRIBUTES: dict[str, Attribute] = {
+    "lesion_radius": Attribute("continuous", 0, "lesion radius, normalised units (image spans 2)"),
+    "lesion_x": Attribute("continuous", 0, "lesion centre, horizontal"),
+    "lesion_y": Attribute("continuous", 0, "lesion centre, vertical"),
+    "asymmetry": Attribute("continuous", 0, "log of the lesion's axis ratio"),
+    "border_irregularity": Attribute("continuous", 0, "amplitude of the border harmonics"),
+    "border_sharpness": Attribute("continuous", 0, "inverse border ramp width, 1/pixels"),
+    "opacity": Attribute("continuous", 0, "lesion opacity over the skin"),
+    "colour_count": Attribute("count", 0, "number of colour regions in the lesion (1-5)"),
+    "main_colour": Attribute("categorical", len(PALETTE), "palette index of the lesion's first colour"),
+    **{s: Attribute("binary", 0, f"dermoscopic structure present: {s}") for s in STRUCTURES},
+    "skin_tone": Attribute("continuous", 0, "skin tone, 0 light to 1 dark"),
+    "hair_count": Attribute("count", 0, f"number of hairs (0-{MAX_HAIRS})"),
+    **nuisance_attributes(rgb=True),
+}
 
 
 def _choose_palette(rng: np.random.Generator, labels: np.ndarray, k: int) -> np.ndarray:
@@ -93,8 +138,17 @@ def _choose_palette(rng: np.random.Generator, labels: np.ndarray, k: int) -> np.
     return np.argsort(-(logw + gumbel), axis=1)[:, :k]
 
 
-def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tuple[np.ndarray, np.ndarray]:
-    """Draw ``n`` dermoscopy-like images.
+def _inside(
+    rng: np.random.Generator, owner: np.ndarray, cx: np.ndarray, cy: np.ndarray, radius: np.ndarray, lo: float, hi: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Random points at relative radius ``lo..hi`` of each owner's lesion (area-uniform)."""
+    t = rng.uniform(0, 2 * np.pi, owner.size)
+    rr = np.sqrt(rng.uniform(lo * lo, hi * hi, owner.size)) * radius[owner]
+    return cx[owner] + rr * np.cos(t), cy[owner] + rr * np.sin(t)
+
+
+def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Phantoms:
+    """Draw ``n`` dermoscopy-like images at one acquisition site.
 
     Parameters
     ----------
@@ -105,46 +159,45 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     side : int
         Image side in pixels.
     site : str
-        Only ``"A"`` (one acquisition site).
+        A key of :data:`SCANNERS`.
 
     Returns
     -------
-    images : numpy.ndarray
-        ``uint8`` ``(n, side, side, 3)``.
-    labels : numpy.ndarray
-        ``int64`` ``(n,)`` indices into :data:`CLASS_NAMES`.
+    Phantoms
+        ``uint8`` images ``(n, side, side, 3)``, ``int64`` labels ``(n,)``
+        (indices into :data:`CLASS_NAMES`) and the :data:`ATTRIBUTES`.
     """
-    del site
+    scanner = SCANNERS[site]
     x, y = r.grid(side)
     s32 = side / 32.0
     true = rng.choice(len(CLASS_NAMES), size=n, p=CLASS_PRIOR)
 
-    # Skin: tone, low-frequency mottling and fine grain.
+    # Skin: tone, low-frequency mottling and skin lines of a random direction.
     tone = rng.beta(2.0, 2.0, size=n).astype(np.float32)
     skin = SKIN_LIGHT + (SKIN_DARK - SKIN_LIGHT) * tone[:, None] + rng.normal(0, 0.025, (n, 3)).astype(np.float32)
     mottling = r.smooth_noise(rng, n, side, 3.0 * s32)
-    img = skin[:, None, None, :] * (1.0 + 0.045 * mottling[..., None])
+    lines_u, _ = r.rotate(x, y, np.zeros(n), np.zeros(n), rng.uniform(0, np.pi, n))
+    skin_lines = np.cos(lines_u * r.col(2 * np.pi / rng.uniform(0.12, 0.25, n)))
+    img = skin[:, None, None, :] * (1.0 + 0.04 * mottling + 0.02 * skin_lines)[..., None]
 
-    # Lesion geometry: centre, size, asymmetry (elongation) and border harmonics.
-    cx = np.clip(rng.normal(0, 0.10, n), -0.25, 0.25)
-    cy = np.clip(rng.normal(0, 0.10, n), -0.25, 0.25)
-    radius = np.clip(rng.normal(RADIUS[true, 0], RADIUS[true, 1]), 0.14, 0.72)
+    # Lesion geometry: random centre, size and orientation; asymmetry and border harmonics by class.
+    t_c = rng.uniform(0, 2 * np.pi, n)
+    r_c = 0.3 * np.sqrt(rng.uniform(0, 1, n))
+    cx, cy = r_c * np.cos(t_c), r_c * np.sin(t_c)
+    radius = np.clip(RADIUS[true] * np.exp(rng.normal(0, RADIUS_SD, n)), 0.14, 0.72)
     ratio = 1.0 + rng.gamma(2.0, ELONGATION[true] / 2.0)
-    angle = rng.uniform(0, np.pi, n)
-    ca, sa = r.col(np.cos(angle)), r.col(np.sin(angle))
-    dx, dy = x - r.col(cx), y - r.col(cy)
-    u = (dx * ca + dy * sa) / r.col(np.sqrt(ratio))
-    v = (-dx * sa + dy * ca) * r.col(np.sqrt(ratio))
+    u, v = r.rotate(x, y, cx, cy, rng.uniform(0, np.pi, n))
+    u, v = u / r.col(np.sqrt(ratio)), v * r.col(np.sqrt(ratio))
     rho = np.sqrt(u * u + v * v)
     theta = np.arctan2(v, u)
-    amp = rng.gamma(3.0, IRREGULARITY[true] / 3.0)
+    irregularity = rng.gamma(2.0, IRREGULARITY[true] / 2.0)
     k = np.arange(2, 2 + N_HARMONICS, dtype=np.float32)
-    coef = (amp[:, None] * rng.normal(0, 1, (n, N_HARMONICS)) / k**0.6).astype(np.float32)
+    coef = (irregularity[:, None] * rng.normal(0, 1, (n, N_HARMONICS)) / k**0.6).astype(np.float32)
     phase = rng.uniform(0, 2 * np.pi, (n, N_HARMONICS)).astype(np.float32)
     wobble = np.einsum("nk,nkhw->nhw", coef, np.cos(k[None, :, None, None] * theta[:, None] + phase[:, :, None, None]))
     border = r.col(radius) * (1.0 + np.clip(wobble, -0.6, 0.8))
-    edge = r.px(1.0, 32) * r.col(EDGE_PX[true] * rng.uniform(0.7, 1.4, n))
-    mask = r.ramp(rho - border, edge)
+    edge_px = EDGE_PX[true] * rng.uniform(0.7, 1.4, n)
+    mask = r.ramp(rho - border, r.px(1.0, 32) * r.col(edge_px))
     rel = np.clip(rho / np.maximum(border, 1e-3), 0.0, 1.5)
 
     # Colours: a smooth field cut into n_colours regions, each painted from the class palette.
@@ -154,46 +207,76 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     level = np.minimum((ndtr(field / 1.3) * r.col(n_col)).astype(np.int64), r.col(n_col).astype(np.int64) - 1)
     pal_idx = np.take_along_axis(chosen, level.reshape(n, -1), axis=1).reshape(n, side, side)
     lesion = PALETTE[pal_idx] * r.col(rng.uniform(0.85, 1.12, n))[..., None]
-    # Naevi and keratoses darken towards the centre; melanoma has no such order.
-    centre_dark = r.col(np.where(true == 1, 0.0, 0.18) * rng.uniform(0.3, 1.2, n))
+    # Benign lesions darken towards the centre; melanoma has no such order.
+    centre_dark = r.col(np.where(true == 1, 0.0, 0.15) * rng.uniform(0.3, 1.2, n))
     lesion = lesion * (1.0 - centre_dark * (1.0 - np.clip(rel, 0, 1)))[..., None]
 
-    # Texture: network (regular or atypical) / crypt-like grid.
-    period = r.px(3.0, 32) * rng.uniform(0.8, 1.4, n)
-    f = r.col(2 * np.pi / period)
-    net = 0.5 + 0.5 * np.cos(f * (u * 0.9 + 0.3 * v)) * np.cos(f * (v * 0.9 - 0.3 * u))
-    atypical = np.where(true == 1, 1.0, 0.25)
-    net_amp = r.col(rng.gamma(3.0, NETWORK[true] / 3.0)) * (1.0 + r.col(atypical) * r.smooth_noise(rng, n, side, 2.0 * s32))
-    lesion = lesion * (1.0 - np.clip(net_amp, 0, 0.6) * net)[..., None]
-    alpha = mask * r.col(np.clip(rng.normal(OPACITY[true], 0.06), 0.4, 1.0))
-    img = r.composite(img, lesion, alpha)
+    present = rng.uniform(size=(n, len(STRUCTURES))) < STRUCTURE_PROB[true]
+    strength = rng.uniform(0.35, 1.0, (n, len(STRUCTURES))) * present
+    on = dict(zip(STRUCTURES, present.T))
+    amp = dict(zip(STRUCTURES, strength.T))
 
-    # Dots inside the lesion: dark globules and blue-grey nests, then arborising vessels.
-    for rate, colour, size_px, strength in ((GLOBULES, PALETTE[2], 0.6, 0.9), (NESTS, PALETTE[3], 0.9, 0.8)):
-        counts = np.minimum(r.gamma_poisson(rng, rate[true], 1.5), 8)
+    # Pigment network: a mesh of dark lines; atypical (uneven spacing) in melanoma.
+    period = r.px(3.0, 32) * rng.uniform(0.85, 1.3, n)
+    a, b = r.rotate(u, v, np.zeros(n), np.zeros(n), rng.uniform(0, np.pi, n))
+    warp = r.col(np.where(true == 1, 0.5, 0.1)) * r.col(period) * r.smooth_noise(rng, n, side, 2.0 * s32)
+    mesh = (0.5 + 0.5 * np.cos(2 * np.pi * (a + warp) / r.col(period))) * (0.5 + 0.5 * np.cos(2 * np.pi * (b - warp) / r.col(period)))
+    lesion = lesion * (1.0 - 0.45 * r.col(amp["network"]) * (1.0 - mesh) * np.clip(1.3 - rel, 0, 1))[..., None]
+    # Cerebriform ridges and fissures: thin dark contours of a band-passed field.
+    ridge_field = r.smooth_noise(rng, n, side, 1.2 * s32)
+    ridges = np.exp(-((ridge_field / 0.35) ** 2))
+    lesion = lesion * (1.0 - 0.5 * r.col(amp["ridges"]) * ridges)[..., None]
+    opacity = np.clip(rng.normal(OPACITY[true], 0.08), 0.4, 1.0)
+    img = r.composite(img, lesion, mask * r.col(opacity))
+
+    # Dots inside the lesion: dark globules, white milia-like cysts, blue-grey ovoid nests.
+    for name, rate, lo, colour, sigma in (
+        ("globules", 5.0, 0.2, PALETTE[2], 0.55),
+        ("cysts", 4.0, 0.0, CYST_WHITE, 0.5),
+        ("nests", 2.5, 0.0, PALETTE[3], 1.1),
+    ):
+        counts = np.where(on[name], 1 + rng.poisson(rate, n), 0)
         owner = np.repeat(np.arange(n), counts)
-        t = rng.uniform(0, 2 * np.pi, owner.size)
-        rr = np.sqrt(rng.uniform(0.2, 0.9, owner.size)) * radius[owner]
-        canvas = r.splat(n, side, owner, cx[owner] + rr * np.cos(t), cy[owner] + rr * np.sin(t), np.ones(owner.size))
-        a = np.clip(r.blur(canvas, size_px * s32) * (2 * np.pi * (size_px * s32) ** 2) * strength, 0, 1) * mask
-        img = r.composite(img, np.broadcast_to(colour, (n, 3)), a)
-    n_vessels = np.minimum(r.gamma_poisson(rng, VESSELS[true], 1.0), 3)
-    if n_vessels.max() > 0:
-        kv = int(n_vessels.max())
-        t0 = rng.uniform(0, 2 * np.pi, (n, kv))
-        t1 = t0 + rng.uniform(2.0, 4.0, (n, kv))
-        rv = radius[:, None] * rng.uniform(0.5, 0.9, (n, kv))
-        # Distances only for the images that have vessels (most have none).
-        idx = np.flatnonzero(n_vessels > 0)
-        d = r.segment_distance(
-            x, y,
-            (cx[:, None] + rv * np.cos(t0))[idx], (cy[:, None] + rv * np.sin(t0))[idx],
-            (cx[:, None] + rv * np.cos(t1))[idx], (cy[:, None] + rv * np.sin(t1))[idx],
+        px_, py_ = _inside(rng, owner, cx, cy, radius, lo, 0.85)
+        alpha = r.blobs(n, side, owner, px_, py_, sigma, amp[name][owner]) * mask
+        img = r.composite(img, np.broadcast_to(colour, (n, 3)), alpha)
+
+    # Radial streaks at the periphery (pseudopods) and arborising vessels (a trunk with forks).
+    ks = 8
+    t0 = rng.uniform(0, 2 * np.pi, (n, ks))
+    r0 = radius[:, None] * rng.uniform(0.7, 0.9, (n, ks))
+    r1 = radius[:, None] * rng.uniform(1.05, 1.35, (n, ks))
+    streak_on = on["streaks"][:, None] & (np.arange(ks)[None, :] < rng.integers(3, ks + 1, n)[:, None])
+    ends = (cx[:, None] + r0 * np.cos(t0), cy[:, None] + r0 * np.sin(t0), cx[:, None] + r1 * np.cos(t0), cy[:, None] + r1 * np.sin(t0))
+    idx = np.flatnonzero(on["streaks"])
+    if idx.size:
+        alpha = np.zeros((n, side, side), dtype=np.float32)
+        alpha[idx] = r.strokes(x, y, tuple(e[idx] for e in ends), streak_on[idx], r.px(0.3, 32), side) * r.col(amp["streaks"][idx])
+        img = r.composite(img, np.broadcast_to(PALETTE[1] * 0.7, (n, 3)), alpha * 0.9)
+    idx = np.flatnonzero(on["vessels"])
+    if idx.size:
+        m = idx.size
+        # Trunk from one side of the lesion towards the other; two forks from its end, two from its middle.
+        ang = rng.uniform(0, 2 * np.pi, m)
+        sx = cx[idx] + 0.6 * radius[idx] * np.cos(ang)
+        sy = cy[idx] + 0.6 * radius[idx] * np.sin(ang)
+        length = radius[idx] * rng.uniform(0.6, 1.0, m)
+        ex, ey = sx - length * np.cos(ang), sy - length * np.sin(ang)
+        mx, my = (sx + ex) / 2, (sy + ey) / 2
+        fork = ang[:, None] + np.pi + rng.uniform(0.4, 1.0, (m, 4)) * np.array([1, -1, 1, -1])
+        flen = length[:, None] * rng.uniform(0.3, 0.55, (m, 4))
+        bx = np.column_stack([ex, ex, mx, mx])
+        by = np.column_stack([ey, ey, my, my])
+        ends_v = (
+            np.column_stack([sx, bx]),
+            np.column_stack([sy, by]),
+            np.column_stack([ex, bx + flen * np.cos(fork)]),
+            np.column_stack([ey, by + flen * np.sin(fork)]),
         )
-        on = (np.arange(kv)[None, :] < n_vessels[idx, None])[:, :, None, None]
-        a = np.zeros_like(mask)
-        a[idx] = (r.ramp(d - r.px(0.3, 32), r.px(1.0, side)) * on).max(axis=1) * 0.8 * mask[idx]
-        img = r.composite(img, np.broadcast_to(np.array([0.72, 0.18, 0.2], dtype=np.float32), (n, 3)), a)
+        width = r.px(0.35, 32) * np.column_stack([np.full(m, 1.3), np.ones((m, 4))])
+        alpha = np.zeros((n, side, side), dtype=np.float32)
+        alpha[idx] = r.strokes(x, y, ends_v, np.ones((m, 5), dtype=bool), width, side) * r.col(amp["vessels"][idx])
+        img = r.composite(img, np.broadcast_to(VESSEL_RED, (n, 3)), alpha * mask * 0.9)
 
     # Hairs: gently curved dark (or fair) arcs crossing the field.
     n_hairs = np.minimum(rng.poisson(HAIR_RATE, n), MAX_HAIRS)
@@ -206,21 +289,29 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
         idx = np.flatnonzero(n_hairs > 0)
         d = r.arc_distance(x, y, (px0 + rad * np.cos(phi))[idx], (py0 + rad * np.sin(phi))[idx], rad[idx])
         width = r.px(0.35, 32) * rng.uniform(0.6, 1.5, (n, kh))[idx, :, None, None]
-        on = (np.arange(kh)[None, :] < n_hairs[idx, None])[:, :, None, None]
-        a = np.zeros_like(mask)
-        a[idx] = (r.ramp(d - width, r.px(1.0, side)) * on).max(axis=1) * 0.85
+        hair_on = (np.arange(kh)[None, :] < n_hairs[idx, None])[:, :, None, None]
+        alpha = np.zeros_like(mask)
+        alpha[idx] = (r.ramp(d - width, r.px(1.0, side)) * hair_on).max(axis=1) * 0.85
         hair = np.where(rng.uniform(size=n)[:, None] < 0.85, 0.10, 0.55) * np.array([1.0, 0.85, 0.75])
-        img = r.composite(img, hair.astype(np.float32), a)
+        img = r.composite(img, hair.astype(np.float32), alpha)
 
-    # Dermoscope: vignette, exposure, optics and sensor noise.
-    rr2 = np.sqrt(x * x + y * y)
-    vig = r.col(np.where(rng.uniform(size=n) < 0.5, rng.uniform(0.15, 0.6, n), 0.0))
-    img = img * (1.0 - vig * np.clip((rr2 - 0.8) / 0.6, 0, 1) ** 2)[..., None]
-    img = img * r.col(rng.uniform(0.9, 1.08, n))[..., None]
-    img = r.blur(img, 0.35 * s32)
-    img = img + rng.normal(0, 0.012, img.shape).astype(np.float32)
-
+    images, nuisances = acquire(rng, img, scanner)
     labels = true.copy()
     flip = rng.uniform(size=n) < LABEL_NOISE
     labels[flip] = (true[flip] + rng.integers(1, len(CLASS_NAMES), flip.sum())) % len(CLASS_NAMES)
-    return r.to_uint8(img), labels.astype(np.int64)
+    attributes = {
+        "lesion_radius": radius,
+        "lesion_x": cx,
+        "lesion_y": cy,
+        "asymmetry": np.log(ratio),
+        "border_irregularity": irregularity,
+        "border_sharpness": 1.0 / edge_px,
+        "opacity": opacity,
+        "colour_count": n_col,
+        "main_colour": chosen[:, 0],
+        **{s: present[:, i] for i, s in enumerate(STRUCTURES)},
+        "skin_tone": tone,
+        "hair_count": n_hairs,
+        **nuisances,
+    }
+    return Phantoms(images, labels.astype(np.int64), typed(attributes, ATTRIBUTES))

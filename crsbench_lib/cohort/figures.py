@@ -169,7 +169,7 @@ def corruption_sheet(
     for i, family in enumerate(families):
         _show(axes[i, 0], image[0])
         for j, severity in enumerate(SEVERITIES, start=1):
-            _show(axes[i, j], corrupt(image, family, severity, seed=corruption_seed)[0])
+            _show(axes[i, j], corrupt(image, family, severity, seed=corruption_seed, domain=ds.domain)[0])
         axes[i, 0].set_ylabel(family, fontsize=7)
     axes[0, 0].set_title("clean", fontsize=8)
     for j, severity in enumerate(SEVERITIES, start=1):

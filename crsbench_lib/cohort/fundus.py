@@ -1,18 +1,25 @@
 """Ophthalmology phantom: colour fundus photographs with five ordinal grades.
 
-Each image is a fundus disc (orange-red, pigmentation and illumination vary)
-on a black field, with an optic disc on the nasal side, a darker macula, and
-four vascular arcades. The grade follows the international clinical diabetic
-retinopathy scale (Wilkinson et al., Ophthalmology 2003): 0 none, 1 mild
-(microaneurysms only), 2 moderate (more than microaneurysms: haemorrhages,
-hard exudates), 3 severe (many haemorrhages in all quadrants, cotton-wool
-spots, venous beading), 4 proliferative (new vessels, pre-retinal blood).
+Each image is a fundus disc (orange-red; pigmentation, choroidal texture and
+illumination vary) on a black field, with an optic disc on the nasal side, a
+darker macula, vascular arcades with random branches, and the whole eye
+turned, shifted and zoomed at random (fixation and field of view vary). The
+grade follows the international clinical diabetic retinopathy scale
+(Wilkinson et al., *Ophthalmology* 2003): 0 none, 1 mild (microaneurysms
+only), 2 moderate (haemorrhages, hard exudates), 3 severe (many haemorrhages,
+cotton-wool spots, venous beading), 4 proliferative (new vessels, pre-retinal
+blood).
 
-The grade sets the *expected* counts of each lesion type; counts are drawn from
-over-dispersed (Gamma-Poisson) distributions so that neighbouring grades
-overlap, and ``LABEL_NOISE`` of the grades are moved to a neighbouring grade
-(grader disagreement is mostly between adjacent grades). The prior is
-imbalanced like a screening population (most eyes have no retinopathy).
+The grade sets the *expected* counts of small lesions scattered around the
+posterior pole; counts are over-dispersed (Gamma-Poisson), so neighbouring
+grades overlap, and grade-independent look-alikes (drusen, which resemble
+exudates; dust specks on the optics, which resemble haemorrhages; the light
+reflex of young retinas) appear in every grade. Lesions are a few pixels at
+random places: their average effect on pixel values is far smaller than the
+image-to-image spread of pigmentation and exposure, so a linear read-out of
+pixels is weak and counting local structures is what the task needs.
+``LABEL_NOISE`` of the grades move to a neighbouring grade (grader
+disagreement). The prior is imbalanced like a screening population.
 """
 
 from __future__ import annotations
@@ -20,70 +27,101 @@ from __future__ import annotations
 import numpy as np
 
 from crsbench_lib.cohort import _render as r
+from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
 
 NAME = "fundus"
 DOMAIN = "ophthalmology"
 TASK = "multiclass"
 CLASS_NAMES: tuple[str, ...] = ("grade 0", "grade 1", "grade 2", "grade 3", "grade 4")
 SITES: tuple[str, ...] = ("A",)
+#: Acquisition sites: ``A`` (evaluation) and three fundus cameras seen only in pretraining pools.
+#: Sites pretraining pools draw from (never an evaluation shift site).
+POOL_SITES: tuple[str, ...] = ("A", "P1", "P2", "P3")
+SCANNERS: dict[str, Scanner] = {
+    "A": Scanner(vignette=0.2, noise=0.025),
+    # Another desktop camera: darker, greener.
+    "P1": Scanner(exposure=-0.3, gamma=1.1, white_balance=(0.92, 1.06, 1.0), vignette=0.3),
+    # A camera with a harsher tone curve and sharper optics.
+    "P2": Scanner(exposure=0.15, gamma=0.85, blur_px=0.35, noise=0.02),
+    # A hand-held camera: soft, noisy, uneven.
+    "P3": Scanner(noise=0.05, blur_px=0.75, vignette=0.45, exposure_sd=0.35),
+}
 #: Grade prior of a screening population (approximately 45/20/20/8/7 %).
 CLASS_PRIOR = np.array([0.45, 0.20, 0.20, 0.08, 0.07])
 #: Fraction of grades moved one step up or down (grader disagreement).
 LABEL_NOISE = 0.06
 
 #: Expected lesion counts per grade (rows: grades 0-4).
-MICROANEURYSMS = np.array([0.4, 4.0, 7.0, 10.0, 9.0])
-HAEMORRHAGES = np.array([0.1, 0.8, 3.5, 8.0, 7.0])
-EXUDATES = np.array([0.1, 0.6, 4.0, 7.0, 6.0])
-COTTON_WOOL = np.array([0.0, 0.1, 0.8, 2.5, 2.0])
-#: Probability of new vessels at the disc and of a pre-retinal haemorrhage.
-NEOVASCULAR = np.array([0.0, 0.0, 0.03, 0.12, 0.85])
-PRERETINAL = np.array([0.0, 0.0, 0.01, 0.05, 0.35])
+MICROANEURYSMS = np.array([0.3, 3.0, 5.0, 7.0, 6.0])
+HAEMORRHAGES = np.array([0.1, 0.5, 2.5, 6.0, 5.0])
+EXUDATES = np.array([0.1, 0.4, 3.0, 5.0, 4.5])
+COTTON_WOOL = np.array([0.0, 0.1, 0.6, 2.0, 1.5])
+#: Probability of venous beading, new vessels at the disc and a pre-retinal haemorrhage.
+BEADING = np.array([0.0, 0.02, 0.1, 0.6, 0.5])
+NEOVASCULAR = np.array([0.0, 0.0, 0.03, 0.12, 0.8])
+PRERETINAL = np.array([0.0, 0.0, 0.01, 0.05, 0.3])
+#: Grade-independent look-alikes: expected drusen and dust specks per image.
+DRUSEN = 1.5
+DUST = 0.8
 #: Spread (sd, normalised units) of the lesions around the macula.
 POLE_SPREAD = 0.32
 #: Over-dispersion of the lesion counts (Gamma shape; smaller overlaps more).
 DISPERSION = 1.2
+MAX_BRANCHES = 8
 
 FUNDUS_LIGHT = np.array([0.88, 0.48, 0.22], dtype=np.float32)
-FUNDUS_DARK = np.array([0.66, 0.28, 0.12], dtype=np.float32)
+FUNDUS_DARK = np.array([0.62, 0.26, 0.12], dtype=np.float32)
 DISC = np.array([1.0, 0.92, 0.72], dtype=np.float32)
 DISC_RIM = np.array([0.98, 0.72, 0.42], dtype=np.float32)
 VESSEL = np.array([0.42, 0.08, 0.05], dtype=np.float32)
 BLOOD = np.array([0.35, 0.04, 0.03], dtype=np.float32)
 EXUDATE = np.array([0.98, 0.90, 0.45], dtype=np.float32)
+DRUSEN_COLOUR = np.array([0.92, 0.78, 0.45], dtype=np.float32)
 COTTON = np.array([0.95, 0.85, 0.75], dtype=np.float32)
 
+_LESIONS: tuple[str, ...] = ("microaneurysms", "haemorrhages", "exudates", "cotton_wool")
+#: Auxiliary attributes of every image (scene parameters and acquisition nuisances).
+ATTRIBUTES: dict[str, Attribute] = {
+    "pigmentation": Attribute("continuous", 0, "fundus pigmentation, 0 light to 1 dark"),
+    "eye": Attribute("binary", 0, "1 for a right eye (disc on the image right), 0 for a left eye"),
+    "rotation": Attribute("continuous", 0, "rotation of the eye in the image, radians"),
+    "field_of_view": Attribute("continuous", 0, "zoom: radius of the fundus disc"),
+    "disc_radius": Attribute("continuous", 0, "optic disc radius"),
+    "cup_ratio": Attribute("continuous", 0, "cup-to-disc ratio"),
+    "vessel_branches": Attribute("count", 0, f"number of secondary vessel branches (0-{MAX_BRANCHES})"),
+    **{f"{k}_count": Attribute("count", 0, f"number of {k.replace('_', '-')} lesions drawn") for k in _LESIONS},
+    "venous_beading": Attribute("binary", 0, "venous beading present"),
+    "new_vessels": Attribute("binary", 0, "new vessels at the disc"),
+    "preretinal_blood": Attribute("binary", 0, "pre-retinal haemorrhage"),
+    "drusen_count": Attribute("count", 0, "number of drusen (grade-independent)"),
+    "dust_count": Attribute("count", 0, "number of dust specks on the optics (grade-independent)"),
+    "illumination": Attribute("continuous", 0, "centre-to-edge illumination fall-off"),
+    **nuisance_attributes(rgb=True),
+}
 
-def _lesions(
-    rng: np.random.Generator,
-    img: np.ndarray,
-    fundus_r: np.ndarray,
-    centre: tuple[np.ndarray, np.ndarray],
-    mean: np.ndarray,
-    colour: np.ndarray,
-    size_px: float,
-    strength: float,
-    side: int,
-    cap: int = 25,
+
+def _scatter(
+    rng: np.random.Generator, n: int, side: int, counts: np.ndarray, pole: tuple[np.ndarray, np.ndarray],
+    spread: float, pose: tuple[np.ndarray, ...], sigma_px: float, strength: float,
 ) -> np.ndarray:
-    """Scatter Gamma-Poisson many blobs of one kind inside the fundus, one blur for all."""
-    n = img.shape[0]
-    counts = np.minimum(r.gamma_poisson(rng, mean, DISPERSION), cap)
+    """Alpha of ``counts`` blobs per image in a Gaussian cloud around ``pole`` (eye frame).
+
+    ``pose`` is ``(ox, oy, rotation, zoom, fundus_r)`` per image: points are
+    mapped from the eye's frame to the image and kept inside the fundus.
+    """
+    ox, oy, rot, zoom, fundus_r = pose
     owner = np.repeat(np.arange(n), counts)
-    # Lesions cluster in the posterior pole: a Gaussian cloud around the macula, kept inside the fundus.
-    lx = centre[0][owner] + rng.normal(0, POLE_SPREAD, owner.size)
-    ly = centre[1][owner] + rng.normal(0, POLE_SPREAD, owner.size)
+    u = pole[0][owner] + rng.normal(0, spread, owner.size)
+    v = pole[1][owner] + rng.normal(0, spread, owner.size)
+    c, s, z = np.cos(rot[owner]), np.sin(rot[owner]), zoom[owner]
+    lx, ly = z * (u * c - v * s), z * (u * s + v * c)
     rr = np.sqrt(lx * lx + ly * ly)
     shrink = np.minimum(1.0, 0.85 * fundus_r[owner] / np.maximum(rr, 1e-6))
-    weight = rng.uniform(0.6, 1.4, owner.size)
-    canvas = r.splat(n, side, owner, lx * shrink, ly * shrink, weight)
-    sigma = size_px * side / 32.0
-    a = np.clip(r.blur(canvas, sigma) * (2 * np.pi * sigma**2) * strength, 0.0, 1.0)
-    return r.composite(img, np.broadcast_to(colour, (n, 3)), a)
+    return r.blobs(n, side, owner, ox[owner] + lx * shrink, oy[owner] + ly * shrink, sigma_px, strength * rng.uniform(0.6, 1.2, owner.size))
 
 
-def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tuple[np.ndarray, np.ndarray]:
-    """Draw ``n`` fundus-like images.
+def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Phantoms:
+    """Draw ``n`` fundus-like images at one acquisition site.
 
     Parameters
     ----------
@@ -94,47 +132,53 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     side : int
         Image side in pixels.
     site : str
-        Only ``"A"``.
+        A key of :data:`SCANNERS`.
 
     Returns
     -------
-    images : numpy.ndarray
-        ``uint8`` ``(n, side, side, 3)``.
-    labels : numpy.ndarray
-        ``int64`` ``(n,)`` grades 0-4.
+    Phantoms
+        ``uint8`` images ``(n, side, side, 3)``, ``int64`` grades 0-4 and the
+        :data:`ATTRIBUTES`.
     """
-    del site
-    x, y = r.grid(side)
+    scanner = SCANNERS[site]
+    x0, y0 = r.grid(side)
     s32 = side / 32.0
     true = rng.choice(len(CLASS_NAMES), size=n, p=CLASS_PRIOR)
 
-    # Fundus: pigmentation, choroidal texture and centre-bright illumination.
+    # The eye in the image: shift, rotation and zoom (field of view).
+    fundus_r = rng.uniform(0.82, 0.97, n)
+    ox, oy = rng.normal(0, 0.04, n), rng.normal(0, 0.04, n)
+    rot = rng.normal(0, 0.15, n)
+    zoom = rng.uniform(0.9, 1.15, n)
+    x, y = r.rotate(x0, y0, ox, oy, rot)
+    x, y = x / r.col(zoom), y / r.col(zoom)
+    rad = np.sqrt((x0 - r.col(ox)) ** 2 + (y0 - r.col(oy)) ** 2)
+
+    # Fundus: pigmentation, choroidal texture (tigroid in dark fundi) and centre-bright illumination.
     tone = rng.beta(2.0, 2.0, n).astype(np.float32)
     base = FUNDUS_LIGHT + (FUNDUS_DARK - FUNDUS_LIGHT) * tone[:, None] + rng.normal(0, 0.03, (n, 3)).astype(np.float32)
-    fundus_r = rng.uniform(0.86, 0.96, n)
-    ox, oy = rng.normal(0, 0.03, n), rng.normal(0, 0.03, n)
-    fx, fy = x - r.col(ox), y - r.col(oy)
-    rad = np.sqrt(fx * fx + fy * fy)
     texture = r.smooth_noise(rng, n, side, 1.5 * s32)
-    illum = 1.0 - r.col(rng.uniform(0.25, 0.5, n)) * (rad / r.col(fundus_r)) ** 2
-    img = base[:, None, None, :] * (illum * (1.0 + 0.04 * texture))[..., None]
+    illum_drop = rng.uniform(0.2, 0.5, n)
+    illum = 1.0 - r.col(illum_drop) * (rad / r.col(fundus_r)) ** 2
+    img = base[:, None, None, :] * (illum * (1.0 + (0.03 + 0.04 * r.col(tone)) * texture))[..., None]
 
     # Optic disc on the nasal side (left or right eye), macula temporal to it.
     eye = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
-    dcx = eye * rng.normal(0.42, 0.04, n) + ox
-    dcy = rng.normal(0.0, 0.05, n) + oy
+    dcx = eye * rng.normal(0.42, 0.04, n)
+    dcy = rng.normal(0.0, 0.05, n)
     disc_r = rng.normal(0.13, 0.015, n)
     dd = np.sqrt((x - r.col(dcx)) ** 2 + (y - r.col(dcy)) ** 2)
-    # A yellow-orange rim around a paler central cup (cup-to-disc ratio 0.3-0.6).
     img = r.composite(img, np.broadcast_to(DISC_RIM, (n, 3)), r.ramp(dd - r.col(disc_r), r.px(1.2, side)) * 0.8)
-    cup = r.col(disc_r * rng.uniform(0.3, 0.6, n))
-    img = r.composite(img, np.broadcast_to(DISC, (n, 3)), r.ramp(dd - cup, r.px(1.5, 32)) * 0.9)
-    mcx = dcx - eye * rng.normal(0.55, 0.04, n)
-    md = np.sqrt((x - r.col(mcx)) ** 2 + (y - r.col(dcy + 0.03)) ** 2)
+    cup_ratio = rng.uniform(0.3, 0.6, n)
+    img = r.composite(img, np.broadcast_to(DISC, (n, 3)), r.ramp(dd - r.col(disc_r * cup_ratio), r.px(1.5, 32)) * 0.9)
+    mcx, mcy = dcx - eye * rng.normal(0.55, 0.04, n), dcy + 0.03
+    md = np.sqrt((x - r.col(mcx)) ** 2 + (y - r.col(mcy)) ** 2)
     img = img * (1.0 - 0.25 * np.exp(-((md / 0.14) ** 2)))[..., None]
+    # Light reflex of young retinas: a bright ring around the macula (grade-independent).
+    reflex = r.col(rng.uniform(0, 0.25, n) * (rng.uniform(size=n) < 0.35)) * np.exp(-(((md - 0.25) / 0.04) ** 2))
+    img = img + reflex[..., None] * 0.6
 
-    # Vascular arcades: circular arcs leaving the disc, above and below, towards the macula.
-    k = 4
+    # Vascular arcades: arcs leaving the disc above and below, towards the macula; venous beading.
     side_sign = np.array([-1.0, 1.0, -1.0, 1.0])[None, :]
     arc_r = np.column_stack([rng.uniform(0.45, 0.65, n), rng.uniform(0.45, 0.65, n), rng.uniform(0.9, 1.3, n), rng.uniform(0.9, 1.3, n)])
     acx = dcx[:, None] - eye[:, None] * np.array([1.0, 1.0, -0.3, -0.3])[None, :] * arc_r * 0.55
@@ -142,57 +186,97 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> tu
     radius_k = np.sqrt((acx - dcx[:, None]) ** 2 + (acy - dcy[:, None]) ** 2)
     dist = r.arc_distance(x, y, acx, acy, radius_k)
     width = r.px(0.45, 32) * np.array([1.0, 1.0, 0.7, 0.7])[None, :, None, None]
-    # Each arc is kept on its own side of the disc (temporal for the main arcades, nasal for the others).
     direction = np.array([1.0, 1.0, -1.0, -1.0])[None, :, None, None]
     temporal = -eye[:, None, None, None] * (x - r.col(dcx))[:, None] * direction
-    # Arcs stop short of closing around the macula.
     inside = (rad < r.col(fundus_r))[:, None] & (temporal > 0) & (temporal < 0.78) & (side_sign[:, :, None, None] * (y - r.col(dcy))[:, None] > -0.05)
-    # Venous beading (severe grades): the vessel width pulses along the arc.
-    beading = r.col(np.where(true >= 3, rng.uniform(0.3, 0.8, n), rng.uniform(0.0, 0.2, n)))
-    pulse = 1.0 + beading * np.cos(2 * np.pi * dd / r.px(4.0, 32))
+    beading = rng.uniform(size=n) < BEADING[true]
+    pulse = 1.0 + r.col(beading * rng.uniform(0.4, 0.8, n)) * np.cos(2 * np.pi * dd / r.px(4.0, 32))
     vessels = (r.ramp(dist - width * pulse[:, None], r.px(1.0, side)) * inside).max(axis=1)
-    # Vessels fade where they cross the bright disc (at this resolution they would draw a bar).
-    on_disc = r.ramp(dd - r.col(disc_r), r.px(1.2, side))
-    img = r.composite(img, VESSEL[None].repeat(n, 0), vessels * 0.7 * (1.0 - 0.75 * on_disc))
+    # Secondary branches: straight segments off the arcades, pointing away from the disc.
+    n_branch = rng.integers(2, MAX_BRANCHES + 1, n)
+    arc_pick = rng.integers(0, 4, (n, MAX_BRANCHES))
+    t = rng.uniform(0.2, 1.2, (n, MAX_BRANCHES))
 
-    # Lesions by grade.
-    pole = (mcx, dcy + 0.03)
-    img = _lesions(rng, img, fundus_r, pole, MICROANEURYSMS[true], BLOOD, 0.45, 1.0, side)
-    img = _lesions(rng, img, fundus_r, pole, HAEMORRHAGES[true], BLOOD, 1.2, 0.9, side)
-    img = _lesions(rng, img, fundus_r, pole, EXUDATES[true], EXUDATE, 0.7, 1.0, side)
-    img = _lesions(rng, img, fundus_r, pole, COTTON_WOOL[true], COTTON, 1.4, 0.6, side, cap=6)
+    def pick(per_arc: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(per_arc, arc_pick, axis=1)
+
+    start_phi = np.arctan2(dcy[:, None] - pick(acy), dcx[:, None] - pick(acx)) - eye[:, None] * t * pick(side_sign) * -1
+    bx = pick(acx) + pick(radius_k) * np.cos(start_phi)
+    by = pick(acy) + pick(radius_k) * np.sin(start_phi)
+    out = np.arctan2(by - dcy[:, None], bx - dcx[:, None]) + rng.normal(0, 0.5, (n, MAX_BRANCHES))
+    blen = rng.uniform(0.15, 0.35, (n, MAX_BRANCHES))
+    branch_on = np.arange(MAX_BRANCHES)[None, :] < n_branch[:, None]
+    branches = r.strokes(x, y, (bx, by, bx + blen * np.cos(out), by + blen * np.sin(out)), branch_on, r.px(0.25, 32), side)
+    on_disc = r.ramp(dd - r.col(disc_r), r.px(1.2, side))
+    img = r.composite(img, VESSEL[None].repeat(n, 0), np.maximum(vessels * 0.7, branches * 0.5) * (1.0 - 0.75 * on_disc))
+
+    # Lesions by grade around the posterior pole, and grade-independent look-alikes anywhere.
+    pole = (mcx, mcy)
+    counts = {
+        name: np.minimum(r.gamma_poisson(rng, mean[true], DISPERSION), cap)
+        for name, mean, cap in (
+            ("microaneurysms", MICROANEURYSMS, 20),
+            ("haemorrhages", HAEMORRHAGES, 15),
+            ("exudates", EXUDATES, 15),
+            ("cotton_wool", COTTON_WOOL, 5),
+        )
+    }
+    drusen = np.minimum(rng.poisson(DRUSEN, n), 8)
+    dust = np.minimum(rng.poisson(DUST, n), 4)
+    centre = (np.zeros(n), np.zeros(n))
+    for count, where, spread, colour, sigma, strength in (
+        (drusen, pole, 0.25, DRUSEN_COLOUR, 0.5, 0.6),
+        (counts["microaneurysms"], pole, POLE_SPREAD, BLOOD, 0.4, 1.0),
+        (counts["haemorrhages"], pole, POLE_SPREAD, BLOOD, 1.0, 0.9),
+        (counts["exudates"], pole, POLE_SPREAD * 0.8, EXUDATE, 0.6, 1.0),
+        (counts["cotton_wool"], pole, POLE_SPREAD, COTTON, 1.3, 0.6),
+        (dust, centre, 0.5, np.array([0.1, 0.05, 0.04], dtype=np.float32), 0.9, 0.5),
+    ):
+        alpha = _scatter(rng, n, side, count, where, spread, (ox, oy, rot, zoom, fundus_r), sigma, strength)
+        img = r.composite(img, np.broadcast_to(colour, (n, 3)), alpha)
 
     # Proliferative signs: a tangle of fine new vessels on or near the disc, pre-retinal blood.
     neo = rng.uniform(size=n) < NEOVASCULAR[true]
-    if neo.any():
-        kn = 5
-        t0 = rng.uniform(0, 2 * np.pi, (n, kn))
-        l0 = rng.uniform(0.1, 0.3, (n, kn))
-        sx = dcx[:, None] + rng.normal(0, 0.06, (n, kn))
-        sy = dcy[:, None] + rng.normal(0, 0.06, (n, kn))
-        idx = np.flatnonzero(neo)
-        ex, ey = sx + l0 * np.cos(t0), sy + l0 * np.sin(t0)
-        d = r.segment_distance(x, y, sx[idx], sy[idx], ex[idx], ey[idx])
-        a = np.zeros((n, side, side), dtype=np.float32)
-        a[idx] = r.ramp(d - r.px(0.25, 32), r.px(1.0, side)).max(axis=1) * 0.8
-        img = r.composite(img, np.broadcast_to(np.array([0.6, 0.05, 0.08], dtype=np.float32), (n, 3)), a)
+    idx = np.flatnonzero(neo)
+    if idx.size:
+        kn = 6
+        t0 = rng.uniform(0, 2 * np.pi, (idx.size, kn))
+        l0 = rng.uniform(0.1, 0.3, (idx.size, kn))
+        sx = dcx[idx, None] + rng.normal(0, 0.08, (idx.size, kn))
+        sy = dcy[idx, None] + rng.normal(0, 0.08, (idx.size, kn))
+        alpha = np.zeros((n, side, side), dtype=np.float32)
+        ends = (sx, sy, sx + l0 * np.cos(t0), sy + l0 * np.sin(t0))
+        alpha[idx] = r.strokes(x[idx], y[idx], ends, np.ones((idx.size, kn), bool), r.px(0.25, 32), side)
+        img = r.composite(img, np.broadcast_to(np.array([0.6, 0.05, 0.08], dtype=np.float32), (n, 3)), alpha * 0.8)
     pre = rng.uniform(size=n) < PRERETINAL[true]
-    if pre.any():
-        pcx = rng.uniform(-0.4, 0.4, n)
-        pcy = rng.uniform(0.1, 0.5, n)
-        pd = np.sqrt((x - r.col(pcx)) ** 2 + (y - r.col(pcy)) ** 2)
-        a = r.ramp(pd - r.col(rng.uniform(0.12, 0.25, n)), r.px(1.5, side)) * r.col(pre) * 0.85
-        img = r.composite(img, np.broadcast_to(BLOOD, (n, 3)), a)
+    pcx, pcy = rng.uniform(-0.4, 0.4, n), rng.uniform(0.1, 0.5, n)
+    pd = np.sqrt((x - r.col(pcx)) ** 2 + (y - r.col(pcy)) ** 2)
+    img = r.composite(img, np.broadcast_to(BLOOD, (n, 3)), r.ramp(pd - r.col(rng.uniform(0.1, 0.22, n)), r.px(1.5, side)) * r.col(pre) * 0.85)
 
-    # Camera: black field outside the fundus, exposure, optics, noise.
-    field = r.ramp(rad - r.col(fundus_r), r.px(1.0, side))
-    img = img * field[..., None] * r.col(rng.uniform(0.92, 1.06, n))[..., None]
-    img = r.blur(img, 0.4 * s32)
-    img = img + rng.normal(0, 0.01, img.shape).astype(np.float32)
+    # The camera's black field outside the fundus, then the acquisition chain.
+    img = img * r.ramp(rad - r.col(fundus_r), r.px(1.0, side))[..., None]
+    images, nuisances = acquire(rng, img, scanner)
 
     labels = true.copy()
     flip = rng.uniform(size=n) < LABEL_NOISE
     step = np.where(rng.uniform(size=n) < 0.5, -1, 1)
     step = np.where(true == 0, 1, np.where(true == len(CLASS_NAMES) - 1, -1, step))
     labels[flip] = true[flip] + step[flip]
-    return r.to_uint8(img), labels.astype(np.int64)
+    attributes = {
+        "pigmentation": tone,
+        "eye": eye > 0,
+        "rotation": rot,
+        "field_of_view": fundus_r / zoom,
+        "disc_radius": disc_r,
+        "cup_ratio": cup_ratio,
+        "vessel_branches": n_branch,
+        **{f"{k}_count": counts[k] for k in _LESIONS},
+        "venous_beading": beading,
+        "new_vessels": neo,
+        "preretinal_blood": pre,
+        "drusen_count": drusen,
+        "dust_count": dust,
+        "illumination": illum_drop,
+        **nuisances,
+    }
+    return Phantoms(images, labels.astype(np.int64), typed(attributes, ATTRIBUTES))

@@ -58,6 +58,7 @@ def load_manifest(
     colour: str = "auto",
     name: str | None = None,
     domain: str = "unknown",
+    calibration_size: int | None = None,
 ) -> ImageDataset:
     """Describe an image folder by a CSV manifest as an :class:`ImageDataset`.
 
@@ -78,11 +79,17 @@ def load_manifest(
         Dataset name (default: the manifest's file stem).
     domain : str
         Domain label carried in the results.
+    calibration_size : int, optional
+        Calibration-split size of every seed's resample (default: the size of
+        the manifest's validation split).
 
     Returns
     -------
     ImageDataset
-        Images are read when a split is first requested.
+        Images are read when a split is first requested. Rows marked ``test``
+        form the test split of every seed; seed ``s``'s train, validation and
+        calibration splits are a stratified resample of the rows marked
+        ``train`` and ``val`` (:meth:`ImageDataset.development`).
 
     Raises
     ------
@@ -187,4 +194,5 @@ def load_manifest(
         version=digest.hexdigest(),
         loader=loader,
         sites=tuple(ordered),
+        calibration_size=calibration_size,
     )

@@ -156,7 +156,12 @@ def _unreadable(path: Path, what: str) -> DataError:
 
 
 def load_medmnist(
-    flag: str, root: Path, size: int = 28, download: bool = False, domain: str | None = None
+    flag: str,
+    root: Path,
+    size: int = 28,
+    download: bool = False,
+    domain: str | None = None,
+    calibration_size: int | None = None,
 ) -> ImageDataset:
     """Read a MedMNIST ``.npz`` from a local folder.
 
@@ -176,12 +181,19 @@ def load_medmnist(
         Imaging domain (``dermatology``, ``ophthalmology``, ``radiology``...),
         which selects the corruption families. Default: the flag's domain in
         :data:`FLAGS`; required for any other flag.
+    calibration_size : int, optional
+        Calibration-split size of every seed's resample (default: the file's
+        validation split size).
 
     Returns
     -------
     ImageDataset
-        Name ``{flag}`` (``{flag}_{size}`` above 28 px), one site ``"A"``,
-        splits train/val/test; version = sha256 of the file.
+        Name ``{flag}`` (``{flag}_{size}`` above 28 px), one site ``"A"``;
+        version = sha256 of the file. The file's test split is the test split
+        of every seed; seed ``s``'s train, validation and calibration splits are
+        a stratified resample of the file's train and validation splits
+        (:meth:`ImageDataset.development`), the source splits stay readable
+        with :meth:`ImageDataset.source_split`.
 
     Raises
     ------
@@ -246,4 +258,5 @@ def load_medmnist(
 
     name = flag if size == 28 else f"{flag}_{size}"
     class_names = tuple(f"{flag}_{k}" for k in range(n_classes))
-    return ImageDataset(name=name, domain=resolved_domain, task=task, class_names=class_names, version=version, loader=loader)
+    return ImageDataset(name=name, domain=resolved_domain, task=task, class_names=class_names, version=version,
+                        loader=loader, calibration_size=calibration_size)

@@ -36,7 +36,7 @@ import numpy as np
 
 from crsbench_lib.atomic import atomic_path, atomic_write_text, reserve
 from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION
-from crsbench_lib.data.base import ImageDataset
+from crsbench_lib.data.base import DEVELOPMENT_SPLITS, ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import DataError, EncoderError
 from crsbench_lib.hashing import file_sha256
@@ -64,11 +64,15 @@ def cache_key(
     corruption_seed: int,
     n_images: int,
     batch_size: int,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """The mapping that identifies one embedding array (JSON-serialisable).
 
     ``batch_size`` is part of it because float32 matrix products of neural
-    encoders may round differently for different batch sizes.
+    encoders may round differently for different batch sizes. ``seed`` (the
+    evaluation seed) is part of it for the development splits, which are
+    redrawn per seed; the test split is the same for every seed, so its key
+    holds ``None`` there and every seed shares its embeddings.
     """
     return {
         "format": STORE_FORMAT_VERSION,
@@ -86,6 +90,7 @@ def cache_key(
         "corruption_version": CORRUPTION_VERSION if corruption != "none" else "",
         "n_images": int(n_images),
         "batch_size": int(batch_size),
+        "seed": int(seed) if split in DEVELOPMENT_SPLITS else None,
     }
 
 
@@ -165,6 +170,7 @@ class EmbeddingStore:
         batch_size: int = 256,
         progress: bool = False,
         mmap: bool = False,
+        seed: int = 0,
     ) -> np.ndarray:
         """Embeddings of one image set, from the cache or computed and cached.
 
@@ -175,7 +181,8 @@ class EmbeddingStore:
         dataset : ImageDataset
             The dataset.
         split : str
-            ``train``, ``val`` or ``test``.
+            ``train``, ``val``, ``calibration`` (drawn for evaluation seed
+            ``seed``) or ``test``.
         site : str, optional
             Acquisition site (default: the dataset's first site).
         corruption : str
@@ -192,6 +199,8 @@ class EmbeddingStore:
             Show a tqdm progress bar while computing.
         mmap : bool
             Return a read-only memory map instead of an in-memory array.
+        seed : int
+            Evaluation seed of a development split (ignored for ``test``).
 
         Returns
         -------
@@ -214,12 +223,12 @@ class EmbeddingStore:
             raise DataError(f"severity must be one of {SEVERITIES} for corruption {corruption!r}, got {severity}")
         if batch_size < 1:
             raise DataError(f"batch_size must be >= 1, got {batch_size}")
-        image_split = dataset.split(split, site)
+        image_split = dataset.split(split, site, seed=seed)
         total = len(image_split)
         n = total if n_images is None else int(n_images)
         if not 0 < n <= total:
             raise DataError(f"dataset {dataset.name} {split}/{site}: n_images must be in 1..{total}, got {n_images}")
-        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n, batch_size)
+        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n, batch_size, seed)
         cached = self._read_verified(key, mmap)
         if cached is not None:
             return cached

@@ -3,7 +3,13 @@ calibration, and the entry point that turns one cell's embeddings into result ro
 (crs-method section 2). Arrays in, rows out: no images, no torch."""
 
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, Calibrator, fit_calibrator
-from crsbench_lib.evaluation.cell import CellEmbeddings, ProbeConfig, evaluate_cell
+from crsbench_lib.evaluation.cell import (
+    CellEmbeddings,
+    ProbeConfig,
+    evaluate_cell,
+    evaluate_cell_predictions,
+    rows_from_predictions,
+)
 from crsbench_lib.evaluation.fractions import fractions_used, label_fraction_subsets, validation_subsets
 from crsbench_lib.evaluation.metrics import (
     DEFAULT_ECE_BINS,
@@ -13,6 +19,7 @@ from crsbench_lib.evaluation.metrics import (
     adaptive_ece,
     brier_score,
     classwise_ece,
+    ece_floor,
     evaluate_predictions,
     expected_calibration_error,
     macro_auroc,
@@ -35,7 +42,9 @@ __all__ = [
     "adaptive_ece",
     "brier_score",
     "classwise_ece",
+    "ece_floor",
     "evaluate_cell",
+    "evaluate_cell_predictions",
     "evaluate_predictions",
     "expected_calibration_error",
     "fit_calibrator",
@@ -45,5 +54,6 @@ __all__ = [
     "macro_auroc",
     "negative_log_likelihood",
     "reliability_diagram",
+    "rows_from_predictions",
     "validation_subsets",
 ]

@@ -1,4 +1,9 @@
-"""Post-hoc calibrators fitted on the validation split (crs-method section 2, step 7).
+"""Post-hoc calibrators fitted on the calibration split (crs-method section 2, step 7; section 9, amendment 2).
+
+The calibration split is drawn per seed beside the validation split that chose
+the probe's ``C``, so the calibrators are not fitted on the data the probe was
+tuned on. The functions below take any held-out logits; "validation" in their
+argument names means that held-out split.
 
 They work on the probe's *logits* (:meth:`FittedProbe.logits`) and return
 probabilities in the probe's format (binary ``(n, 2)``, multiclass ``(n, K)``,

@@ -1,7 +1,13 @@
 """One (encoder, dataset, seed, arm): embeddings of every split and condition -> result rows.
 
 The single entry point of the evaluation layer (crs-method section 2). Arrays
-in, validated rows of the results table (section 7) out; no images, no torch.
+in, the test predictions of every condition and the validated rows of the
+results table (section 7) out; no images, no torch.
+
+The rows are computed *from the stored predictions* (float32 probabilities,
+:mod:`crsbench_lib.results.predictions`) by :func:`rows_from_predictions`, so
+recomputing the table from a run's predictions gives the same numbers to the
+last bit (crs-method section 9, amendment 3).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES, label_fract
 from crsbench_lib.evaluation.metrics import MetricSet, evaluate_predictions
 from crsbench_lib.evaluation.probe import (
     DEFAULT_C_GRID,
+    DEFAULT_C_RULE,
     DEFAULT_MAX_ITER,
     DEFAULT_TOL,
     FittedProbe,
@@ -28,7 +35,8 @@ from crsbench_lib.evaluation.probe import (
     fit_probe,
     logits_to_proba,
 )
-from crsbench_lib.results.schema import SEVERITIES, validate_results
+from crsbench_lib.results.predictions import ConditionPredictions
+from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, SEVERITIES, validate_results
 
 #: Keys ``meta`` must provide, and those that default to "".
 REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
@@ -47,7 +55,7 @@ class CellEmbeddings:
     Attributes
     ----------
     train, val, test : numpy.ndarray, shape (n, dim)
-        Clean embeddings of the site-A splits.
+        Clean embeddings of the site-A splits (train and val of the cell's seed).
     train_labels, val_labels, test_labels : numpy.ndarray
         ``(n,)`` class indices, or ``(n, L)`` 0/1 for multilabel.
     corrupted : dict[tuple[str, int], numpy.ndarray]
@@ -55,6 +63,15 @@ class CellEmbeddings:
         labels are ``test_labels[:len(array)]`` (the first images of the test split).
     shift_test, shift_labels : numpy.ndarray or None
         Site-B test embeddings and labels, where the dataset has a second site.
+    calibration, calibration_labels : numpy.ndarray or None
+        The calibration split of the cell's seed, on which the post-hoc
+        calibrators are fitted (required when calibrators are requested).
+    fraction_features : dict[float, tuple of numpy.ndarray]
+        Label fraction -> ``(train subset, validation subset, test)`` embeddings
+        of an encoder adapted on that fraction's subset only (the LoRA arm); the
+        subsets are the fraction's rows of :func:`label_fraction_subsets` and
+        :func:`validation_subsets` in index order. The fraction's probe is then
+        fitted and scored on these instead of the shared embeddings.
     """
 
     train: np.ndarray
@@ -66,6 +83,9 @@ class CellEmbeddings:
     corrupted: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     shift_test: np.ndarray | None = None
     shift_labels: np.ndarray | None = None
+    calibration: np.ndarray | None = None
+    calibration_labels: np.ndarray | None = None
+    fraction_features: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,7 +95,7 @@ class ProbeConfig:
     Attributes
     ----------
     c_grid : tuple of float
-        Candidate inverse regularisation strengths, chosen on validation by NLL.
+        Candidate inverse regularisation strengths, chosen on validation by ``c_rule``.
     max_iter : int
         L-BFGS iteration budget per fit.
     tol : float
@@ -85,7 +105,10 @@ class ProbeConfig:
         stratified subsample at the same fraction (default) or the full split.
     calibrators : tuple of str
         Post-hoc calibrators of the ablation rows (subset of
-        ``("temperature", "vector", "isotonic")``; empty for none).
+        ``("temperature", "vector", "isotonic")``; empty for none), fitted on
+        the calibration split.
+    c_rule : {"auroc", "log_loss"}
+        How ``C`` is chosen on validation (crs-method section 9, amendment 10).
     """
 
     c_grid: tuple[float, ...] = DEFAULT_C_GRID
@@ -93,8 +116,11 @@ class ProbeConfig:
     tol: float = DEFAULT_TOL
     val_fraction_policy: str = "matched"
     calibrators: tuple[str, ...] = CALIBRATOR_NAMES
+    c_rule: str = DEFAULT_C_RULE
 
     def __post_init__(self) -> None:
+        if self.c_rule not in C_RULES:
+            raise EvaluationError(f"ProbeConfig.c_rule must be one of {', '.join(C_RULES)}, got {self.c_rule!r}")
         if self.val_fraction_policy not in VAL_FRACTION_POLICIES:
             raise EvaluationError(
                 f"ProbeConfig.val_fraction_policy must be one of {', '.join(VAL_FRACTION_POLICIES)}, "
@@ -123,11 +149,83 @@ class ProbeConfig:
 
 
 def _metrics(labels: np.ndarray, probabilities: np.ndarray, task: str, ece_bins: int, what: str) -> MetricSet:
-    p = probabilities[:, 1] if task == "binary" else probabilities
     try:
-        return evaluate_predictions(labels, p, task, ece_bins)
+        return evaluate_predictions(labels, probabilities, task, ece_bins)
     except EvaluationError as exc:
         raise EvaluationError(f"{what}: {exc}") from None
+
+
+def _describe(meta: Mapping[str, object]) -> str:
+    condition = meta["condition"]
+    if condition == "corruption":
+        return f"corrupted test ({meta['corruption']}, severity {meta['severity']})"
+    if condition == "label_fraction":
+        return f"label fraction {float(meta['label_fraction']):g} test"  # type: ignore[arg-type]
+    if condition == "shift":
+        return "site-B test"
+    return "clean test" if meta["calibration"] == "none" else f"{meta['calibration']}-calibrated test"
+
+
+def rows_from_predictions(predictions: Sequence[ConditionPredictions], source: str = "predictions") -> pd.DataFrame:
+    """The results rows of stored predictions: every metric recomputed from the probabilities.
+
+    Each condition's row holds its :data:`~crsbench_lib.results.predictions.META_COLUMNS`
+    and the metrics of :func:`~crsbench_lib.evaluation.metrics.evaluate_predictions`
+    at its ``ece_bins``. A corruption row also gets its paired references: the
+    clean AUROC and ECE of the same probe (the condition with ``condition ==
+    "clean"``, ``calibration == "none"`` and the same encoder, dataset, seed and
+    arm) on the same test images (``auroc_reference``, ``ece_reference``).
+
+    Parameters
+    ----------
+    predictions : sequence of ConditionPredictions
+        One cell's conditions, or any number of cells.
+    source : str
+        Name used in the validation error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Validated results rows, in the order of ``predictions``.
+
+    Raises
+    ------
+    EvaluationError
+        If a corruption condition has no clean condition to pair with, or uses
+        images the clean condition lacks; or a metric is undefined.
+    """
+    clean: dict[tuple[object, ...], ConditionPredictions] = {}
+    for p in predictions:
+        if p.meta["condition"] == "clean" and p.meta["calibration"] == "none":
+            clean[(p.meta["encoder"], p.meta["dataset"], p.meta["seed"], p.meta["arm"])] = p
+    references: dict[tuple[object, ...], MetricSet] = {}
+    rows: list[dict[str, object]] = []
+    for p in predictions:
+        meta = p.meta
+        task, bins = str(meta["task"]), int(meta["ece_bins"])  # type: ignore[call-overload]
+        labels, probabilities = p.metric_input()
+        row = dict(meta)
+        row.update(_metrics(labels, probabilities, task, bins, _describe(meta)).as_dict())
+        if meta["condition"] == "corruption":
+            cell = (meta["encoder"], meta["dataset"], meta["seed"], meta["arm"])
+            if cell not in clean:
+                raise EvaluationError(f"{_describe(meta)}: no clean condition of the same probe to pair with")
+            base = clean[cell]
+            memo = (*cell, p.image.tobytes())
+            if memo not in references:
+                position = {int(i): k for k, i in enumerate(base.image)}
+                try:
+                    take = np.array([position[int(i)] for i in p.image], dtype=np.int64)
+                except KeyError:
+                    raise EvaluationError(f"{_describe(meta)}: corrupts images the clean test split lacks") from None
+                y, q = base.metric_input()
+                # The robustness loss and the ECE increase pair each corrupted metric with the
+                # clean metric of the very same images.
+                references[memo] = _metrics(y[take], q[take], task, bins, f"clean test ({take.size} paired images)")
+            row["auroc_reference"] = references[memo].auroc
+            row["ece_reference"] = references[memo].ece
+        rows.append(row)
+    return validate_results(pd.DataFrame(rows), source=source)
 
 
 def _fit(
@@ -153,6 +251,7 @@ def _fit(
             max_iter=probe.max_iter,
             tol=probe.tol,
             seed=seed,
+            c_rule=probe.c_rule,
         )
     except EvaluationError as exc:
         raise EvaluationError(f"{what}: {exc}") from None
@@ -195,27 +294,57 @@ def evaluate_cell(
 ) -> pd.DataFrame:
     """Evaluate one (encoder, dataset, seed, arm) and return its result rows.
 
-    Rows, in this order:
+    The rows of :func:`evaluate_cell_predictions`'s conditions, computed from
+    their stored-precision predictions by :func:`rows_from_predictions`.
+    Parameters and errors as :func:`evaluate_cell_predictions`.
+    """
+    predictions = evaluate_cell_predictions(
+        embeddings, task, n_classes, seed=seed, label_fractions=label_fractions, ece_bins=ece_bins, probe=probe,
+        meta=meta,
+    )
+    info = _check_meta(meta)
+    return rows_from_predictions(
+        predictions, source=f"evaluate_cell({info['encoder']}, {info['dataset']}, seed {int(seed)}, {info['arm']})"
+    )
+
+
+def evaluate_cell_predictions(
+    embeddings: CellEmbeddings,
+    task: str,
+    n_classes: int,
+    *,
+    seed: int,
+    label_fractions: Sequence[float],
+    ece_bins: int,
+    probe: ProbeConfig,
+    meta: Mapping[str, object],
+) -> list[ConditionPredictions]:
+    """Evaluate one (encoder, dataset, seed, arm): the test predictions of every condition.
+
+    Conditions, in this order:
 
     1. ``clean``: probe fitted on the full train split, ``C`` chosen on the full
-       validation split, scored on the clean test split;
+       validation split by ``probe.c_rule``, predicted on the clean test split;
     2. ``clean`` with ``calibration`` set, one per ``probe.calibrators``: each
-       calibrator fitted on the clean probe's validation logits, scored on test;
+       calibrator fitted on the clean probe's logits of the *calibration*
+       split (not the validation split that chose ``C``), applied to test;
     3. ``label_fraction`` per requested fraction below 1 (descending): probe
        refitted on the nested stratified train subset
        (:func:`label_fraction_subsets`), ``C`` chosen on the validation subset of
        ``probe.val_fraction_policy``; ``label_fraction_used`` records the share
-       of train labels actually used;
+       of train labels actually used. Where ``embeddings.fraction_features``
+       holds the fraction (an encoder adapted on that subset only), the
+       fraction's probe uses those features;
     4. ``corruption`` per (corruption, severity) in sorted order: the clean probe
        on the corrupted test embeddings, labels ``test_labels[:len(array)]``;
     5. ``shift``: the clean probe on the site-B test split, when given.
 
-    Every row carries ``meta`` (encoder, dataset, domain, arm, config_hash,
-    package_version), ``task``, ``seed``, the metrics of
-    :func:`~crsbench_lib.evaluation.metrics.evaluate_predictions` and
-    ``ece_bins``/``ece_variant``/``n_skipped``/``n_test``. The output is
-    bit-identical for identical inputs: the cell runs with :data:`CELL_THREADS`
-    BLAS thread(s), so it does not depend on the core count either.
+    Every condition carries ``meta`` (encoder, dataset, domain, arm, config_hash,
+    package_version), ``task``, ``seed``, ``ece_bins``, the protocol fields
+    ``c_rule``, ``probe_c`` (the chosen ``C``) and ``calibrator_split``, and the
+    stable test-image indices (positions in the test split of its site). The
+    output is bit-identical for identical inputs: the cell runs with
+    :data:`CELL_THREADS` BLAS thread(s), so it does not depend on the core count.
 
     Parameters
     ----------
@@ -237,8 +366,7 @@ def evaluate_cell(
 
     Returns
     -------
-    pandas.DataFrame
-        Rows validated by :func:`~crsbench_lib.results.schema.validate_results`.
+    list of ConditionPredictions
 
     Raises
     ------
@@ -246,8 +374,8 @@ def evaluate_cell(
         Any invalid input (NaN embeddings, mismatched lengths, fewer examples
         than classes, a single-class test split, labels out of range, a
         corrupted array longer than the test split, a severity outside 1..5,
-        site-B embeddings without labels, bad meta); the message names the
-        split or condition at fault.
+        site-B embeddings without labels, calibrators without a calibration
+        split, bad meta); the message names the split or condition at fault.
     """
     with threadpool_limits(limits=CELL_THREADS):
         return _evaluate_cell(
@@ -266,7 +394,7 @@ def _evaluate_cell(
     ece_bins: int,
     probe: ProbeConfig,
     meta: Mapping[str, object],
-) -> pd.DataFrame:
+) -> list[ConditionPredictions]:
     if not isinstance(embeddings, CellEmbeddings):
         raise EvaluationError(f"evaluate_cell: embeddings must be CellEmbeddings, got {type(embeddings).__name__}")
     if not isinstance(probe, ProbeConfig):
@@ -275,6 +403,8 @@ def _evaluate_cell(
     info = _check_meta(meta)
     fractions = _check_fraction_list(label_fractions)
     seed = int(seed)
+    if isinstance(ece_bins, bool) or not isinstance(ece_bins, (int, np.integer)) or ece_bins < 1:
+        raise EvaluationError(f"ece_bins (n_bins) must be a positive integer, got {ece_bins!r}")
 
     train = check_embeddings(embeddings.train, "train embeddings")
     val = check_embeddings(embeddings.val, "validation embeddings")
@@ -284,12 +414,24 @@ def _evaluate_cell(
     y_test = check_labels(embeddings.test_labels, task, n_classes, "test labels", test.shape[0])
     if task != "multilabel" and train.shape[0] < n_classes:
         raise EvaluationError(f"the train split has {train.shape[0]} examples, fewer than the {n_classes} classes")
+    unknown = [f for f in embeddings.fraction_features if float(f) not in fractions]
+    if unknown:
+        raise EvaluationError(f"fraction_features holds label fraction {unknown[0]!r}, which is not requested")
 
-    base = {**info, "task": task, "seed": seed}
-    rows: list[dict[str, object]] = []
+    base = {
+        **info,
+        "task": task,
+        "seed": seed,
+        "ece_bins": int(ece_bins),
+        "c_rule": probe.c_rule,
+        "calibrator_split": CALIBRATOR_SPLIT,
+    }
+    out: list[ConditionPredictions] = []
+    test_index = np.arange(test.shape[0])
 
-    def add(metrics: MetricSet, **key: object) -> None:
-        row = {
+    def add(fitted: FittedProbe, labels: np.ndarray, probabilities: np.ndarray, image: np.ndarray,
+            **key: object) -> None:
+        condition = {
             **base,
             "condition": "clean",
             "label_fraction": 1.0,
@@ -297,24 +439,27 @@ def _evaluate_cell(
             "corruption": "none",
             "severity": 0,
             "calibration": "none",
+            "probe_c": float(fitted.C),
         }
-        row.update(key)
-        row.update(metrics.as_dict())
-        rows.append(row)
+        condition.update(key)
+        out.append(ConditionPredictions.build(condition, image, labels, probabilities, task))
 
     clean = _fit(train, y_train, val, y_val, task, n_classes, seed, probe, "clean probe")
     test_logits = clean.logits(test, "test embeddings")
-    add(_metrics(y_test, logits_to_proba(test_logits, task), task, ece_bins, "clean test"))
+    add(clean, y_test, logits_to_proba(test_logits, task), test_index)
 
     if probe.calibrators:
-        val_logits = clean.logits(val, "validation embeddings")
+        if embeddings.calibration is None or embeddings.calibration_labels is None:
+            raise EvaluationError("calibrators are requested but the cell has no calibration split")
+        calibration = check_embeddings(embeddings.calibration, "calibration embeddings")
+        y_cal = check_labels(embeddings.calibration_labels, task, n_classes, "calibration labels", calibration.shape[0])
+        cal_logits = clean.logits(calibration, "calibration embeddings")
         for method in probe.calibrators:
             try:
-                calibrator = fit_calibrator(method, val_logits, y_val, task)
+                calibrator = fit_calibrator(method, cal_logits, y_cal, task)
             except EvaluationError as exc:
                 raise EvaluationError(f"{method} calibration: {exc}") from None
-            probabilities = calibrator.predict_proba(test_logits)
-            add(_metrics(y_test, probabilities, task, ece_bins, f"{method}-calibrated test"), calibration=method)
+            add(clean, y_test, calibrator.predict_proba(test_logits), test_index, calibration=method)
 
     if fractions:
         train_subsets = label_fraction_subsets(y_train, fractions, seed, task)
@@ -322,10 +467,24 @@ def _evaluate_cell(
         for f in fractions:
             idx, vidx = train_subsets[f], val_subsets[f]
             what = f"label fraction {f:g}"
-            fitted = _fit(train[idx], y_train[idx], val[vidx], y_val[vidx], task, n_classes, seed, probe, what)
-            probabilities = fitted.predict_proba(test, "test embeddings")
+            f_train, f_val, f_test = train[idx], val[vidx], test
+            if f in embeddings.fraction_features:
+                f_train, f_val, f_test = (
+                    check_embeddings(a, f"{what} {name} embeddings")
+                    for a, name in zip(embeddings.fraction_features[f], ("train", "validation", "test"))
+                )
+                if (f_train.shape[0], f_val.shape[0], f_test.shape[0]) != (idx.size, vidx.size, test.shape[0]):
+                    raise EvaluationError(
+                        f"{what}: adapted embeddings must cover the fraction's {idx.size} train and {vidx.size} "
+                        f"validation examples and the {test.shape[0]} test images, got {f_train.shape[0]}, "
+                        f"{f_val.shape[0]} and {f_test.shape[0]}"
+                    )
+            fitted = _fit(f_train, y_train[idx], f_val, y_val[vidx], task, n_classes, seed, probe, what)
             add(
-                _metrics(y_test, probabilities, task, ece_bins, f"{what} test"),
+                fitted,
+                y_test,
+                fitted.predict_proba(f_test, "test embeddings"),
+                test_index,
                 condition="label_fraction",
                 label_fraction=f,
                 label_fraction_used=idx.size / train.shape[0],
@@ -338,27 +497,21 @@ def _evaluate_cell(
             raise EvaluationError(
                 f"corrupted embeddings {key!r}: corruption must be named (not 'none') and severity must be one of {SEVERITIES}"
             )
-    clean_probabilities = logits_to_proba(test_logits, task)
-    reference_by_size: dict[int, float] = {}
     for key in sorted(embeddings.corrupted, key=lambda k: (k[0], int(k[1]))):
         corruption, severity = key
         name = f"corrupted test embeddings ({corruption}, severity {severity})"
         array = check_embeddings(embeddings.corrupted[key], name)
         if array.shape[0] > y_test.shape[0]:
             raise EvaluationError(f"{name}: {array.shape[0]} rows, more than the {y_test.shape[0]} test labels")
-        probabilities = clean.predict_proba(array, name)
         n = array.shape[0]
-        if n not in reference_by_size:
-            # The robustness loss pairs each corrupted AUROC with the clean AUROC of the same images.
-            reference_by_size[n] = _metrics(
-                y_test[:n], clean_probabilities[:n], task, ece_bins, f"clean test (first {n} images)"
-            ).auroc
         add(
-            _metrics(y_test[:n], probabilities, task, ece_bins, name),
+            clean,
+            y_test[:n],
+            clean.predict_proba(array, name),
+            test_index[:n],
             condition="corruption",
             corruption=corruption,
             severity=int(severity),
-            auroc_reference=reference_by_size[n],
         )
 
     if embeddings.shift_test is not None:
@@ -367,9 +520,7 @@ def _evaluate_cell(
         shift = check_embeddings(embeddings.shift_test, "site-B test embeddings")
         y_shift = check_labels(embeddings.shift_labels, task, n_classes, "site-B test labels", shift.shape[0])
         probabilities = clean.predict_proba(shift, "site-B test embeddings")
-        add(_metrics(y_shift, probabilities, task, ece_bins, "site-B test"), condition="shift")
+        add(clean, y_shift, probabilities, np.arange(shift.shape[0]), condition="shift")
     elif embeddings.shift_labels is not None:
         raise EvaluationError("shift_labels is given without shift_test")
-
-    source = f"evaluate_cell({info['encoder']}, {info['dataset']}, seed {seed}, {info['arm']})"
-    return validate_results(pd.DataFrame(rows), source=source)
+    return out

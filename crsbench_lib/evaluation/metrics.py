@@ -334,6 +334,129 @@ def expected_calibration_error(
     return _ece_checked(y, p, task, n_bins)
 
 
+# Polynomials up to this length are multiplied directly, longer ones by FFT.
+_DIRECT_CONVOLUTION = 16
+
+
+def _poisson_binomial_pmf(probabilities: np.ndarray) -> np.ndarray:
+    """Probability mass functions of the sums of independent Bernoulli variables, one per row.
+
+    ``probabilities`` is ``(m, w)`` with ``w`` a power of two (pad with 0, which
+    adds nothing to a sum); returns ``(m, w + 1)``, entry ``k`` the probability
+    that row's sum equals ``k``. The pmf is the product of the polynomials
+    ``(1 - c_i) + c_i z``, multiplied pairwise in a balanced tree of FFT
+    convolutions (``log2 w`` levels, every row and pair at once), which keeps the
+    cost at ``O(m w log w)``; rounding error stays below 1e-13.
+    """
+    polys = np.stack([1.0 - probabilities, probabilities], axis=-1)  # (m, w, 2)
+    while polys.shape[1] > 1:
+        left, right = polys[:, 0::2], polys[:, 1::2]
+        size = polys.shape[2]
+        length = 2 * size - 1
+        if size <= _DIRECT_CONVOLUTION:
+            # short polynomials: direct convolution beats many tiny FFTs
+            polys = np.zeros((*left.shape[:2], length))
+            for j in range(size):
+                polys[..., j : j + size] += left[..., j : j + 1] * right
+        else:
+            spectrum = np.fft.rfft(left, length, axis=-1) * np.fft.rfft(right, length, axis=-1)
+            polys = np.fft.irfft(spectrum, length, axis=-1)
+    return polys[:, 0, :]
+
+
+def _calibrated_abs_deviation(confidence: np.ndarray, index: np.ndarray, n_bins: int) -> float:
+    """``sum_b E|S_b - mu_b|`` for independent ``o_i ~ Bernoulli(c_i)``.
+
+    ``S_b = sum_{i in B_b} o_i`` is Poisson-binomial with mean
+    ``mu_b = sum_{i in B_b} c_i``; its law comes from :func:`_poisson_binomial_pmf`
+    (every non-empty bin at once, shorter bins padded with ``c = 0``).
+    """
+    counts = np.bincount(index, minlength=n_bins)
+    filled = np.flatnonzero(counts)
+    if filled.size == 0:
+        return 0.0
+    width = 1 << int(np.ceil(np.log2(max(int(counts.max()), 1))))
+    padded = np.zeros((filled.size, width))
+    order = np.argsort(index, kind="stable")
+    slot = np.arange(confidence.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    padded[np.searchsorted(filled, index[order]), slot] = confidence[order]
+    pmf = _poisson_binomial_pmf(padded)
+    mean = padded.sum(axis=1, keepdims=True)
+    # FFT rounding leaves pmf entries of order -1e-17 where the exact value is 0
+    # (a bin of certain outcomes); the deviation itself is never negative.
+    return max(0.0, float((pmf * np.abs(np.arange(width + 1)[None, :] - mean)).sum()))
+
+
+def _ece_floor_checked(p: np.ndarray, task: str, n_bins: int) -> float:
+    if task == "multiclass":
+        confidence = p.max(axis=1)
+        floor = _calibrated_abs_deviation(confidence, _uniform_bin_index(confidence, n_bins), n_bins) / p.shape[0]
+    else:
+        columns = [p] if task == "binary" else [p[:, k] for k in range(p.shape[1])]
+        floor = float(np.mean([_calibrated_abs_deviation(q, _uniform_bin_index(q, n_bins), n_bins) / q.size
+                               for q in columns]))
+    return min(1.0, floor)
+
+
+def ece_floor(probabilities: object, task: str, n_bins: int = DEFAULT_ECE_BINS) -> float:
+    """Expected ECE of a perfectly calibrated predictor with the same confidences and n.
+
+    The finite-sample floor of :func:`expected_calibration_error`: even a model
+    whose probabilities are exactly right has a positive binned ECE on ``n``
+    examples, because each bin's observed frequency scatters around its mean
+    confidence. The floor is that ECE's expectation when the outcomes are drawn
+    from the model's own probabilities, with the confidences, bins and variant
+    of ``ece`` held fixed:
+
+    ``floor = E[ sum_m (1/n) |sum_{i in B_m} (o_i - c_i)| ] = (1/n) sum_m E|S_m - mu_m|``
+
+    with ``o_i ~ Bernoulli(c_i)`` independent, ``S_m = sum_{i in B_m} o_i``
+    (Poisson-binomial) and ``mu_m = sum_{i in B_m} c_i``. Per variant:
+
+    * multiclass (top-label): ``c_i = max_k p_ik``; a label drawn from ``p_i``
+      equals the argmax with probability ``c_i``, so correctness is
+      ``Bernoulli(c_i)`` and the argmax does not move;
+    * binary: ``c_i = p_i`` against the positive outcome;
+    * multilabel: the mean over labels of the binary floor.
+
+    Computed **exactly**, not by Monte Carlo: the Poisson-binomial law of every
+    bin is the product of its members' generating polynomials ``(1 - c_i) +
+    c_i z`` (Chen & Liu 1997), multiplied by FFT convolution; the only error is
+    floating-point rounding, below 1e-12. The excess ``ece - ece_floor`` is the miscalibration that
+    the sample size cannot explain (Roelofs et al. 2022, "Mitigating bias in
+    calibration error estimation", AISTATS; Bröcker & Smith 2007 for
+    consistency resampling, of which this is the exact expectation).
+
+    Parameters
+    ----------
+    probabilities : array-like
+        As :func:`validate_predictions` (labels are not needed).
+    task : {"binary", "multiclass", "multilabel"}
+    n_bins : int
+        Equal-width bins, as for the ECE.
+
+    Returns
+    -------
+    float
+        The floor in [0, 1].
+
+    Raises
+    ------
+    EvaluationError
+        Invalid probabilities or ``n_bins``.
+
+    Examples
+    --------
+    >>> round(ece_floor(np.array([0.5, 0.5]), "binary", n_bins=2), 12)  # S in {0,1,2}, E|S-1| = 1/2
+    0.25
+    """
+    n_bins = _check_bins(n_bins)
+    p = _as_float_array(probabilities, "probabilities")
+    dummy = np.zeros(p.shape if task == "multilabel" else p.shape[:1], dtype=np.int64)
+    _, p = validate_predictions(dummy, p, task)
+    return _ece_floor_checked(p, task, n_bins)
+
+
 def classwise_ece(labels: object, probabilities: object, task: str, n_bins: int = DEFAULT_ECE_BINS) -> float:
     """Classwise ECE: the mean over classes of the binary ECE of each class's probability.
 
@@ -495,6 +618,7 @@ class MetricSet:
 
     auroc: float
     ece: float
+    ece_floor: float
     brier: float
     nll: float
     accuracy: float
@@ -508,6 +632,8 @@ class MetricSet:
         return {
             "auroc": self.auroc,
             "ece": self.ece,
+            "ece_floor": self.ece_floor,
+            "ece_excess": self.ece - self.ece_floor,
             "brier": self.brier,
             "nll": self.nll,
             "accuracy": self.accuracy,
@@ -526,8 +652,8 @@ def evaluate_predictions(
     Returns
     -------
     MetricSet
-        AUROC (:func:`macro_auroc`), ECE (:func:`expected_calibration_error`),
-        Brier, NLL, accuracy, ``n_test``, ``n_skipped``, ``ece_bins`` and
+        AUROC (:func:`macro_auroc`), ECE (:func:`expected_calibration_error`)
+        and its floor (:func:`ece_floor`), Brier, NLL, accuracy, ``n_test``, ``n_skipped``, ``ece_bins`` and
         ``ece_variant``.
 
     Raises
@@ -541,6 +667,7 @@ def evaluate_predictions(
     return MetricSet(
         auroc=auroc.value,
         ece=_ece_checked(y, p, task, n_bins),
+        ece_floor=_ece_floor_checked(p, task, n_bins),
         brier=_brier_checked(y, p, task),
         nll=_nll_checked(y, p, task),
         accuracy=_accuracy_checked(y, p, task),

@@ -6,13 +6,17 @@ multi-label. The regularisation strength ``C`` (scikit-learn's convention: the
 inverse of the L2 penalty added to the *summed* log-loss) is chosen on the
 validation split from a small fixed grid.
 
-Choice of ``C`` by validation **NLL**, not AUROC: the NLL is a strictly proper
-scoring rule, so it rewards both ranking and calibrated probabilities (the probe
-feeds the calibration axis too); it is continuous in ``C`` where AUROC is a step
-function that ties on small validation subsets; and it is defined on a
-validation subsample at 1% of the labels where a class may have one example, so
-that AUROC would be skipped or undefined. Ties go to the smaller ``C`` (stronger
-regularisation).
+Choice of ``C`` (crs-method section 9, amendment 10): by default the
+discrimination-first rule of linear probing, the ``C`` with the highest
+validation macro-AUROC (``c_rule="auroc"``); the option ``c_rule="log_loss"``
+takes the lowest validation NLL instead. The rule decides what the calibration
+axis measures: a probe tuned by log-loss on in-distribution data is calibrated
+down to its finite-sample floor, so every encoder's clean ECE is noise, while a
+probe tuned for discrimination keeps the calibration its features give it
+(which is what the study's calibration ablation implies). Ties go to the
+smaller ``C`` (stronger regularisation), under either rule. Where the
+validation AUROC is undefined for every ``C`` (every class or label has one
+outcome in a tiny validation subsample), every ``C`` ties and the smallest wins.
 
 Speed: the grid is walked from the smallest ``C`` up with warm starts (each fit
 starts from the previous solution along the regularisation path), the features
@@ -40,7 +44,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.metrics import _nll_checked, check_task
+from crsbench_lib.evaluation.metrics import _auroc_checked, _nll_checked, check_task
+from crsbench_lib.results.schema import C_RULES, DEFAULT_C_RULE
 
 #: Default grid of inverse regularisation strengths, walked in ascending order.
 DEFAULT_C_GRID: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
@@ -291,7 +296,11 @@ class FittedProbe:
     C : float
         The chosen inverse regularisation strength.
     val_nll : dict[float, float]
-        Validation NLL per grid value (the selection criterion).
+        Validation NLL per grid value.
+    val_auroc : dict[float, float]
+        Validation macro-AUROC per grid value (NaN where undefined).
+    c_rule : {"auroc", "log_loss"}
+        The rule that chose ``C``.
     model : _LinearModel
         Weights and intercepts of the chosen probe in the full class space.
     """
@@ -301,6 +310,8 @@ class FittedProbe:
     standardiser: Standardiser
     C: float
     val_nll: dict[float, float]
+    val_auroc: dict[float, float]
+    c_rule: str
     model: _LinearModel
 
     def logits(self, embeddings: object, name: str = "embeddings") -> np.ndarray:
@@ -326,8 +337,9 @@ def fit_probe(
     max_iter: int = DEFAULT_MAX_ITER,
     tol: float = DEFAULT_TOL,
     seed: int = 0,
+    c_rule: str = DEFAULT_C_RULE,
 ) -> FittedProbe:
-    """Fit the standardiser on ``train`` and choose ``C`` on ``val`` by NLL.
+    """Fit the standardiser on ``train`` and choose ``C`` on ``val`` by ``c_rule``.
 
     Parameters
     ----------
@@ -344,6 +356,9 @@ def fit_probe(
         L-BFGS budget and tolerance per fit.
     seed : int
         Solver seed (L-BFGS itself is deterministic; kept for solvers that are not).
+    c_rule : {"auroc", "log_loss"}
+        Highest validation macro-AUROC (default) or lowest validation NLL;
+        ties to the smaller ``C`` (see the module docstring).
 
     Returns
     -------
@@ -353,9 +368,11 @@ def fit_probe(
     ------
     EvaluationError
         NaN embeddings, mismatched lengths or dimensions, labels out of range,
-        fewer than two train examples, a single-class train split, or an
-        invalid grid.
+        fewer than two train examples, a single-class train split, an
+        invalid grid or an unknown rule.
     """
+    if c_rule not in C_RULES:
+        raise EvaluationError(f"c_rule must be one of {', '.join(C_RULES)}, got {c_rule!r}")
     n_classes = check_n_classes(task, n_classes)
     x_train = check_embeddings(train, "train embeddings")
     x_val = check_embeddings(val, "validation embeddings")
@@ -381,13 +398,20 @@ def fit_probe(
     xs_val = standardiser.transform(x_val)
     models = _fit_path(xs_train, y_train, task, n_classes, grid, int(max_iter), float(tol), int(seed))
     val_nll: dict[float, float] = {}
-    best = 0
-    for i, (c, model) in enumerate(zip(grid, models)):
+    val_auroc: dict[float, float] = {}
+    for c, model in zip(grid, models):
         p = _proba_for_metrics(logits_to_proba(model.logits(xs_val), task), task)
         val_nll[c] = _nll_checked(y_val, p, task)
-        if val_nll[c] < val_nll[grid[best]]:
-            best = i
-    return FittedProbe(task, n_classes, standardiser, grid[best], val_nll, models[best])
+        try:
+            val_auroc[c] = _auroc_checked(y_val, p, task).value
+        except EvaluationError:  # one outcome per class: AUROC undefined, every C ties
+            val_auroc[c] = float("nan")
+    if c_rule == "auroc":
+        scores = np.nan_to_num(np.array([val_auroc[c] for c in grid]), nan=-np.inf)
+    else:
+        scores = -np.array([val_nll[c] for c in grid])
+    best = int(np.argmax(scores))  # first maximum: ties go to the smaller C
+    return FittedProbe(task, n_classes, standardiser, grid[best], val_nll, val_auroc, c_rule, models[best])
 
 
 def _check_grid(c_grid: Sequence[float]) -> tuple[float, ...]:

@@ -10,7 +10,7 @@ import pandas as pd
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.paths import cache_dir
-from crsbench_lib.results.schema import KEY_COLUMNS, validate_results
+from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
 
 #: File names inside a run folder: the results table and the run manifest.
 RESULTS_FILE = "results.parquet"
@@ -75,9 +75,9 @@ def read_results(path: str | os.PathLike[str]) -> pd.DataFrame:
         if source.suffix.lower() == ".csv":
             frame = pd.read_csv(source, keep_default_na=False, na_values=[""])
             # CSV cannot tell "" from a missing value: restore the neutral text values.
-            for name in ("standard_version", "config_hash", "package_version", "ece_variant"):
-                if name in frame.columns:
-                    frame[name] = frame[name].fillna("").astype(str)
+            for column in COLUMNS:
+                if column.kind == "str" and column.default == "" and column.name in frame.columns:
+                    frame[column.name] = frame[column.name].fillna("").astype(str)
         else:
             frame = pd.read_parquet(source, engine="pyarrow")
     except (OSError, ValueError) as exc:

@@ -15,6 +15,13 @@ key and duplicate detection is exact:
   is the clean AUROC on the very test images that were corrupted (a cell may
   corrupt only the first ``n`` test images), so that the robustness loss
   compares like with like instead of adding the sampling noise of two test sets.
+  ``ece_reference`` is its calibration twin: the clean ECE on those same images.
+* ``ece_floor`` is the expected ECE of a perfectly calibrated predictor with the
+  row's confidences and n, ``ece_excess = ece - ece_floor`` (crs-method section 9,
+  amendment 5).
+* ``c_rule`` and ``calibrator_split`` are protocol columns: the rule that chose
+  the probe's ``C`` on the validation split (``probe_c``) and the split the
+  post-hoc calibrators were fitted on (amendments 2 and 10).
 """
 
 from __future__ import annotations
@@ -30,6 +37,12 @@ ARMS: tuple[str, ...] = ("frozen", "lora")
 CONDITIONS: tuple[str, ...] = ("clean", "label_fraction", "corruption", "shift")
 CALIBRATIONS: tuple[str, ...] = ("none", "temperature", "vector", "isotonic")
 TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
+#: Rules that choose the probe's C on the validation split (crs-method section 9, amendment 10).
+C_RULES: tuple[str, ...] = ("auroc", "log_loss")
+#: The default rule: discrimination first (amendment 10).
+DEFAULT_C_RULE: str = C_RULES[0]
+#: The split post-hoc calibrators are fitted on (amendment 2).
+CALIBRATOR_SPLIT = "calibration"
 #: Corruption severities of the protocol (column ``severity``; 0 outside corruption rows).
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
@@ -87,6 +100,26 @@ COLUMNS: tuple[Column, ...] = (
         False,
         np.nan,
     ),
+    Column(
+        "ece_reference",
+        "float",
+        "Corruption rows: clean ECE of the same probe on the same (uncorrupted) test images, the paired "
+        "reference of the ECE increase; NaN elsewhere.",
+        False,
+        np.nan,
+    ),
+    Column(
+        "ece_floor",
+        "float",
+        "Expected ECE of a perfectly calibrated predictor with the row's confidences and n (labels drawn from "
+        "the model's own probabilities; same bins and variant as ece).",
+        False,
+        np.nan,
+    ),
+    Column("ece_excess", "float", "ece - ece_floor: the miscalibration the sample size does not explain.", False, np.nan),
+    Column("c_rule", "str", "Rule that chose the probe's C on the validation split: auroc or log_loss.", False, ""),
+    Column("probe_c", "float", "The probe's inverse regularisation strength C chosen on validation.", False, np.nan),
+    Column("calibrator_split", "str", "Split the post-hoc calibrators were fitted on.", False, ""),
     Column("n_skipped", "int", "Classes or labels skipped by AUROC for having one outcome only.", False, 0),
     Column("ece_bins", "int", "Number of equal-width ECE bins.", False, 15),
     Column("ece_variant", "str", "ECE variant: top-label (multi-class) or binary-mean (multi-label).", False, ""),
@@ -204,11 +237,16 @@ def validate_results(frame: pd.DataFrame, source: str = "results table") -> pd.D
                 f"{source}: column '{name}' must lie in [0, 1], "
                 f"found {out.loc[outside, name].iloc[0]!r} in {_rows(out.index, outside)}"
             )
-    reference = out["auroc_reference"]
-    outside = reference.notna() & ((reference < 0) | (reference > 1))
-    if outside.any():
+    for name in ("auroc_reference", "ece_reference", "ece_floor"):
+        reference = out[name]
+        outside = reference.notna() & ((reference < 0) | (reference > 1))
+        if outside.any():
+            raise SchemaError(f"{source}: column '{name}' must lie in [0, 1] or be NaN, in {_rows(out.index, outside)}")
+    unknown_rule = (out["c_rule"] != "") & ~out["c_rule"].isin(C_RULES)
+    if unknown_rule.any():
         raise SchemaError(
-            f"{source}: column 'auroc_reference' must lie in [0, 1] or be NaN, in {_rows(out.index, outside)}"
+            f"{source}: column 'c_rule' has unknown value {out.loc[unknown_rule, 'c_rule'].iloc[0]!r} "
+            f"in {_rows(out.index, unknown_rule)} (expected one of {', '.join(C_RULES)}, or '' when not recorded)"
         )
     negative = out["nll"] < 0
     if negative.any():

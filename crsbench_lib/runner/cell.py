@@ -4,11 +4,15 @@
 what keys the cells (dataset versions, encoder weights hashes, the corruption
 families of each domain, code fingerprints); in a worker it computes a task's
 cells. For the frozen arm the embeddings of every split and condition are taken
-from the :class:`~crsbench_lib.embeddings.store.EmbeddingStore` once per
-(encoder, dataset) and shared by the task's seeds; for the LoRA arm the encoder
-is adapted per seed (:mod:`crsbench_lib.runner.lora`) and embeds the same image
-sets (:class:`ConditionImages`), not cached, and both arms go through the same
-``evaluate_cell``.
+from the :class:`~crsbench_lib.embeddings.store.EmbeddingStore`: the test sets
+(clean, corrupted, site B) once per (encoder, dataset), shared by every seed,
+and the train, validation and calibration splits of each seed (redrawn per
+seed, crs-method section 9, amendment 1). For the LoRA arm the encoder is
+adapted per seed, and once more per label fraction on that fraction's subset
+(:mod:`crsbench_lib.runner.lora`), and embeds the same image sets
+(:class:`ConditionImages`), not cached. Both arms go through the same
+``evaluate_cell_predictions``; a cell yields its predictions and the rows
+computed from them.
 """
 
 from __future__ import annotations
@@ -218,13 +222,14 @@ def resolve_families(profile: Profile, spec: DatasetSpec, domain: str) -> tuple[
 
 
 def cell_embeddings(
-    store: Any, encoder: Encoder, dataset: ImageDataset, profile: Profile, families: Sequence[str]
+    store: Any, encoder: Encoder, dataset: ImageDataset, profile: Profile, families: Sequence[str], seed: int = 0
 ) -> Any:
-    """Embeddings of every split and condition of one (encoder, dataset).
+    """Embeddings of every split and condition of one (encoder, dataset, seed).
 
-    Train/val/test at the training site; the first ``corruptions.n_images`` test
-    images under each (family, severity); the second site's test split where
-    the dataset has one.
+    Train/val/calibration of evaluation seed ``seed`` and the test split at the
+    training site; the first ``corruptions.n_images`` test images under each
+    (family, severity); the second site's test split where the dataset has one.
+    The test sets are the same for every seed (and so shared in the store).
     """
     from crsbench_lib.evaluation import CellEmbeddings
 
@@ -233,8 +238,9 @@ def cell_embeddings(
     def embed(split: str, **kwargs: Any) -> np.ndarray:
         return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, **kwargs))
 
-    train_split = dataset.split("train")
-    val_split = dataset.split("val")
+    train_split = dataset.split("train", seed=seed)
+    val_split = dataset.split("val", seed=seed)
+    calibration_split = dataset.split("calibration", seed=seed)
     test_split = dataset.split("test")
     n_test = len(test_split)
     n_corrupt = n_test if profile.corruptions.n_images is None else min(profile.corruptions.n_images, n_test)
@@ -251,15 +257,17 @@ def cell_embeddings(
         shift = embed("test", site=shift_site)
         shift_labels = dataset.split("test", shift_site).labels
     return CellEmbeddings(
-        train=embed("train"),
+        train=embed("train", seed=seed),
         train_labels=train_split.labels,
-        val=embed("val"),
+        val=embed("val", seed=seed),
         val_labels=val_split.labels,
         test=embed("test"),
         test_labels=test_split.labels,
         corrupted=corrupted,
         shift_test=shift,
         shift_labels=shift_labels,
+        calibration=embed("calibration", seed=seed),
+        calibration_labels=calibration_split.labels,
     )
 
 
@@ -268,19 +276,18 @@ class ConditionImages:
 
     Adapted encoders are used once, so their embeddings are not cached; the
     corrupted image sets they see are made here exactly as the embedding store
-    makes them for the frozen arm (the first ``n_images`` test images through
-    :func:`crsbench_lib.cohort.corrupt` with the profile's corruption seed), and
-    kept for the task's seeds while they fit in :data:`MAX_KEPT_BYTES`. On the
-    LoRA arm, ``lora.corruption_images`` may lower the number of corrupted images.
+    makes them for the frozen arm (the first ``corruptions.n_images`` test
+    images through :func:`crsbench_lib.cohort.corrupt` with the profile's
+    corruption seed), so both arms measure the same corruption sets
+    (crs-method section 9, amendment 8), and are kept for the task's seeds
+    while they fit in :data:`MAX_KEPT_BYTES`.
     """
 
-    def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str], arm: str = "lora") -> None:
+    def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str]) -> None:
         self.dataset = dataset
         self.profile = profile
         test = dataset.split("test").images
         n = len(test) if profile.corruptions.n_images is None else min(profile.corruptions.n_images, len(test))
-        if arm == "lora" and profile.lora.corruption_images is not None:
-            n = min(n, profile.lora.corruption_images)
         self.conditions = [(f, s) for f in families for s in profile.corruptions.severities]
         self.n_corrupt = n
         self.keep = test[:n].nbytes * len(self.conditions) <= MAX_KEPT_BYTES
@@ -298,27 +305,26 @@ class ConditionImages:
             self._kept[(family, severity)] = out
         return out
 
-    def embeddings(self, encoder: Encoder, batch_size: int) -> Any:
-        """``CellEmbeddings`` of ``encoder`` on every condition."""
+    def embeddings(self, encoder: Encoder, batch_size: int, seed: int = 0) -> Any:
+        """``CellEmbeddings`` of ``encoder`` on every condition of evaluation seed ``seed``."""
+        from crsbench_lib.embeddings.batch import embed_images
         from crsbench_lib.evaluation import CellEmbeddings
-
-        def embed(images: np.ndarray) -> np.ndarray:
-            parts = [np.asarray(encoder.embed(images[i : i + batch_size]), dtype=np.float32)
-                     for i in range(0, len(images), batch_size)]
-            return np.concatenate(parts) if parts else np.empty((0, encoder.embedding_dim), np.float32)
 
         ds = self.dataset
         shift_site = ds.shift_site
         return CellEmbeddings(
-            train=embed(ds.split("train").images),
-            train_labels=ds.split("train").labels,
-            val=embed(ds.split("val").images),
-            val_labels=ds.split("val").labels,
-            test=embed(ds.split("test").images),
+            train=embed_images(encoder, ds.split("train", seed=seed).images, batch_size),
+            train_labels=ds.split("train", seed=seed).labels,
+            val=embed_images(encoder, ds.split("val", seed=seed).images, batch_size),
+            val_labels=ds.split("val", seed=seed).labels,
+            test=embed_images(encoder, ds.split("test").images, batch_size),
             test_labels=ds.split("test").labels,
-            corrupted={(f, s): embed(self.corrupted(f, s)) for f, s in self.conditions},
-            shift_test=None if shift_site is None else embed(ds.split("test", shift_site).images),
+            corrupted={(f, s): embed_images(encoder, self.corrupted(f, s), batch_size) for f, s in self.conditions},
+            shift_test=None if shift_site is None else embed_images(encoder, ds.split("test", shift_site).images,
+                                                                   batch_size),
             shift_labels=None if shift_site is None else ds.split("test", shift_site).labels,
+            calibration=embed_images(encoder, ds.split("calibration", seed=seed).images, batch_size),
+            calibration_labels=ds.split("calibration", seed=seed).labels,
         )
 
 
@@ -328,14 +334,17 @@ def probe_config(profile: Profile) -> Any:
 
     p = profile.probe
     return ProbeConfig(c_grid=p.C, max_iter=p.max_iter, tol=p.tol, val_fraction_policy=p.val_fraction_policy,
-                       calibrators=p.calibrators)
+                       calibrators=p.calibrators, c_rule=p.c_rule)
 
 
-def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cell) -> pd.DataFrame:
-    """The result rows of one cell (probe fits pinned to one BLAS thread, see executors)."""
+def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cell) -> tuple[pd.DataFrame, list[Any]]:
+    """The result rows of one cell and the predictions they were computed from.
+
+    Probe fits are pinned to one BLAS thread (see executors).
+    """
     from threadpoolctl import threadpool_limits
 
-    from crsbench_lib.evaluation import evaluate_cell
+    from crsbench_lib.evaluation import evaluate_cell_predictions, rows_from_predictions
 
     meta = {
         "encoder": cell.encoder,
@@ -346,7 +355,7 @@ def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cel
         "package_version": __version__,
     }
     with threadpool_limits(limits=1, user_api="blas"):
-        return evaluate_cell(
+        predictions = evaluate_cell_predictions(
             embeddings,
             dataset.task,
             dataset.n_classes,
@@ -356,6 +365,7 @@ def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cel
             probe=probe_config(profile),
             meta=meta,
         )
+    return rows_from_predictions(predictions, source=f"cell {cell.label}"), predictions
 
 
 class RealBackend:
@@ -366,6 +376,9 @@ class RealBackend:
     store_root : pathlib.Path, optional
         Embedding cache folder (default: the store's default under ``cache_dir()``).
     """
+
+    #: Cells yield their per-image predictions (stored beside the rows by the runner).
+    produces_predictions = True
 
     def __init__(self, store_root: Path | None = None) -> None:
         self.store_root = store_root
@@ -389,12 +402,14 @@ class RealBackend:
         hashes: dict[tuple[str, str], str] = {}
         neural: list[str] = []
         sides: dict[str, int] = {}
+        splits: dict[str, dict[str, Any]] = {}
         for spec in profile.datasets:
             dataset = load_dataset(spec)
             versions[spec.name] = dataset.version
             domains[spec.name] = dataset.domain
             families[spec.name] = resolve_families(profile, spec, dataset.domain)
             sides[spec.name] = image_side(spec, dataset)
+            splits[spec.name] = {str(seed): dataset.development_record(seed) for seed in profile.seeds}
         for name in profile.encoders:
             for spec in profile.datasets:
                 encoder = get_encoder(name, sides[spec.name], profile)
@@ -414,7 +429,7 @@ class RealBackend:
                 for arm in profile.arms
             },
             library_versions=library_versions(),
-            extra={"image_sides": sides},
+            extra={"image_sides": sides, "development_splits": splits},
         )
 
     def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple[Cell, pd.DataFrame]]:
@@ -428,14 +443,19 @@ class RealBackend:
         families = prep.corruption_families[spec.name]
         encoder = get_encoder(first.encoder, side, profile)
         if first.arm == "frozen":
-            embeddings = cell_embeddings(self._store(), encoder, dataset, profile, families)
+            store = self._store()
             for cell in cells:
-                yield cell, evaluate(profile, dataset, embeddings, cell)
+                embeddings = cell_embeddings(store, encoder, dataset, profile, families, seed=cell.seed)
+                yield (cell, *evaluate(profile, dataset, embeddings, cell))
             return
-        from crsbench_lib.runner.lora import adapt_encoder
+        from crsbench_lib.runner.lora import adapt_encoder, fraction_embeddings
 
-        images = ConditionImages(dataset, profile, families, arm="lora")
+        images = ConditionImages(dataset, profile, families)
         for cell in cells:
             adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
-            embeddings = images.embeddings(adapted, profile.embedding.batch_size)
-            yield cell, evaluate(profile, dataset, embeddings, cell)
+            embeddings = images.embeddings(adapted, profile.embedding.batch_size, seed=cell.seed)
+            embeddings.fraction_features = fraction_embeddings(
+                encoder, dataset, profile.lora, cell.seed, profile.label_fractions,
+                profile.probe.val_fraction_policy, profile.embedding.batch_size,
+            )
+            yield (cell, *evaluate(profile, dataset, embeddings, cell))

@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from crsbench_lib.cohort.datasets import DEFAULT_SIZES as DEFAULT_PHANTOM_SIZES
 from crsbench_lib.data.medmnist import DOWNLOAD_HINT, NAMING_RULE, medmnist_path
 from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
@@ -45,11 +46,11 @@ from crsbench_lib.evaluation.cell import ProbeConfig
 from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
 from crsbench_lib.hashing import sha256_of
 from crsbench_lib.paths import configs_dir, standards_dir
-from crsbench_lib.results.schema import ARMS, SEVERITIES, TASKS
+from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
 from crsbench_lib.standard import load_standard
 
 DATASET_KINDS: tuple[str, ...] = ("phantom", "medmnist", "manifest")
-SPLIT_SIZE_KEYS: tuple[str, ...] = ("train", "val", "test", "shift_test")
+SPLIT_SIZE_KEYS: tuple[str, ...] = ("train", "val", "calibration", "test", "shift_test")
 MANIFEST_COLOURS: tuple[str, ...] = ("auto", "grey", "rgb")
 # The word that stands for "every family the cohort defines for this domain".
 ALL = "all"
@@ -146,6 +147,7 @@ class ProbeSpec:
     tol: float
     val_fraction_policy: str
     calibrators: tuple[str, ...]
+    c_rule: str
 
     def written(self) -> dict[str, Any]:
         """The section as it enters the config hash (lists for tuples)."""
@@ -173,11 +175,9 @@ class LoraSpec:
         Training batch size.
     max_train : int or None
         Train on at most this many train images (None: the whole split).
-    corruption_images : int or None
-        Corrupted test images per (family, severity) on this arm (None: the
-        same as ``corruptions.n_images``). Embedding the corrupted sets is most
-        of an adapted cell's cost, since an adapted encoder's embeddings cannot
-        be shared between seeds.
+
+    The arm measures the same corruption sets as the frozen arm
+    (``corruptions.n_images``; crs-method section 9, amendment 8).
     """
 
     encoders: str | tuple[str, ...]
@@ -190,7 +190,6 @@ class LoraSpec:
     weight_decay: float
     batch_size: int
     max_train: int | None
-    corruption_images: int | None = None
 
     def written(self) -> dict[str, Any]:
         """The section as it enters the config hash (lists for tuples)."""
@@ -373,7 +372,6 @@ class _Checker:
 # ---------------------------------------------------------------------------
 
 DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
-DEFAULT_PHANTOM_SIZES: dict[str, int] = {"train": 2000, "val": 500, "test": 1000}
 DEFAULT_IMAGE_SIDE = 32
 # The probe's defaults are the evaluation engine's (the shipped profiles set every key).
 _PROBE_DEFAULTS = ProbeConfig()
@@ -383,6 +381,7 @@ DEFAULT_PROBE: dict[str, Any] = {
     "tol": _PROBE_DEFAULTS.tol,
     "val_fraction_policy": _PROBE_DEFAULTS.val_fraction_policy,
     "calibrators": list(_PROBE_DEFAULTS.calibrators),
+    "c_rule": _PROBE_DEFAULTS.c_rule,
 }
 DEFAULT_LORA: dict[str, Any] = {
     "encoders": "neural",
@@ -395,7 +394,6 @@ DEFAULT_LORA: dict[str, Any] = {
     "weight_decay": 0.0,
     "batch_size": 64,
     "max_train": None,
-    "corruption_images": None,
 }
 DEFAULT_CORRUPTIONS: dict[str, Any] = {"families": ALL, "severities": list(SEVERITIES), "n_images": 500, "seed": 0}
 DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "auto", "amp": "none"}
@@ -502,15 +500,18 @@ def _dataset_spec(
 
         raw = check.mapping(entry, path, ("kind", "name", "sizes", "image_side", "data_seed"), ("name",))
         name = check.string(raw["name"], f"{path}.name", tuple(PHANTOM_DATASETS))
-        sizes_raw = check.mapping(raw.get("sizes", DEFAULT_PHANTOM_SIZES), f"{path}.sizes", SPLIT_SIZE_KEYS,
+        sizes_raw = check.mapping(raw.get("sizes", dict(DEFAULT_PHANTOM_SIZES)), f"{path}.sizes", SPLIT_SIZE_KEYS,
                                   ("train", "val", "test"))
         sizes = {k: check.positive_int(v, f"{path}.sizes.{k}") for k, v in sizes_raw.items()}
+        # The calibration split is as large as the validation split unless the profile says otherwise.
+        sizes.setdefault("calibration", sizes["val"])
         image_side = check.positive_int(raw.get("image_side", DEFAULT_IMAGE_SIDE), f"{path}.image_side")
         data_seed = check.integer(raw.get("data_seed", 0), f"{path}.data_seed", 0, "a non-negative integer")
         written = {"kind": kind, "name": name, "sizes": sizes, "image_side": image_side, "data_seed": data_seed}
         return DatasetSpec(kind, name, dict(written), written)
     if kind == "medmnist":
-        raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size", "image_side", "domain"),
+        raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size", "image_side", "domain",
+                                          "calibration_size"),
                             ("flag", "root"))
         flag = check.string(raw["flag"], f"{path}.flag")
         domain = None if raw.get("domain") is None else _corruption_domain(raw["domain"], f"{path}.domain", check)
@@ -528,14 +529,16 @@ def _dataset_spec(
         root = _resolve(root_text, base)
         if check_files:
             root = _medmnist_file(flag, root, size, path, check, allow_download).parent
-        written = {"kind": kind, "name": name, "flag": flag, "root": root_text, "size": size, "image_side": side}
+        calibration = _calibration_size(raw, path, check)
+        written = {"kind": kind, "name": name, "flag": flag, "root": root_text, "size": size, "image_side": side,
+                   "calibration_size": calibration}
         if domain is not None:  # written only when set, so profiles without it keep their hash
             written["domain"] = domain
         options = {"flag": flag, "root": root, "size": size, "image_side": side, "domain": domain,
-                   "download": allow_download}
+                   "download": allow_download, "calibration_size": calibration}
         return DatasetSpec(kind, name, options, written)
-    raw = check.mapping(entry, path, ("kind", "name", "csv", "domain", "task", "label_columns", "image_side", "colour"),
-                        ("csv", "name"))
+    raw = check.mapping(entry, path, ("kind", "name", "csv", "domain", "task", "label_columns", "image_side", "colour",
+                                      "calibration_size"), ("csv", "name"))
     csv_text = check.string(raw["csv"], f"{path}.csv")
     name = check.string(raw["name"], f"{path}.name")
     if raw.get("domain") is None:
@@ -556,10 +559,11 @@ def _dataset_spec(
     csv = _resolve(csv_text, base)
     if check_files and not csv.is_file():
         raise check.fail(f"{path}.csv", f"names a missing manifest file: {csv}")
+    calibration = _calibration_size(raw, path, check)
     written = {"kind": kind, "name": name, "csv": csv_text, "domain": domain, "task": task,
-               "label_columns": label_columns, "image_side": side, "colour": colour}
+               "label_columns": label_columns, "image_side": side, "colour": colour, "calibration_size": calibration}
     options = {"csv": csv, "domain": domain, "task": task, "label_columns": label_columns, "image_side": side,
-               "colour": colour}
+               "colour": colour, "calibration_size": calibration}
     return DatasetSpec(kind, name, options, written)
 
 
@@ -657,6 +661,7 @@ def _probe_section(value: Any, check: _Checker) -> ProbeSpec:
         val_fraction_policy=check.string(raw["val_fraction_policy"], "probe.val_fraction_policy",
                                          VAL_FRACTION_POLICIES),
         calibrators=calibrators,
+        c_rule=check.string(raw["c_rule"], "probe.c_rule", C_RULES),
     )
 
 
@@ -687,7 +692,6 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
         weight_decay=check.number(raw["weight_decay"], "lora.weight_decay", nonneg=True),
         batch_size=check.positive_int(raw["batch_size"], "lora.batch_size"),
         max_train=optional_count("max_train"),
-        corruption_images=optional_count("corruption_images"),
     )
 
 

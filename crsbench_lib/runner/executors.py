@@ -39,7 +39,11 @@ class CellBackend(Protocol):
 
     ``prepare`` runs once in the parent before any cell (it may raise
     :class:`~crsbench_lib.errors.CRSBenchError` for bad input); ``compute`` runs
-    in a worker and yields each cell's rows as soon as they exist.
+    in a worker and yields each cell's rows as soon as they exist, as
+    ``(cell, rows)`` or ``(cell, rows, predictions)`` (the per-image predictions
+    the rows were computed from, stored beside them). A backend whose
+    ``produces_predictions`` is true yields the latter, and its cells count as
+    finished only when both are stored.
     """
 
     def prepare(self, profile: Profile) -> Preparation: ...
@@ -57,6 +61,7 @@ class CellResult:
     seconds: float
     host: str
     pid: int
+    predictions: list[Any] | None = None
 
 
 def cpu_count() -> int:
@@ -92,9 +97,11 @@ def iter_task(
     keys = dict(zip(task.cells, task.keys))
     host = platform.node()
     start = time.perf_counter()
-    for cell, rows in backend.compute(profile, prep, task.cells):
+    for item in backend.compute(profile, prep, task.cells):
+        cell, rows = item[0], item[1]
+        predictions = item[2] if len(item) > 2 else None
         now = time.perf_counter()
-        yield CellResult(cell, keys[cell], rows, now - start, host, os.getpid())
+        yield CellResult(cell, keys[cell], rows, now - start, host, os.getpid(), predictions)
         start = time.perf_counter()
 
 

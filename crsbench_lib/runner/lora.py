@@ -4,10 +4,20 @@ For one neural encoder, dataset and seed: low-rank adapters (Hu et al., 2022,
 "LoRA: Low-Rank Adaptation of Large Language Models", ICLR) are injected into
 every ``nn.Linear`` and ``nn.Conv2d`` layer of the encoder's torch module with
 :func:`peft.inject_adapter_in_model`, and trained together with a linear head on
-the full-label train split, with early stopping on the validation loss. The
+the seed's train split, with early stopping on its validation loss. The
 adapted encoder then goes through exactly the same measurement as the frozen
-arm (clean, label fractions through probes on the adapted features,
-corruptions, shift); its rows carry ``arm = "lora"``.
+arm (clean, corruptions on the same image sets, shift); its rows carry
+``arm = "lora"``.
+
+Label fractions (crs-method section 9, amendment 8): an adapter trained on
+every label and then probed with 1 % of them would measure a team that had 100 %
+of its labels. So the label-fraction rows of this arm come from one more
+adapter per fraction ``f``, trained on that fraction's train subset only (and
+stopped early on that fraction's validation subset), the very subsets the probe
+at ``f`` uses (:func:`fraction_subsets`). These adapters are measured on the
+clean conditions of their fraction only (train and validation subsets, test),
+which keeps the arm's extra cost to one small training and one test embedding
+per fraction.
 
 Each adapted layer computes ``W x + (alpha / r) * B A x`` with ``A`` (r x in)
 randomly initialised and ``B`` (out x r) zero-initialised, so training starts
@@ -37,6 +47,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +91,7 @@ class LoraReport:
     best_val_loss: float
     n_trainable: int
     n_adapted_layers: int
+    n_train_labels: int
 
 
 class AdaptedEncoder(Encoder):
@@ -139,8 +151,15 @@ def _targets(labels: np.ndarray, task: str) -> Any:
     return torch.as_tensor(np.asarray(labels), dtype=torch.long)
 
 
-def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed: int) -> AdaptedEncoder:
-    """Train LoRA adapters plus a linear head on ``dataset``'s train split.
+def adapt_encoder(
+    encoder: Encoder,
+    dataset: ImageDataset,
+    spec: LoraSpec,
+    seed: int,
+    train_index: np.ndarray | None = None,
+    val_index: np.ndarray | None = None,
+) -> AdaptedEncoder:
+    """Train LoRA adapters plus a linear head on ``dataset``'s train split of seed ``seed``.
 
     Parameters
     ----------
@@ -148,12 +167,16 @@ def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed:
         A neural encoder (``encoder.module`` is a torch module and the encoder
         has ``forward_features`` and ``preprocess``). It is not modified.
     dataset : ImageDataset
-        Train split for fitting, validation split for early stopping.
+        Train split for fitting, validation split for early stopping (both of
+        evaluation seed ``seed``).
     spec : LoraSpec
         Rank, alpha, dropout, epochs, patience, learning rate, weight decay,
         batch size, optional cap on train images.
     seed : int
         The cell's seed.
+    train_index, val_index : numpy.ndarray, optional
+        Train only on these train examples and stop early on these validation
+        examples (a label fraction's subsets); no other label is read.
 
     Returns
     -------
@@ -179,23 +202,32 @@ def adapt_encoder(encoder: Encoder, dataset: ImageDataset, spec: LoraSpec, seed:
     threads = torch.get_num_threads()
     torch.set_num_threads(TRAIN_THREADS)
     try:
-        report, state_hash = _train(adapted, module, names, dataset, spec, seed, device, torch)
+        report, state_hash = _train(adapted, module, names, dataset, spec, seed, device, torch, train_index, val_index)
     finally:
         torch.set_num_threads(threads)
     return AdaptedEncoder(adapted, base_hash, state_hash, report)
 
 
+def _subset(split: Any, index: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    if index is None:
+        return split.images, split.labels
+    index = np.asarray(index, dtype=np.int64)
+    return split.images[index], split.labels[index]
+
+
 def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDataset, spec: LoraSpec, seed: int,
-           device: Any, torch: Any) -> tuple[LoraReport, str]:
+           device: Any, torch: Any, train_index: np.ndarray | None,
+           val_index: np.ndarray | None) -> tuple[LoraReport, str]:
     """Inject adapters into ``module`` and train them with a head; returns the report and state hash."""
     from peft import LoraConfig, inject_adapter_in_model
 
-    train_seed = derived_seed("lora", adapted.name, dataset.name, dataset.version, seed)
-    train = dataset.split("train")
-    val = dataset.split("val")
-    n_train = len(train) if spec.max_train is None else min(spec.max_train, len(train))
-    train_images, train_y = train.images[:n_train], _targets(train.labels[:n_train], dataset.task)
-    val_y = _targets(val.labels, dataset.task)
+    subset = "" if train_index is None else hashlib.sha256(np.asarray(train_index, np.int64).tobytes()).hexdigest()
+    train_seed = derived_seed("lora", adapted.name, dataset.name, dataset.version, seed, subset)
+    train_x, train_labels = _subset(dataset.split("train", seed=seed), train_index)
+    val_x, val_labels = _subset(dataset.split("val", seed=seed), val_index)
+    n_train = len(train_x) if spec.max_train is None else min(spec.max_train, len(train_x))
+    train_images, train_y = train_x[:n_train], _targets(train_labels[:n_train], dataset.task)
+    val_y = _targets(val_labels, dataset.task)
     loss_fn = _loss_fn(dataset.task)
 
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
@@ -220,8 +252,8 @@ def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDatase
         def val_loss() -> float:
             total, count = 0.0, 0
             with torch.no_grad():
-                for start in range(0, len(val.images), spec.batch_size):
-                    x = adapted.preprocess(val.images[start : start + spec.batch_size]).to(device)
+                for start in range(0, len(val_x), spec.batch_size):
+                    x = adapted.preprocess(val_x[start : start + spec.batch_size]).to(device)
                     y = val_y[start : start + spec.batch_size].to(device)
                     total += float(loss_fn(head(adapted.forward_features(x)), y)) * len(y)
                     count += len(y)
@@ -275,5 +307,60 @@ def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDatase
         best_val_loss=float(best_loss),
         n_trainable=sum(v.numel() for k, v in best_state.items()),
         n_adapted_layers=len(names),
+        n_train_labels=int(n_train),
     )
     return report, _state_hash(module)
+
+
+def fraction_subsets(
+    dataset: ImageDataset, seed: int, label_fractions: Sequence[float], val_fraction_policy: str
+) -> dict[float, tuple[np.ndarray, np.ndarray]]:
+    """Train and validation indices of every label fraction below 1, as the probe draws them.
+
+    The same subsets as :func:`crsbench_lib.evaluation.evaluate_cell_predictions`
+    (:func:`~crsbench_lib.evaluation.fractions.label_fraction_subsets` and
+    :func:`~crsbench_lib.evaluation.fractions.validation_subsets` of seed
+    ``seed``'s splits), so a fraction's adapter and its probe see the same labels.
+    """
+    from crsbench_lib.evaluation.fractions import label_fraction_subsets, validation_subsets
+
+    fractions = sorted({float(f) for f in label_fractions if f < 1.0}, reverse=True)
+    if not fractions:
+        return {}
+    train = label_fraction_subsets(dataset.split("train", seed=seed).labels, fractions, seed, dataset.task)
+    val = validation_subsets(dataset.split("val", seed=seed).labels, fractions, seed, dataset.task,
+                             val_fraction_policy)
+    return {f: (train[f], val[f]) for f in fractions}
+
+
+def fraction_embeddings(
+    encoder: Encoder,
+    dataset: ImageDataset,
+    spec: LoraSpec,
+    seed: int,
+    label_fractions: Sequence[float],
+    val_fraction_policy: str,
+    batch_size: int,
+) -> dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per label fraction, the embeddings of an encoder adapted on that fraction's subset only.
+
+    Returns
+    -------
+    dict
+        Fraction -> ``(train subset, validation subset, test)`` float32
+        embeddings, the input of ``CellEmbeddings.fraction_features``.
+    """
+    from crsbench_lib.embeddings.batch import embed_images
+
+    out = {}
+    test = dataset.split("test").images
+    train_images = dataset.split("train", seed=seed).images
+    val_images = dataset.split("val", seed=seed).images
+    for f, (train_index, val_index) in fraction_subsets(dataset, seed, label_fractions, val_fraction_policy).items():
+        adapted = adapt_encoder(encoder, dataset, spec, seed, train_index=train_index, val_index=val_index)
+        out[f] = (
+            embed_images(adapted, train_images[train_index], batch_size),
+            embed_images(adapted, val_images[val_index], batch_size),
+            embed_images(adapted, test, batch_size),
+        )
+    return out

@@ -42,6 +42,7 @@ from crsbench_lib.runner.executors import (
 from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key
 from crsbench_lib.runner.lock import RunLock, describe_holder
 from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
+from crsbench_lib.runner.prediction_store import PredictionStore
 
 
 
@@ -209,7 +210,13 @@ def _run_locked(
         store = CellStore(out)
         store.remove_partial()
         keys = {cell: cell_key(profile, prep, cell) for cell in cells}
+        with_predictions = bool(getattr(backend, "produces_predictions", False))
+        predictions = PredictionStore(out) if with_predictions else None
         reused = reusable_cells(store, keys)
+        if predictions is not None:
+            # A cell is finished only with its predictions: rows alone are recomputed.
+            predictions.remove_partial()
+            reused &= reusable_cells(predictions, keys)
         todo = [cell for cell in cells if cell not in reused]
         # Longest tasks first (LoRA trains per seed), so parallel workers finish together.
         tasks = sorted(build_tasks(todo, keys), key=lambda task: task.cells[0].arm != "lora")
@@ -223,7 +230,7 @@ def _run_locked(
         else:
             executor = "serial"
             source = serial_results(backend, profile, prep, tasks, env)
-        computed = _consume(source, store, profile, len(cells), len(reused), progress)
+        computed = _consume(source, store, profile, len(cells), len(reused), progress, predictions)
     finally:
         if client is not None:
             client.close()
@@ -244,6 +251,8 @@ def _run_locked(
         "weights_hashes": {f"{e}@{d}": h for (e, d), h in sorted(prep.weights_hashes.items())},
         "code_versions": dict(prep.code_versions),
         "lora_encoders": sorted({c.encoder for c in cells if c.arm == "lora"}),
+        "lora_runs": _lora_runs(cells, profile),
+        "predictions_bytes": None if predictions is None else predictions.size_bytes(),
         "extra": dict(prep.extra),
         "executor": executor,
         "host": host_info(),
@@ -281,8 +290,30 @@ def _cell_entry(store: CellStore, cell: Cell, key: str, reused: bool) -> dict[st
     }
 
 
+def _lora_runs(cells: list[Cell], profile: Profile) -> dict[str, Any]:
+    """Runs of the LoRA arm, to report beside the study's (``scoring.published.PUBLISHED.lora_runs``).
+
+    A run is one (encoder, dataset, seed), the study's unit. Every run trains
+    one adapter on its full train split and one per label fraction below 1 on
+    that fraction's subset only (crs-method section 9, amendment 8).
+    """
+    lora_cells = [c for c in cells if c.arm == "lora"]
+    fractions = [f for f in profile.label_fractions if f < 1.0]
+    return {
+        "runs": len(lora_cells),
+        "adapters_per_run": 1 + len(fractions),
+        "adapters": len(lora_cells) * (1 + len(fractions)),
+    }
+
+
 def _consume(
-    source: Iterator[CellResult], store: CellStore, profile: Profile, total: int, done: int, progress: bool
+    source: Iterator[CellResult],
+    store: CellStore,
+    profile: Profile,
+    total: int,
+    done: int,
+    progress: bool,
+    predictions: PredictionStore | None = None,
 ) -> int:
     """Store results as they arrive; on Ctrl-C report what is kept and re-raise."""
     from tqdm.auto import tqdm
@@ -292,6 +323,11 @@ def _consume(
     computed = 0
     try:
         for result in source:
+            if predictions is not None:
+                if result.predictions is None:
+                    raise ConfigError(f"cell {result.cell.label}: the backend returned no predictions")
+                # Predictions first: a cell whose rows exist is reused only with its predictions.
+                predictions.save(result.key, result.predictions)
             store.save(
                 result.key,
                 result.rows,

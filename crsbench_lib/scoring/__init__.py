@@ -19,7 +19,12 @@ from crsbench_lib.scoring.agreement import (
     spearman_rho,
 )
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
-from crsbench_lib.scoring.bootstrap import BootstrapResult, paired_seed_bootstrap
+from crsbench_lib.scoring.bootstrap import (
+    BootstrapResult,
+    TwoLevelBootstrapResult,
+    paired_seed_bootstrap,
+    two_level_bootstrap,
+)
 from crsbench_lib.scoring.consistency import ConsistencyResult, check_published, check_rank_statistics
 from crsbench_lib.scoring.crs import (
     COMPONENTS,
@@ -46,6 +51,7 @@ __all__ = [
     "COMPONENTS",
     "PUBLISHED",
     "BootstrapResult",
+    "TwoLevelBootstrapResult",
     "ConsistencyResult",
     "InsertionResult",
     "PanelPerturbation",
@@ -65,6 +71,7 @@ __all__ = [
     "normalise",
     "normalise_array",
     "paired_seed_bootstrap",
+    "two_level_bootstrap",
     "panel_perturbation",
     "per_seed_axes",
     "published_table",

@@ -7,18 +7,19 @@ same train subsample for all of them), recomputes every encoder's profile
 fixed standard. From the draws: P(rank 1) and P(top k) per encoder, and
 percentile intervals of every pairwise CRS difference.
 
-The standard stays fixed in every draw, panel included: each encoder's own
-frozen panel entry is the full-sample profile, so a draw in which an encoder
-does better on every axis dominates that entry, exactly as a re-evaluated model
-would. A draw that picks every seed once reproduces the profile to the last bit
-(see :func:`~crsbench_lib.scoring.axes.sequential_mean`).
+The standard's anchors and panel stay fixed in every draw, but each encoder is
+scored against the panel **without its own entry** (crs-method section 9,
+amendment 4): its entry is its own full-sample profile, so a draw in which it
+does a little better on every axis would dominate itself, inflating its CRS in
+exactly the draws where it is lucky. The point estimate uses the same
+leave-self-out panel. A draw that picks every seed once reproduces the profile
+to the last bit (see :func:`~crsbench_lib.scoring.axes.sequential_mean`).
 
-What the seeds vary is whatever the evaluation lets them vary. With frozen
-embeddings and a deterministic convex probe, a seed changes the label-fraction
-subsets (and so ``L``) and, in the LoRA arm, the adapter's training; clean,
-corruption and shift rows of the frozen arm are identical across seeds. The
-bootstrap's spread therefore measures seed-to-seed variation of exactly those
-parts, which is narrower than a study whose seeds also redraw data splits.
+Seeds redraw the train, validation and calibration splits (amendment 1), so
+every axis varies between seeds; the test images are the same for every seed.
+:func:`two_level_bootstrap` resamples the test images as well, from the stored
+per-image predictions; :func:`paired_seed_bootstrap` works from a results table
+alone and resamples the seeds only.
 
 Vectorised: the per-seed raw axes are computed once as an
 (encoder, dataset, seed, axis) array; a draw is a vector of seed multiplicities,
@@ -27,16 +28,21 @@ so all draws' profiles are one tensor contraction.
 
 from __future__ import annotations
 
+import hashlib
 import os
-from dataclasses import dataclass
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.errors import ConfigError
+from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
+from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
-from crsbench_lib.scoring.crs import component_arrays, normalise_array, score_profiles
-from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
+from crsbench_lib.scoring.crs import component_arrays, normalise_array, rank_descending, score_profiles
+from crsbench_lib.standard import AXES, ReferenceStandard, as_standard, check_ece_bins
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +58,8 @@ class BootstrapResult:
     crs_draws : numpy.ndarray
         Shape (n_draws, n_encoders): the CRS of every encoder in every draw.
     point : pandas.DataFrame
-        The un-resampled score table (:func:`~crsbench_lib.scoring.crs.score_profiles`).
+        The un-resampled score table (:func:`~crsbench_lib.scoring.crs.score_profiles`),
+        with ``crs`` and ``rank`` against the leave-self-out panel.
     summary : pandas.DataFrame
         Per encoder, in point-rank order: crs (point), crs_mean, crs_low,
         crs_high (percentile interval), p_rank1, p_top_k.
@@ -173,18 +180,24 @@ def paired_seed_bootstrap(
         On an invalid parameter.
     """
     std = as_standard(standard)
-    panel = std.require_panel()
+    std.require_panel()
     raw = raw_axes(results, arm=arm, label_fractions=std.label_fractions)
     check_ece_bins(results, std, arm)
     encoders, _, seeds, values = per_seed_axes(raw)
     _check_parameters(n_draws, top_k, interval, len(encoders))
-    point = score_profiles(encoder_profiles(raw), std)
+    profile_table = encoder_profiles(raw)
+    point = score_profiles(profile_table, std)
+    own_out = _leave_self_out_components(profile_table.loc[encoders].to_numpy()[None], encoders, std)[0]
+    rows = [encoders.index(e) for e in point["encoder"]]
+    point["dominance"] = own_out[rows, 0]
+    point["crs"] = own_out[rows, 3]
+    point["rank"] = rank_descending(point["crs"].to_numpy()).astype("int64")
+    point = point.sort_values(["rank", "encoder"], kind="mergesort").reset_index(drop=True)
 
     multiplicities = seed_multiplicities(len(seeds), int(n_draws), random_state)
     profiles = resampled_profiles(values, multiplicities)  # (B, E, 4)
     n_b, n_e = profiles.shape[:2]
-    s = normalise_array(profiles.reshape(n_b * n_e, -1), std.worst, std.best)
-    crs = component_arrays(s, panel, std.weight_vector)[:, 3].reshape(n_b, n_e)
+    crs = _leave_self_out_crs(profiles, encoders, std)
 
     tail = (1.0 - interval) / 2.0 * 100.0
     winners = np.argmax(crs, axis=1)  # first maximum: ties go to the alphabetical first
@@ -232,6 +245,521 @@ def paired_seed_bootstrap(
         pairwise=pairwise,
         top_k=int(top_k),
         n_draws=int(n_draws),
+        interval=float(interval),
+        random_state=int(random_state),
+    )
+
+
+# =========================================================================== two-level, from predictions
+#
+# crs-method section 9, amendment 4. Each draw resamples the seeds (with
+# replacement) and, per dataset, the test images (a multinomial draw of the
+# stable image indices, the same for every encoder, seed and condition: the
+# corrupted images take the multiplicities of the clean images they were made
+# from, the site-B test gets its own draw). The four raw axes are recomputed
+# from the stored predictions under those multiplicities, exactly as the
+# results table computes them from all images with multiplicity one.
+
+
+@dataclass(frozen=True)
+class _AurocPlan:
+    """Sorted positions of one class's outcomes for many items (score vectors) on one image set.
+
+    The outcomes (which images are positive) are the same for every item; only
+    the order of the scores differs. ``lo``/``hi`` index the cumulative negative
+    weights (with a leading zero row) strictly below / at most each positive's
+    score, so ties count one half.
+    """
+
+    neg_order: np.ndarray  # (items, n_neg) image positions, sorted by score
+    pos_order: np.ndarray  # (items, n_pos)
+    lo: np.ndarray  # (items, n_pos)
+    hi: np.ndarray  # (items, n_pos)
+    ties: bool  # whether any positive ties a negative (else lo == hi)
+
+
+def _auroc_plan(scores: np.ndarray, positive: np.ndarray) -> _AurocPlan:
+    """Plan of the weighted AUROC kernel for ``scores`` (items, n) against ``positive`` (n,).
+
+    One sort per item (vectorised over items); ties are found in the sorted
+    order, so a positive tied with negatives gets ``lo < hi``.
+    """
+    items, n = scores.shape
+    pos = np.flatnonzero(positive)
+    order = np.argsort(scores, axis=1, kind="stable")
+    ordered = np.take_along_axis(scores, order, axis=1)
+    is_neg = ~positive[order]
+    negatives_upto = np.cumsum(is_neg, axis=1)  # negatives at or before each sorted position
+    position = np.broadcast_to(np.arange(n), (items, n))
+    new_group = np.ones((items, n), dtype=bool)
+    new_group[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    start = np.maximum.accumulate(np.where(new_group, position, 0), axis=1)
+    last = np.ones((items, n), dtype=bool)
+    last[:, :-1] = new_group[:, 1:]
+    end = np.minimum.accumulate(np.where(last, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    rows = np.arange(items)[:, None]
+    lo_sorted = negatives_upto[rows, start] - is_neg[rows, start]  # negatives strictly below the tie group
+    hi_sorted = negatives_upto[rows, end]  # negatives up to the end of the tie group
+    lo = np.empty((items, n), dtype=np.int64)
+    hi = np.empty((items, n), dtype=np.int64)
+    np.put_along_axis(lo, order, lo_sorted, axis=1)
+    np.put_along_axis(hi, order, hi_sorted, axis=1)
+    neg_order = order[is_neg].reshape(items, n - pos.size)
+    lo, hi = lo[:, pos], hi[:, pos]
+    return _AurocPlan(neg_order, np.broadcast_to(pos, (items, pos.size)), lo, hi, bool((lo != hi).any()))
+
+
+def _weighted_auroc(plan: _AurocPlan, weights: np.ndarray) -> np.ndarray:
+    """AUROC of every item under every draw's image multiplicities.
+
+    ``AUROC = sum_{i pos} w_i (W_neg(< s_i) + W_neg(= s_i) / 2) / (W_pos W_neg)``,
+    the Mann-Whitney statistic of the resampled set (each image counted with its
+    multiplicity), in exact integer arithmetic (doubled to keep the halves).
+
+    Parameters
+    ----------
+    plan : _AurocPlan
+    weights : numpy.ndarray
+        Integer ``(B, n)``: multiplicity of each image (columns) in each draw (rows).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(items, B)``; NaN where a draw has no positive or no negative.
+    """
+    items, n_neg = plan.neg_order.shape
+    n_pos = plan.pos_order.shape[1]
+    n_draws = weights.shape[0]
+    if n_pos == 0 or n_neg == 0:
+        return np.full((items, n_draws), np.nan)
+    # int32 is exact: a doubled numerator is at most 2 W_pos W_neg <= n^2 / 2. The
+    # cumulative sum runs along the last (contiguous) axis.
+    cumulative = np.zeros((n_draws, items, n_neg + 1), dtype=np.int32)
+    np.cumsum(weights[:, plan.neg_order], axis=2, dtype=np.int32, out=cumulative[:, :, 1:])
+    rows = np.arange(items)[:, None]
+    below2 = cumulative[:, rows, plan.lo]  # (B, items, n_pos)
+    if plan.ties:
+        below2 += cumulative[:, rows, plan.hi]
+    else:  # no positive ties a negative: both halves are the count below
+        below2 *= 2
+    w_pos = weights[:, plan.pos_order[0]]  # (B, n_pos): the positives are the same images for every item
+    below2 *= w_pos[:, None, :]
+    numerator2 = below2.sum(axis=2, dtype=np.int32).T.astype(np.int64)  # (items, B)
+    total_pos = w_pos.sum(axis=1, dtype=np.int64)
+    total_neg = cumulative[:, :, -1].astype(np.int64).T
+    denominator = 2 * total_pos[None, :] * total_neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator2 / np.maximum(denominator, 1), np.nan)
+
+
+def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray,
+                 chunk_bytes: int) -> np.ndarray:
+    """Macro-AUROC (items, B) of probabilities (items, n, W) under draw multiplicities (B, n).
+
+    Classes (labels) without both outcomes in a draw are skipped, as in
+    :func:`crsbench_lib.evaluation.metrics.macro_auroc`.
+    """
+    items, n, width = proba.shape
+    if task == "binary":
+        targets = [(proba[:, :, 0], labels == 1)]
+    elif task == "multiclass":
+        targets = [(proba[:, :, k], labels == k) for k in range(width)]
+    else:
+        targets = [(proba[:, :, k], labels[:, k] == 1) for k in range(width)]
+    per_class = np.empty((len(targets), items, weights.shape[0]))
+    step = max(1, int(chunk_bytes // (4 * 3 * n * weights.shape[0])))
+    for k, (scores, positive) in enumerate(targets):
+        for start in range(0, items, step):
+            plan = _auroc_plan(scores[start : start + step].astype(np.float64), positive)
+            per_class[k, start : start + step] = _weighted_auroc(plan, weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a draw with no class defined stays NaN
+        return np.nanmean(per_class, axis=0)
+
+
+def _weighted_ece(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray, n_bins: int) -> np.ndarray:
+    """Binned ECE (items, B) under draw multiplicities, as :func:`~crsbench_lib.evaluation.metrics.expected_calibration_error`.
+
+    ``ECE_b = sum_m |sum_{i in B_m} w_bi (o_i - c_i)| / sum_i w_bi``: one matrix
+    product of the multiplicities with the per-bin gaps of every item.
+    """
+    items, n, width = proba.shape
+    p = proba.astype(np.float64)
+    if task == "multiclass":
+        pairs = [(p.max(axis=2), (p.argmax(axis=2) == labels[None, :]).astype(np.float64))]
+    elif task == "binary":
+        pairs = [(p[:, :, 0], np.broadcast_to((labels == 1).astype(np.float64), (items, n)))]
+    else:
+        pairs = [(p[:, :, k], np.broadcast_to(labels[:, k].astype(np.float64), (items, n))) for k in range(width)]
+    edges = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    weights = weights.astype(np.float64)
+    total = weights.sum(axis=1)
+    out = np.zeros((items, weights.shape[0]))
+    for confidence, outcome in pairs:
+        index = np.clip(np.searchsorted(edges, confidence, side="left") - 1, 0, n_bins - 1)  # (items, n)
+        gaps = np.zeros((n, items, n_bins))
+        np.put_along_axis(gaps, index.T[:, :, None], (outcome - confidence).T[:, :, None], axis=2)
+        binned = weights @ gaps.reshape(n, items * n_bins)  # (B, items * bins)
+        out += np.abs(binned.reshape(-1, items, n_bins)).sum(axis=2).T / total[None, :]
+    return out / len(pairs)
+
+
+def _draw_seeds(rng: np.random.Generator, n_seeds: int, n_draws: int) -> np.ndarray:
+    picks = rng.integers(0, n_seeds, size=(n_draws, n_seeds))
+    return (picks[:, :, None] == np.arange(n_seeds)[None, None, :]).sum(axis=1)
+
+
+def _draw_images(rng: np.random.Generator, n_images: int, n_draws: int) -> np.ndarray:
+    """Multiplicities (n_draws, n_images) of a bootstrap resample of image indices (int16: small, exact)."""
+    picks = rng.integers(0, n_images, size=(n_draws, n_images))
+    counts = np.zeros((n_draws, n_images), dtype=np.int16)
+    np.add.at(counts, (np.repeat(np.arange(n_draws), n_images), picks.ravel()), 1)
+    return counts
+
+
+def _fill_seed(
+    out: np.ndarray, data: DatasetPredictions, s: int, weights: np.ndarray, shift_weights: np.ndarray | None,
+    fractions: Sequence[float], chunk_bytes: int, seed_counts: np.ndarray,
+) -> None:
+    """Write seed ``s``'s raw axes into ``out`` (E, S, B, 4), in the draws that pick the seed only.
+
+    About 70 % of the draws pick a given seed of three; elsewhere the axes stay 0
+    and carry weight 0 in the profile.
+    """
+    drawn = np.flatnonzero(seed_counts[:, s] > 0)
+    one = replace(
+        data,
+        seeds=(data.seeds[s],),
+        clean=data.clean[:, s : s + 1],
+        fraction_proba=data.fraction_proba[:, s : s + 1],
+        corrupted_proba=data.corrupted_proba[:, s : s + 1],
+        shift_proba=None if data.shift_proba is None else data.shift_proba[:, s : s + 1],
+    )
+    out[:, s, drawn] = _seed_axes(
+        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, chunk_bytes
+    )[:, 0]
+
+
+def _seed_axes(
+    data: DatasetPredictions, weights: np.ndarray, shift_weights: np.ndarray | None, fractions: Sequence[float],
+    chunk_bytes: int,
+) -> np.ndarray:
+    """Raw axes (E, S, B, 4) of every encoder and seed of ``data`` under multiplicities (B, n)."""
+    n_enc, n_seed = len(data.encoders), len(data.seeds)
+    n_draws = weights.shape[0]
+    items = n_enc * n_seed
+
+    def flat(array: np.ndarray) -> np.ndarray:  # (E, S, n, W) -> (E*S, n, W)
+        return array.reshape(items, *array.shape[2:])
+
+    clean = flat(data.clean)
+    d_axis = _macro_auroc(clean, data.labels, data.task, weights, chunk_bytes)
+    c_axis = _weighted_ece(clean, data.labels, data.task, weights, data.ece_bins)
+
+    wanted = [f for f in (round(float(x), 9) for x in fractions) if f < 1.0]
+    l_axis = np.full((items, n_draws), np.nan)
+    if wanted:
+        missing = [f for f in wanted if f not in data.fractions]
+        if missing and len(missing) < len(wanted):
+            raise SchemaError(f"predictions of dataset '{data.dataset}' lack label fraction {missing[0]!r}")
+        if not missing:
+            ratios = np.zeros((items, n_draws))
+            for f in wanted:
+                at = data.fraction_proba[:, :, data.fractions.index(f)]
+                ratios += _macro_auroc(flat(at), data.labels, data.task, weights, chunk_bytes) / d_axis
+            l_axis = ratios / len(wanted)
+
+    losses = []
+    if data.corruptions:
+        sub = weights[:, data.corrupted_images]
+        sub_labels = data.labels[data.corrupted_images]
+        reference = _macro_auroc(clean[:, data.corrupted_images], sub_labels, data.task, sub, chunk_bytes)
+        n_c = len(data.corruptions)
+        stacked = data.corrupted_proba.reshape(items * n_c, *data.corrupted_proba.shape[3:])
+        corrupted = _macro_auroc(stacked, sub_labels, data.task, sub, chunk_bytes).reshape(items, n_c, n_draws)
+        loss = np.maximum(0.0, reference[:, None, :] - corrupted)
+        families = sorted({c for c, _ in data.corruptions})
+        per_family = np.stack(
+            [loss[:, [i for i, (c, _) in enumerate(data.corruptions) if c == fam]].mean(axis=1) for fam in families],
+            axis=1,
+        )
+        losses += [loss.mean(axis=1), per_family.max(axis=1)]
+    if data.shift_proba is not None and shift_weights is not None:
+        shift = _macro_auroc(flat(data.shift_proba), data.shift_labels, data.task, shift_weights, chunk_bytes)
+        losses.append(np.maximum(0.0, d_axis - shift))
+    r_axis = np.mean(losses, axis=0) if losses else np.full((items, n_draws), np.nan)
+    axes = np.stack([d_axis, c_axis, l_axis, r_axis], axis=-1)  # (items, B, 4)
+    return axes.reshape(n_enc, n_seed, n_draws, len(AXES))
+
+
+def _leave_self_out_components(profiles: np.ndarray, encoders: Sequence[str], std: ReferenceStandard) -> np.ndarray:
+    """Dominance, balance, floor and CRS (B, E, 4), each encoder against the panel without its own entry."""
+    panel = std.require_panel()
+    names = list(std.panel_names)
+    n_b, n_e = profiles.shape[:2]
+    normalised = normalise_array(profiles.reshape(n_b * n_e, -1), std.worst, std.best).reshape(n_b, n_e, -1)
+    out = np.empty((n_b, n_e, 4))
+    for e, name in enumerate(encoders):
+        keep = np.array([other != name for other in names], dtype=bool)
+        if not keep.any():
+            raise ReferenceStandardError(f"the panel holds only '{name}': nothing to compare it with")
+        out[:, e] = component_arrays(normalised[:, e], panel[keep], std.weight_vector)
+    return out
+
+
+def _leave_self_out_crs(profiles: np.ndarray, encoders: Sequence[str], std: ReferenceStandard) -> np.ndarray:
+    """CRS (B, E) with each encoder scored against the panel without its own entry."""
+    return _leave_self_out_components(profiles, encoders, std)[:, :, 3]
+
+
+@dataclass(frozen=True, eq=False)
+class TwoLevelBootstrapResult:
+    """Outcome of :func:`two_level_bootstrap`.
+
+    Attributes
+    ----------
+    encoders : tuple of str
+        Column order of the draw matrices (sorted).
+    seeds : tuple of int
+    crs_draws : numpy.ndarray
+        (n_draws, n_encoders): CRS in every draw (leave-self-out panel).
+    auroc_draws : numpy.ndarray
+        (n_draws, n_encoders): aggregate clean AUROC (the ``D`` profile) in every draw.
+    profile_draws : numpy.ndarray
+        (n_draws, n_encoders, 4): raw profiles.
+    point : pandas.DataFrame
+        Per encoder (point-rank order): encoder, rank, crs, auroc (no resampling,
+        same leave-self-out panel).
+    point_profiles : pandas.DataFrame
+        The un-resampled raw profiles (index encoder, columns D, C, L, R), equal
+        to :func:`~crsbench_lib.scoring.axes.encoder_profiles` of the table the
+        predictions produce.
+    summary : pandas.DataFrame
+        Per encoder: crs, crs_mean, crs_low, crs_high, p_rank1, p_top{k}.
+    pairwise : pandas.DataFrame
+        Per pair (a ranked above b at the point): diff, diff_low, diff_high,
+        overlaps_zero, p_a_above_b.
+    n_distinct : int
+        Distinct resamples among the draws (seed multiplicities and image
+        multiplicities of every dataset together).
+    n_distinct_seed_draws : int
+        Distinct seed resamples alone.
+    top_k, n_draws, interval, random_state
+        The parameters.
+    """
+
+    encoders: tuple[str, ...]
+    seeds: tuple[int, ...]
+    crs_draws: np.ndarray
+    auroc_draws: np.ndarray
+    profile_draws: np.ndarray
+    point: pd.DataFrame
+    point_profiles: pd.DataFrame
+    summary: pd.DataFrame
+    pairwise: pd.DataFrame
+    n_distinct: int
+    n_distinct_seed_draws: int
+    top_k: int
+    n_draws: int
+    interval: float
+    random_state: int
+
+
+def _profiles(axes: dict[str, np.ndarray], seed_counts: np.ndarray) -> np.ndarray:
+    """Profiles (B, E, 4): seed-multiplicity-weighted mean over seeds, then mean over available datasets."""
+    per_dataset = []
+    for values in axes.values():  # (E, S, B, 4)
+        weights = seed_counts.T[None, :, :, None].astype(float)  # (1, S, B, 1)
+        per_dataset.append((values * weights).sum(axis=1) / weights.sum(axis=1))  # (E, B, 4)
+    stacked = np.stack(per_dataset)  # (D, E, B, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        profile = np.nanmean(stacked, axis=0)  # (E, B, 4)
+    return np.transpose(profile, (1, 0, 2))
+
+
+def two_level_bootstrap(
+    predictions: Mapping[str, DatasetPredictions],
+    standard: ReferenceStandard | str | os.PathLike[str] | None,
+    n_draws: int = 1000,
+    random_state: int = 0,
+    top_k: int = 3,
+    interval: float = 0.95,
+    chunk_mb: float = 64.0,
+    n_jobs: int | None = None,
+) -> TwoLevelBootstrapResult:
+    """Two-level paired bootstrap of the CRS ranking from stored predictions.
+
+    Each draw resamples the seeds (with replacement, the same for every encoder
+    and dataset) and, per dataset, the test images (the same indices for every
+    encoder, seed and condition; site B drawn separately), recomputes the four
+    raw axes from the predictions under those multiplicities (macro-AUROC by the
+    weighted Mann-Whitney statistic, binned ECE, ``L`` and ``R`` as in
+    :func:`~crsbench_lib.scoring.axes.raw_axes`), normalises them with the
+    standard's fixed anchors and scores every encoder against the standard's
+    panel **without its own entry**, so no draw compares an encoder with
+    itself (crs-method section 9, amendment 4). The point estimate uses the
+    same leave-self-out panel.
+
+    Parameters
+    ----------
+    predictions : mapping
+        Dataset -> :class:`~crsbench_lib.results.predictions.DatasetPredictions`
+        of one arm (:func:`~crsbench_lib.results.predictions.load_prediction_arrays`),
+        with the same encoders and seeds on every dataset.
+    standard : ReferenceStandard, path or None
+        The fixed standard (``None``: the shipped default).
+    n_draws : int
+        Number of draws.
+    random_state : int
+        Seed of the resampling.
+    top_k : int
+        The k of P(top k).
+    interval : float
+        Coverage of the percentile intervals.
+    chunk_mb : float
+        Memory bound of one AUROC kernel call (per thread).
+    n_jobs : int, optional
+        Threads computing seeds at once (default: the machine's cores). The
+        result does not depend on it.
+
+    Returns
+    -------
+    TwoLevelBootstrapResult
+
+    Raises
+    ------
+    SchemaError
+        If datasets disagree on encoders or seeds, or label fractions are partial.
+    ReferenceStandardError
+        If the panel is empty, holds only one encoder being scored, or the
+        predictions' ECE bins differ from the standard's.
+    ConfigError
+        On an invalid parameter.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.predictions import load_prediction_arrays
+    >>> arrays = load_prediction_arrays(".crsbench-cache/runs/default")  # doctest: +SKIP
+    >>> result = two_level_bootstrap(arrays, None, n_draws=1000)  # doctest: +SKIP
+    >>> result.summary[["encoder", "p_rank1", "p_top3"]]  # doctest: +SKIP
+    """
+    std = as_standard(standard)
+    std.require_panel()
+    if not predictions:
+        raise SchemaError("two_level_bootstrap: no predictions")
+    datasets = sorted(predictions)
+    first = predictions[datasets[0]]
+    encoders, seeds = first.encoders, first.seeds
+    for name in datasets:
+        data = predictions[name]
+        if data.encoders != encoders or data.seeds != seeds:
+            raise SchemaError(
+                f"two_level_bootstrap: dataset '{name}' has encoders {list(data.encoders)} and seeds "
+                f"{list(data.seeds)}, dataset '{datasets[0]}' {list(encoders)} and {list(seeds)}"
+            )
+        if data.ece_bins != std.ece_bins:
+            raise ReferenceStandardError(
+                f"predictions of dataset '{name}' use {data.ece_bins} ECE bins, the standard {std.ece_bins}"
+            )
+    _check_parameters(n_draws, top_k, interval, len(encoders))
+    n_draws = int(n_draws)
+    chunk_bytes = int(chunk_mb * 2**20)
+    rng = np.random.default_rng(random_state)
+    seed_counts = _draw_seeds(rng, len(seeds), n_draws)  # (B, S)
+    image_weights: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    digest = [hashlib.sha256() for _ in range(n_draws)]
+    for b in range(n_draws):
+        digest[b].update(seed_counts[b].tobytes())
+    for name in datasets:
+        data = predictions[name]
+        weights = _draw_images(rng, data.labels.shape[0], n_draws)
+        shift = None if data.shift_proba is None else _draw_images(rng, data.shift_labels.shape[0], n_draws)
+        image_weights[name] = (weights, shift)
+        for b in range(n_draws):
+            digest[b].update(weights[b].tobytes())
+            if shift is not None:
+                digest[b].update(shift[b].tobytes())
+
+    # Column 0 of every multiplicity matrix is the identity draw (every seed and image once):
+    # the point estimate comes out of the same kernels as the draws.
+    seed_counts = np.vstack([np.ones((1, len(seeds)), dtype=seed_counts.dtype), seed_counts])
+    for name, (weights, shift) in image_weights.items():
+        image_weights[name] = (
+            np.vstack([np.ones((1, weights.shape[1]), weights.dtype), weights]),
+            None if shift is None else np.vstack([np.ones((1, shift.shape[1]), shift.dtype), shift]),
+        )
+    fractions = std.label_fractions
+    # One task per (dataset, seed), in threads: the kernels run in numpy, which releases the GIL.
+    axes = {name: np.zeros((len(encoders), len(seeds), n_draws + 1, len(AXES))) for name in datasets}
+    tasks = [(name, s) for name in datasets for s in range(len(seeds))]
+    workers = max(1, (os.cpu_count() or 1) if n_jobs is None else int(n_jobs))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [
+            pool.submit(_fill_seed, axes[name], predictions[name], s, *image_weights[name], fractions, chunk_bytes,
+                        seed_counts)
+            for name, s in tasks
+        ]
+        for future in futures:
+            future.result()
+    all_profiles = _profiles(axes, seed_counts)  # (1 + B, E, 4)
+    for a, axis in enumerate(AXES):
+        unavailable = np.isnan(all_profiles[:, :, a]).all(axis=0)
+        if unavailable.any():
+            raise SchemaError(f"encoder '{encoders[int(np.argmax(unavailable))]}' has axis {axis} unavailable")
+    all_crs = _leave_self_out_crs(all_profiles, encoders, std)
+    profiles, crs = all_profiles[1:], all_crs[1:]
+    point_crs, point_auroc = all_crs[0], all_profiles[0, :, 0]
+    order = np.lexsort((np.arange(len(encoders)), -point_crs))
+    point = pd.DataFrame({
+        "encoder": [encoders[i] for i in order],
+        "rank": np.arange(1, len(encoders) + 1),
+        "crs": point_crs[order],
+        "auroc": point_auroc[order],
+    })
+
+    tail = (1.0 - interval) / 2.0 * 100.0
+    n_b, n_e = crs.shape
+    p_rank1 = np.bincount(np.argmax(crs, axis=1), minlength=n_e) / n_b
+    p_top = _first_k(crs, int(top_k)).mean(axis=0)
+    low, high = np.percentile(crs, [tail, 100.0 - tail], axis=0)
+    summary = pd.DataFrame({
+        "encoder": point["encoder"].to_numpy(),
+        "rank": point["rank"].to_numpy(),
+        "crs": point["crs"].to_numpy(),
+        "crs_mean": crs.mean(axis=0)[order],
+        "crs_low": low[order],
+        "crs_high": high[order],
+        "p_rank1": p_rank1[order],
+        f"p_top{int(top_k)}": p_top[order],
+    })
+    a_idx, b_idx = np.triu_indices(n_e, k=1)
+    first_idx, second_idx = order[a_idx], order[b_idx]
+    diffs = crs[:, first_idx] - crs[:, second_idx]
+    d_low, d_high = np.percentile(diffs, [tail, 100.0 - tail], axis=0)
+    pairwise = pd.DataFrame({
+        "encoder_a": [encoders[i] for i in first_idx],
+        "encoder_b": [encoders[i] for i in second_idx],
+        "diff": point_crs[first_idx] - point_crs[second_idx],
+        "diff_low": d_low,
+        "diff_high": d_high,
+        "overlaps_zero": (d_low <= 0.0) & (d_high >= 0.0),
+        "p_a_above_b": (diffs > 0).mean(axis=0),
+    })
+    return TwoLevelBootstrapResult(
+        encoders=tuple(encoders),
+        seeds=tuple(seeds),
+        crs_draws=crs,
+        auroc_draws=profiles[:, :, 0],
+        profile_draws=profiles,
+        point=point,
+        point_profiles=pd.DataFrame(all_profiles[0], index=pd.Index(encoders, name="encoder"), columns=list(AXES)),
+        summary=summary,
+        pairwise=pairwise,
+        n_distinct=len({d.hexdigest() for d in digest}),
+        n_distinct_seed_draws=len({row.tobytes() for row in seed_counts}),
+        top_k=int(top_k),
+        n_draws=n_draws,
         interval=float(interval),
         random_state=int(random_state),
     )

@@ -8,12 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crsbench_lib.cohort import build_dataset, corrupt, corruption_families
-from crsbench_lib.cohort.corruptions import all_families
+from crsbench_lib.cohort.corruptions import SEVERITY_TABLE, all_families, severity_parameters
 from crsbench_lib.errors import DataError
 from crsbench_lib.results.schema import SEVERITIES
 
 DOMAINS = {"derm": "dermatology", "fundus": "ophthalmology", "cxr": "radiology"}
-GENERIC = {"gaussian_noise", "gaussian_blur", "jpeg", "pixelate", "brightness_up", "brightness_down", "contrast"}
+GENERIC = {
+    "gaussian_noise", "gaussian_blur", "motion_blur", "jpeg", "pixelate",
+    "brightness_up", "brightness_down", "contrast", "gamma",
+}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +40,36 @@ def test_dataset_names_alias_domains() -> None:
 def test_modality_artefacts() -> None:
     assert {"black_corner", "ruler_marks"} <= set(corruption_families("dermatology"))
     assert {"uneven_illumination", "haze"} <= set(corruption_families("ophthalmology"))
-    assert {"speckle_noise", "grid_lines", "burned_markers"} <= set(corruption_families("radiology"))
+    assert {"local_contrast", "grid_lines", "burned_markers"} <= set(corruption_families("radiology"))
+
+
+def test_every_severity_defined_once_as_a_monotone_table_row() -> None:
+    for domain, families in SEVERITY_TABLE.items():
+        for family, row in families.items():
+            for name, values in row.items():
+                assert len(values) == len(SEVERITIES), (domain, family, name)
+                steps = np.diff(np.abs(np.asarray(values, dtype=float)))
+                assert (steps >= 0).all() or (steps <= 0).all(), (domain, family, name, values)
+    assert severity_parameters("cxr", "jpeg", 5) == {"quality": 12.0}
+
+
+def test_physical_scales_differ_by_modality() -> None:
+    black = np.zeros((4, 32, 32), dtype=np.uint8)
+    # Radiographs: quantum noise vanishes without signal; cameras: read noise does not.
+    assert corrupt(black, "gaussian_noise", 5).max() == 0
+    assert corrupt(black, "gaussian_noise", 5, domain="derm").max() > 0
+    with pytest.raises(DataError, match="not a family"):
+        corrupt(black, "black_corner", 1, domain="radiology")
+
+
+def test_gamma_is_not_affine(test_images: dict[str, np.ndarray]) -> None:
+    images = test_images["cxr"][:1]
+    ramp = np.tile(np.arange(0, 256, 8, dtype=np.uint8), (1, 32, 1))
+    levels = ramp[0, 0].astype(float)
+    out = corrupt(np.concatenate([images, ramp]), "gamma", 4)[1, 0].astype(float)
+    # The best affine map of input to output levels still misses by many grey levels.
+    fit = np.polyval(np.polyfit(levels, out, 1), levels)
+    assert out[0] == 0 and np.abs(out - fit).max() > 10
 
 
 @pytest.mark.parametrize("name", DOMAINS)
@@ -63,9 +95,9 @@ def test_input_is_not_modified(test_images: dict[str, np.ndarray]) -> None:
     assert np.array_equal(images, test_images["derm"])
 
 
-@pytest.mark.parametrize("family", ["gaussian_noise", "speckle_noise", "ruler_marks", "burned_markers", "haze"])
+@pytest.mark.parametrize("family", ["gaussian_noise", "motion_blur", "gamma", "ruler_marks", "burned_markers", "haze"])
 def test_random_families_depend_on_seed(family: str, test_images: dict[str, np.ndarray]) -> None:
-    images = test_images["cxr"] if family in ("speckle_noise", "burned_markers") else test_images["fundus"]
+    images = test_images["cxr"] if family == "burned_markers" else test_images["fundus"]
     assert not np.array_equal(corrupt(images, family, 3, seed=0), corrupt(images, family, 3, seed=1))
 
 

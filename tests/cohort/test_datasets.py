@@ -17,7 +17,7 @@ from crsbench_lib.cohort import (
     build_dataset,
     pretraining_pool,
 )
-from crsbench_lib.cohort.datasets import CHUNK, dataset_version
+from crsbench_lib.cohort.datasets import CHUNK, Pool, dataset_version, pool_attributes, pool_sites
 from crsbench_lib.data.base import ImageDataset, ImageSplit
 from crsbench_lib.errors import DataError
 
@@ -141,29 +141,61 @@ def test_version_changes_with_every_input() -> None:
 
 
 @pytest.mark.parametrize("name", PHANTOM_DATASETS)
-def test_pool_shape_labels_and_split(name: str) -> None:
+def test_pool_images_attributes_and_sites(name: str) -> None:
     pool = pretraining_pool(name, 50, seed=0)
-    assert pool.split == "pool" and pool.site == "A"
-    assert len(pool) == 50 and pool.images.dtype == np.uint8
+    assert isinstance(pool, Pool) and len(pool) == 50
+    images, attributes, site_ids = pool  # the labels are reachable by name only
+    assert images is pool.images and attributes is pool.attributes and site_ids is pool.site_ids
+    assert len(pool.images) == 50 and pool.images.dtype == np.uint8
+    assert len(pool.labels) == 50 and len(pool.site_ids) == 50
+    assert list(pool.attributes) == list(pool_attributes(name))
+    assert all(v.shape == (50,) for v in pool.attributes.values())
+    # A broad pool shares its images out evenly over every pool site, interleaved.
+    sites = pool_sites(name)
+    assert sites[0] == "A" and len(sites) >= 3
+    assert list(pool.site_ids[: len(sites)]) == list(sites)
+    assert np.array_equal(np.asarray(sites)[pool.attributes["site"]], pool.site_ids)
     assert not np.array_equal(pool.images, pretraining_pool(name, 50, seed=1).images)
 
 
+def test_shift_site_never_in_a_pool() -> None:
+    assert "B" not in pool_sites("cxr")
+    with pytest.raises(DataError, match="sites"):
+        pretraining_pool("cxr", 10, sites=("B",))
+
+
+def test_narrow_pool_is_the_broad_pools_share_of_its_site() -> None:
+    """A site's images do not depend on which other sites a pool has."""
+    narrow = pretraining_pool("derm", 20, seed=4, sites=("A",))
+    broad = pretraining_pool("derm", 80, seed=4)
+    assert set(narrow.site_ids) == {"A"}
+    assert np.array_equal(narrow.images, broad.images[broad.site_ids == "A"])
+    other = pretraining_pool("derm", 20, seed=4, sites=("P2",))
+    assert np.array_equal(other.images, broad.images[broad.site_ids == "P2"])
+
+
+def test_pool_sites_differ_in_acquisition() -> None:
+    pool = pretraining_pool("fundus", 400, seed=0)
+    gamma = {s: pool.attributes["gamma"][pool.site_ids == s].mean() for s in pool_sites("fundus")}
+    assert max(gamma.values()) - min(gamma.values()) > 0.1
+
+
 def test_pools_disjoint_from_every_evaluation_split() -> None:
-    """Hash every image of pools (seeds 0-2) and of evaluation splits (seeds 0-2)."""
-    sizes = {"train": 100, "val": 40, "test": 60}
+    """Hash every image of pools (seeds 0-2, every site) and of evaluation splits (data seeds 0-2, evaluation seeds 0-1)."""
+    sizes = {"train": 100, "val": 40, "calibration": 30, "test": 60}
     for name in PHANTOM_DATASETS:
         eval_hashes: set[str] = set()
         n_eval = 0
         for seed in range(3):
             ds = build_dataset(name, seed=seed, sizes=sizes)
-            for site in ds.sites:
-                for split in ("train", "val", "test"):
-                    images = ds.split(split, site).images
-                    eval_hashes.update(_digest(im) for im in images)
-                    n_eval += len(images)
+            sets = [ds.split("test", site).images for site in ds.sites]
+            sets += [part.images for evaluation_seed in range(2) for part in ds.development(evaluation_seed).values()]
+            for images in sets:
+                eval_hashes.update(_digest(im) for im in images)
+                n_eval += len(images)
         assert len(eval_hashes) == n_eval, f"{name}: duplicate images across evaluation splits"
-        pool_hashes = {_digest(im) for seed in range(3) for im in pretraining_pool(name, 120, seed=seed).images}
-        assert len(pool_hashes) == 360
+        pool_hashes = {_digest(im) for seed in range(3) for im in pretraining_pool(name, 160, seed=seed).images}
+        assert len(pool_hashes) == 480
         assert not pool_hashes & eval_hashes, f"{name}: a pool image appears in an evaluation split"
 
 
@@ -199,6 +231,9 @@ def test_pool_bad_input(args: tuple, message: str) -> None:
         pretraining_pool(*args)
     with pytest.raises(DataError, match="at least"):
         pretraining_pool("cxr", 10, image_side=8)
+    for sites in ((), ("A", "A"), ("Z",)):
+        with pytest.raises(DataError, match="sites"):
+            pretraining_pool("derm", 10, sites=sites)
 
 
 def test_unknown_split_or_site() -> None:
@@ -226,3 +261,19 @@ def test_property_sizes_and_prefix(train: int, val: int, test: int, shift: int, 
     assert len(b) == shift
     longer = build_dataset("cxr", seed=seed, sizes={**sizes, "shift_test": 40}, image_side=16).split("test", "B")
     assert np.array_equal(b.images, longer.images[:shift])
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_evaluation_seeds_redraw_development_splits_and_keep_the_test(name: str) -> None:
+    ds = build_dataset(name, sizes={**SMALL, "calibration": 12})
+    zero, one = ds.development(0), ds.development(1)
+    assert [len(zero[k]) for k in ("train", "val", "calibration")] == [SMALL["train"], SMALL["val"], 12]
+    for split in ("train", "val", "calibration"):
+        assert not np.array_equal(zero[split].images, one[split].images)
+    assert ds.split("test", seed=0) is ds.split("test", seed=1)
+    for site in ds.sites:  # the site-B test too
+        assert np.array_equal(ds.split("test", site).images, build_dataset(name, sizes=SMALL).split("test", site).images)
+    train_hashes = {_digest(im) for im in zero["train"].images}
+    assert not train_hashes & {_digest(im) for im in ds.split("test").images}
+    assert not train_hashes & {_digest(im) for im in zero["calibration"].images}
+    assert ds.development_record(0)["source"] == "generator"

@@ -1,4 +1,4 @@
-"""Tests of the phantom generators themselves: class signal, prevalence, co-occurrence, noise."""
+"""Tests of the phantom generators themselves: class signal, prevalence, co-occurrence, attributes."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 from crsbench_lib.cohort import cxr, derm, fundus
+from crsbench_lib.cohort.acquisition import nuisance_attributes
 from crsbench_lib.cohort.datasets import pretraining_pool
+
+MODULES = (derm, fundus, cxr)
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -15,12 +18,12 @@ def _rng(seed: int = 0) -> np.random.Generator:
 
 @pytest.fixture(scope="module")
 def derm_pool():
-    return pretraining_pool("derm", 768, seed=11)
+    return pretraining_pool("derm", 768, seed=11, sites=("A",))
 
 
 @pytest.fixture(scope="module")
 def fundus_pool():
-    return pretraining_pool("fundus", 768, seed=11)
+    return pretraining_pool("fundus", 768, seed=11, sites=("A",))
 
 
 def test_derm_class_prior_and_lesion_size(derm_pool) -> None:
@@ -57,7 +60,7 @@ def test_fundus_grade_prior_and_lesion_burden(fundus_pool) -> None:
 
 def test_fundus_label_noise_is_ordinal() -> None:
     # The generator draws the true grades first; the same stream reproduces them.
-    _, labels = fundus.generate(_rng(3), 1500, 16)
+    labels = fundus.generate(_rng(3), 1500, 16).labels
     truth = _rng(3).choice(5, size=1500, p=fundus.CLASS_PRIOR)
     assert np.abs(labels - truth).max() == 1  # grader noise moves one grade, never more
     assert 0.02 < (labels != truth).mean() < 0.1
@@ -85,24 +88,73 @@ def test_cxr_site_b_prevalence_differs() -> None:
 
 
 def test_cxr_cardiomegaly_widens_the_heart() -> None:
-    images, labels = cxr.generate(_rng(5), 512, 32, "A")
-    # The heart is bright in the lower middle of the lungs; cardiomegaly brightens the lower band.
-    band = images[:, 18:26, 6:26].astype(np.float32).mean(axis=(1, 2))
-    assert band[labels[:, 0] == 1].mean() > band[labels[:, 0] == 0].mean()
+    out = cxr.generate(_rng(5), 512, 32, "A")
+    truth = out.attributes["heart_size"]
+    # The drawn cardiothoracic ratio separates the classes, with overlap (the 0.5 threshold is crossed both ways).
+    assert truth[out.labels[:, 0] == 1].mean() > truth[out.labels[:, 0] == 0].mean() + 0.05
+    assert (truth[out.labels[:, 0] == 0] > 0.5).any() and (truth[out.labels[:, 0] == 1] < 0.5).any()
 
 
 def test_label_noise_present_but_small() -> None:
     # The generator draws the true classes first; the same stream reproduces them.
     rng_a, rng_b = _rng(9), _rng(9)
-    _, labels = derm.generate(rng_a, 2000, 16)
+    labels = derm.generate(rng_a, 2000, 16).labels
     truth = rng_b.choice(4, size=2000, p=derm.CLASS_PRIOR)
     mismatch = (labels != truth).mean()
     assert 0.01 < mismatch < 0.08
 
 
 def test_generators_handle_other_sides() -> None:
-    for module in (derm, fundus, cxr):
-        images, _ = module.generate(_rng(0), 4, 64)
-        assert images.shape[1:3] == (64, 64)
-        images, _ = module.generate(_rng(0), 4, 16)
-        assert images.shape[1:3] == (16, 16)
+    for module in MODULES:
+        assert module.generate(_rng(0), 4, 64).images.shape[1:3] == (64, 64)
+        assert module.generate(_rng(0), 4, 16).images.shape[1:3] == (16, 16)
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.NAME)
+def test_attributes_match_their_specification(module) -> None:
+    out = module.generate(_rng(4), 200, 32, module.POOL_SITES[0])
+    assert list(out.attributes) == list(module.ATTRIBUTES)
+    assert set(nuisance_attributes(rgb=module is not cxr)) <= set(module.ATTRIBUTES)
+    for name, spec in module.ATTRIBUTES.items():
+        values = out.attributes[name]
+        assert values.shape == (200,), name
+        assert np.isfinite(values).all(), name
+        if spec.kind == "continuous":
+            assert values.dtype == np.float32 and values.std() > 0, name
+        else:
+            assert values.dtype == np.int64 and values.min() >= 0, name
+        if spec.kind == "binary":
+            assert set(np.unique(values)) <= {0, 1}, name
+        if spec.kind == "categorical":
+            assert values.max() < spec.n_classes, name
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda m: m.NAME)
+def test_every_site_renders_and_acquisition_varies_image_to_image(module) -> None:
+    for site in module.SCANNERS:
+        out = module.generate(_rng(6), 64, 32, site)
+        for name in ("exposure", "gamma", "noise", "blur"):
+            assert out.attributes[name].std() > 0, (site, name)
+    assert set(module.SITES) <= set(module.SCANNERS) and set(module.POOL_SITES) <= set(module.SCANNERS)
+
+
+def test_derm_structures_follow_the_class() -> None:
+    out = derm.generate(_rng(8), 3000, 16)
+    truth = _rng(8).choice(4, size=3000, p=derm.CLASS_PRIOR)
+    for k, name in enumerate(derm.STRUCTURES):
+        observed = [out.attributes[name][truth == c].mean() for c in range(4)]
+        assert np.allclose(observed, derm.STRUCTURE_PROB[:, k], atol=0.06), name
+    # Melanomas are more irregular than naevi, with overlap.
+    irr = out.attributes["border_irregularity"]
+    assert irr[truth == 1].mean() > 2 * irr[truth == 0].mean()
+    assert np.quantile(irr[truth == 1], 0.2) < np.quantile(irr[truth == 0], 0.8)
+
+
+def test_fundus_lesion_counts_rise_with_grade() -> None:
+    out = fundus.generate(_rng(2), 3000, 16)
+    truth = _rng(2).choice(5, size=3000, p=fundus.CLASS_PRIOR)
+    haem = [out.attributes["haemorrhages_count"][truth == g].mean() for g in range(5)]
+    assert haem[0] < haem[1] < haem[2] < haem[3]
+    # Look-alikes do not depend on the grade.
+    drusen = [out.attributes["drusen_count"][truth == g].mean() for g in (0, 3)]
+    assert abs(drusen[0] - drusen[1]) < 0.5

@@ -32,7 +32,7 @@ def test_reads_rgb_folder(tmp_path: Path) -> None:
     ds = load_manifest(make_folder(tmp_path), image_side=32, domain="dermatology")
     assert ds.name == "manifest" and ds.task == "multiclass" and ds.class_names == ("bcc", "melanoma", "nevus")
     assert ds.sites == ("A", "B")
-    train = ds.split("train")
+    train = ds.source_split("train")
     assert train.images.shape == (3, 32, 32, 3) and train.images.dtype == np.uint8
     assert train.labels.tolist() == [2, 1, 0]
     assert len(ds.split("test", "B")) == 1
@@ -46,7 +46,7 @@ def test_grey_auto_and_multilabel(tmp_path: Path) -> None:
     csv.write_text("\n".join(out) + "\n")
     ds = load_manifest(csv, image_side=16)
     assert ds.task == "multilabel" and ds.class_names == ("effusion", "nodule")
-    val = ds.split("val")
+    val = ds.source_split("val")
     assert val.images.shape == (1, 16, 16) and val.labels.dtype == np.uint8
 
 

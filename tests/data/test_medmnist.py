@@ -40,7 +40,7 @@ def test_multiclass_labels_1d_or_2d(tmp_path: Path, layout: str) -> None:
     write_npz(tmp_path / "dermamnist.npz", labels=layout)
     ds = load_medmnist("dermamnist", tmp_path)
     assert (ds.name, ds.domain, ds.task, ds.n_classes) == ("dermamnist", "dermatology", "multiclass", 7)
-    split = ds.split("train")
+    split = ds.source_split("train")
     assert split.images.shape == (6, 28, 28, 3) and split.labels.dtype == np.int64 and split.labels.shape == (6,)
     assert len(ds.version) == 64
 
@@ -107,7 +107,7 @@ def test_count_mismatch_names_file_and_split(tmp_path: Path) -> None:
     np.savez(tmp_path / "dermamnist.npz", **arrays)
     ds = load_medmnist("dermamnist", tmp_path)
     with pytest.raises(DataError, match=r"dermamnist\.npz: split val: val_images holds 6 images but val_labels holds 4"):
-        ds.split("val")
+        ds.source_split("val")
 
 
 def test_missing_key(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_bad_labels_for_task(tmp_path: Path) -> None:
     write_npz(tmp_path / "chestmnist.npz", labels="n1")
     ds = load_medmnist("chestmnist", tmp_path)
     with pytest.raises(DataError, match="multi-label"):
-        ds.split("train")
+        ds.source_split("train")
 
 
 def test_float_images_rejected(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_float_images_rejected(tmp_path: Path) -> None:
               for s in ("train", "val", "test") for k in ("images", "labels")}  # fmt: skip
     np.savez(tmp_path / "pneumoniamnist.npz", **arrays)
     with pytest.raises(DataError, match="uint8"):
-        load_medmnist("pneumoniamnist", tmp_path).split("train")
+        load_medmnist("pneumoniamnist", tmp_path).source_split("train")
 
 
 def test_download_on_request_fetches_the_named_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,4 +147,4 @@ def test_download_on_request_fetches_the_named_file(tmp_path: Path, monkeypatch:
     ds = load_medmnist("dermamnist", tmp_path / "new", size=64, download=True)
     assert asked == ["https://zenodo.org/records/10519652/files/dermamnist_64.npz?download=1"]
     assert (tmp_path / "new" / "dermamnist_64.npz").read_bytes() == payload
-    assert ds.split("train").images.shape[0] == 6
+    assert ds.source_split("train").images.shape[0] == 6

@@ -20,7 +20,7 @@ def fake_dataset(version: str = "v1", n: int = 40) -> ImageDataset:
     def loader(split: str, site: str) -> ImageSplit:
         return ImageSplit(images[split], rng.integers(0, 2, n).astype(np.int64) * 0, split, site)
 
-    return ImageDataset("fake", "dermatology", "binary", ("a", "b"), version, loader)
+    return ImageDataset("fake", "dermatology", "binary", ("a", "b"), version, loader, calibration_size=10)
 
 
 @pytest.fixture()
@@ -49,6 +49,12 @@ def test_key_fields_separate_entries(store: EmbeddingStore) -> None:
     assert store.n_computed == 5
     assert store.embed(enc, ds, "test", n_images=10).shape == (10, enc.embedding_dim)
     assert store.n_computed == 5
+    # development splits are redrawn per evaluation seed; the test split is shared by every seed
+    store.embed(enc, ds, "val", seed=1)
+    store.embed(enc, ds, "calibration", seed=1)
+    assert store.n_computed == 7
+    store.embed(enc, ds, "test", seed=1)
+    assert store.n_computed == 7
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "delete_sidecar", "garbage_sidecar"])

@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.cell import CellEmbeddings, ProbeConfig, evaluate_cell
+from crsbench_lib.evaluation.cell import (
+    CellEmbeddings,
+    ProbeConfig,
+    evaluate_cell,
+    evaluate_cell_predictions,
+    rows_from_predictions,
+)
 from crsbench_lib.evaluation.fractions import label_fraction_subsets
 from crsbench_lib.evaluation.metrics import ECE_VARIANTS
 from crsbench_lib.results.schema import KEY_COLUMNS, validate_results
@@ -32,10 +38,12 @@ def make_cell(task: str, k: int, seed: int = 0, dim: int = 16, scale: float = 1.
     val, y_val = split(150)
     test, y_test = split(200)
     shift, y_shift = split(120, shift=0.4)
+    calibration, y_cal = split(150)
     corrupted = {(c, s): test[:150] + rng.normal(0, 0.3 * s, (150, dim)).astype(np.float32)
                  for c in ("noise", "blur") for s in (1, 2, 3, 4, 5)}
     return CellEmbeddings(train * scale, y_train, val * scale, y_val, test * scale, y_test,
-                          {key: v * scale for key, v in corrupted.items()}, shift * scale, y_shift)
+                          {key: v * scale for key, v in corrupted.items()}, shift * scale, y_shift,
+                          calibration * scale, y_cal)
 
 
 def run(cell: CellEmbeddings, task: str, k: int, **overrides) -> pd.DataFrame:
@@ -89,6 +97,7 @@ def test_label_subsets_identical_across_encoders(cell_for):
     b.train = rng.normal(size=(a.train.shape[0], 7)).astype(np.float32)
     b.val = rng.normal(size=(a.val.shape[0], 7)).astype(np.float32)
     b.test = rng.normal(size=(a.test.shape[0], 7)).astype(np.float32)
+    b.calibration = rng.normal(size=(a.calibration.shape[0], 7)).astype(np.float32)
     b.corrupted, b.shift_test, b.shift_labels = {}, None, None
     rows_a, rows_b = run(a, "multiclass", 4), run(b, "multiclass", 4)
     used = lambda r: r.loc[r["condition"] == "label_fraction", ["label_fraction", "label_fraction_used"]].to_numpy()
@@ -240,3 +249,99 @@ def test_corruption_rows_carry_the_clean_auroc_of_the_same_images(cell_for, task
     assert corrupted["auroc_reference"].eq(expected).all()
     clean = rows[(rows["condition"] == "clean") & (rows["calibration"] == "none")]["auroc"].item()
     assert expected != clean
+
+
+def run_predictions(cell: CellEmbeddings, task: str, k: int, **overrides):
+    kwargs = {"seed": 0, "label_fractions": FRACTIONS, "ece_bins": 15, "probe": CONFIG, "meta": META}
+    kwargs.update(overrides)
+    return evaluate_cell_predictions(cell, task, k, **kwargs)
+
+
+@pytest.mark.parametrize("task, k", [("multiclass", 4), ("binary", 2), ("multilabel", 3)])
+def test_rows_are_the_metrics_of_the_stored_predictions(cell_for, task, k):
+    from crsbench_lib.evaluation.metrics import evaluate_predictions
+
+    cell = cell_for(task, k)
+    predictions = run_predictions(cell, task, k)
+    rows = run(cell, task, k)
+    assert len(predictions) == len(rows)
+    for p, (_, row) in zip(predictions, rows.iterrows()):
+        assert p.probabilities.dtype == np.float32
+        labels, probabilities = p.metric_input()
+        metrics = evaluate_predictions(labels, probabilities, task, 15)
+        for name in ("auroc", "ece", "ece_floor", "brier", "nll", "accuracy"):
+            assert abs(getattr(metrics, name) - row[name]) <= 1e-12
+        assert row["ece_excess"] == pytest.approx(row["ece"] - row["ece_floor"], abs=1e-15)
+    pd.testing.assert_frame_equal(rows_from_predictions(predictions), rows, check_exact=True)
+
+
+def test_corruption_rows_pair_auroc_and_ece_with_the_same_clean_images(cell_for):
+    from crsbench_lib.evaluation.metrics import evaluate_predictions
+
+    cell = cell_for("multiclass", 4)
+    predictions = run_predictions(cell, "multiclass", 4)
+    rows = rows_from_predictions(predictions)
+    clean = predictions[0]
+    labels, probabilities = clean.metric_input()
+    first_150 = evaluate_predictions(labels[:150], probabilities[:150], "multiclass", 15)
+    corrupted = rows[rows["condition"] == "corruption"]
+    assert (corrupted["auroc_reference"] == first_150.auroc).all()
+    assert (corrupted["ece_reference"] == first_150.ece).all()
+    assert rows.loc[rows["condition"] != "corruption", "ece_reference"].isna().all()
+    # the stable image index of a corrupted image is that of the clean image it was made from
+    corrupted_predictions = [p for p in predictions if p.meta["condition"] == "corruption"]
+    assert all(np.array_equal(p.image, np.arange(150)) for p in corrupted_predictions)
+
+
+def test_calibrators_are_fitted_on_the_calibration_split(cell_for):
+    cell = cell_for("binary", 2, dim=64)
+    config = ProbeConfig(c_grid=(100.0,), max_iter=500)
+    rows = run(cell, "binary", 2, label_fractions=(1.0,), probe=config)
+    other = cell_for("binary", 2, dim=64)
+    rng = np.random.default_rng(5)
+    other.calibration = other.calibration[rng.permutation(len(other.calibration))]  # labels no longer match
+    shuffled = run(other, "binary", 2, label_fractions=(1.0,), probe=config)
+    calibrated = rows["calibration"] != "none"
+    assert not np.allclose(rows.loc[calibrated, "ece"], shuffled.loc[calibrated, "ece"])
+    uncalibrated = ~calibrated
+    pd.testing.assert_frame_equal(rows[uncalibrated], shuffled[uncalibrated], check_exact=True)
+    assert (rows["calibrator_split"] == "calibration").all() and (rows["c_rule"] == "auroc").all()
+
+
+def test_calibrators_need_a_calibration_split(cell_for):
+    cell = cell_for("binary", 2)
+    cell.calibration = cell.calibration_labels = None
+    with pytest.raises(EvaluationError, match="calibration split"):
+        run(cell, "binary", 2)
+
+
+def test_c_rule_is_recorded_and_changes_the_choice(cell_for):
+    cell = cell_for("multiclass", 4, dim=64)
+    grid = (1e-4, 1e-2, 1.0, 100.0)
+    cell.corrupted, cell.shift_test, cell.shift_labels = {}, None, None
+    by_auroc = run(cell, "multiclass", 4, label_fractions=(1.0,), probe=ProbeConfig(c_grid=grid, calibrators=()))
+    by_loss = run(cell, "multiclass", 4, label_fractions=(1.0,),
+                  probe=ProbeConfig(c_grid=grid, calibrators=(), c_rule="log_loss"))
+    assert by_auroc["c_rule"].item() == "auroc" and by_loss["c_rule"].item() == "log_loss"
+    assert by_auroc["probe_c"].item() in grid and by_loss["probe_c"].item() in grid
+    with pytest.raises(EvaluationError, match="c_rule"):
+        ProbeConfig(c_rule="accuracy")
+
+
+def test_fraction_features_replace_the_shared_embeddings_at_their_fraction(cell_for):
+    cell = cell_for("multiclass", 4)
+    base = run(cell, "multiclass", 4)
+    subsets = label_fraction_subsets(cell.train_labels, (0.25,), 0, "multiclass")[0.25]
+    from crsbench_lib.evaluation.fractions import validation_subsets
+
+    vsub = validation_subsets(cell.val_labels, (0.25,), 0, "multiclass")[0.25]
+    rng = np.random.default_rng(3)
+    noise = lambda a: a + rng.normal(0, 2.0, a.shape).astype(np.float32)
+    cell.fraction_features = {0.25: (noise(cell.train[subsets]), noise(cell.val[vsub]), noise(cell.test))}
+    adapted = run(cell, "multiclass", 4)
+    at = lambda r, f: r[(r["condition"] == "label_fraction") & np.isclose(r["label_fraction"], f)]
+    assert at(adapted, 0.25)["auroc"].item() != at(base, 0.25)["auroc"].item()
+    pd.testing.assert_frame_equal(at(adapted, 0.1), at(base, 0.1), check_exact=True)
+    cell.fraction_features = {0.25: (cell.train, cell.val[vsub], cell.test)}  # wrong length: not the subset
+    with pytest.raises(EvaluationError, match="fraction's"):
+        run(cell, "multiclass", 4)

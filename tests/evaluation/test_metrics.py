@@ -369,3 +369,66 @@ def test_row_sum_tolerance_accepts_float32_softmax():
 def test_bad_bin_count(n_bins):
     with pytest.raises(EvaluationError, match="n_bins"):
         expected_calibration_error(np.array([0, 1]), np.array([0.2, 0.7]), "binary", n_bins)
+
+
+# --------------------------------------------------------------------------- ECE floor
+
+
+def test_ece_floor_hand_computed_cases():
+    from crsbench_lib.evaluation.metrics import ece_floor
+
+    # binary, two examples at 0.5 in one bin: S ~ Binomial(2, 1/2), E|S - 1| = 1/2, floor = (1/2) / 2
+    assert ece_floor(np.array([0.5, 0.5]), "binary", n_bins=2) == pytest.approx(0.25, abs=1e-12)
+    # one example at 0.7: E|Y - 0.7| = 0.7 * 0.3 + 0.3 * 0.7 = 0.42
+    assert ece_floor(np.array([0.7]), "binary", n_bins=15) == pytest.approx(0.42, abs=1e-12)
+    # multiclass top-label: confidences 0.6 and 0.8 fall in different bins of 15;
+    # each contributes 2 c (1 - c): (0.48 + 0.32) / 2 = 0.40
+    p = np.array([[0.6, 0.4], [0.2, 0.8]])
+    assert ece_floor(p, "multiclass", n_bins=15) == pytest.approx(0.40, abs=1e-12)
+    # multilabel: the mean over labels of the binary floors
+    q = np.array([[0.5, 0.7], [0.5, 0.7]])
+    per_label = [ece_floor(q[:, 0], "binary", 2), ece_floor(q[:, 1], "binary", 2)]
+    assert ece_floor(q, "multilabel", n_bins=2) == pytest.approx(np.mean(per_label), abs=1e-15)
+    # certain predictions have no floor
+    assert ece_floor(np.array([0.0, 1.0, 1.0]), "binary") == 0.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=9), st.integers(1, 6))
+def test_ece_floor_is_the_expected_ece_over_every_outcome(confidences, n_bins):
+    # the definition, by enumeration: outcomes drawn from the model's own probabilities
+    import itertools
+
+    from crsbench_lib.evaluation.metrics import ece_floor
+
+    c = np.array(confidences)
+    total = 0.0
+    for outcome in itertools.product((0, 1), repeat=c.size):
+        o = np.array(outcome)
+        weight = float(np.prod(np.where(o == 1, c, 1.0 - c)))
+        if weight > 0:
+            total += weight * expected_calibration_error(o, c, "binary", n_bins)
+    assert ece_floor(c, "binary", n_bins) == pytest.approx(total, abs=1e-12)
+
+
+def test_ece_floor_matches_sampled_labels_of_a_multiclass_model():
+    from crsbench_lib.evaluation.metrics import ece_floor
+
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.full(4, 0.7), size=300)
+    cumulative = np.cumsum(p, axis=1)
+    draws = [
+        expected_calibration_error((rng.random(300)[:, None] > cumulative).sum(axis=1), p, "multiclass", 15)
+        for _ in range(400)
+    ]
+    se = np.std(draws) / np.sqrt(len(draws))
+    assert abs(ece_floor(p, "multiclass", 15) - np.mean(draws)) < 4 * se
+
+
+def test_evaluate_predictions_reports_floor_and_excess():
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.ones(3), size=100)
+    y = rng.integers(0, 3, 100)
+    metrics = evaluate_predictions(y, p, "multiclass", 10).as_dict()
+    assert metrics["ece_excess"] == metrics["ece"] - metrics["ece_floor"]
+    assert 0.0 < metrics["ece_floor"] < 1.0

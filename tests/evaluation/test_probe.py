@@ -10,7 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.metrics import negative_log_likelihood
+from crsbench_lib.evaluation.metrics import macro_auroc, negative_log_likelihood
 from crsbench_lib.evaluation.probe import DEFAULT_C_GRID, Standardiser, fit_probe, logits_to_proba
 
 
@@ -30,16 +30,48 @@ def test_constant_feature_does_not_break(rng, make_clusters, make_multilabel):
     assert np.isfinite(probe.predict_proba(train)).all()
 
 
-def test_c_is_chosen_by_validation_nll(rng, make_clusters, make_multilabel):
+def test_c_is_chosen_by_validation_nll_under_the_log_loss_rule(rng, make_clusters, make_multilabel):
     train, y = make_clusters(300, 20, 4, rng, separation=0.4)
     val, yv = make_clusters(200, 20, 4, rng, separation=0.4)
-    probe = fit_probe(train, y, val, yv, "multiclass", 4)
-    assert set(probe.val_nll) == set(DEFAULT_C_GRID)
+    probe = fit_probe(train, y, val, yv, "multiclass", 4, c_rule="log_loss")
+    assert set(probe.val_nll) == set(DEFAULT_C_GRID) and probe.c_rule == "log_loss"
     assert probe.C == min(probe.val_nll, key=lambda c: (probe.val_nll[c], c))
     # the stored NLL is the NLL of the chosen probe on validation
     assert probe.val_nll[probe.C] == pytest.approx(
         negative_log_likelihood(yv, probe.predict_proba(val), "multiclass"), abs=1e-12
     )
+
+
+@pytest.mark.parametrize("task, k", [("multiclass", 4), ("binary", 2), ("multilabel", 3)])
+def test_c_is_chosen_by_validation_auroc_ties_to_stronger_regularisation(rng, make_clusters, make_multilabel, task, k):
+    if task == "multilabel":
+        train, y = make_multilabel(300, 20, k, rng)
+        val, yv = make_multilabel(150, 20, k, rng)
+    else:
+        train, y = make_clusters(300, 20, k, rng, separation=0.4)
+        val, yv = make_clusters(150, 20, k, rng, separation=0.4)
+    probe = fit_probe(train, y, val, yv, task, k)
+    assert probe.c_rule == "auroc"
+    best = max(probe.val_auroc.values())
+    assert probe.C == min(c for c, a in probe.val_auroc.items() if a == best)
+    p = probe.predict_proba(val)
+    assert probe.val_auroc[probe.C] == pytest.approx(
+        macro_auroc(yv, p[:, 1] if task == "binary" else p, task).value, abs=1e-12
+    )
+
+
+def test_undefined_validation_auroc_takes_the_smallest_c(rng, make_clusters, make_multilabel):
+    train, y = make_multilabel(200, 10, 2, rng)
+    val, yv = make_multilabel(20, 10, 2, rng)
+    yv[:] = 0  # every label has one outcome: AUROC undefined for every C
+    probe = fit_probe(train, y, val, yv, "multilabel", 2, c_grid=(0.01, 0.1, 1.0))
+    assert probe.C == 0.01 and all(np.isnan(a) for a in probe.val_auroc.values())
+
+
+def test_unknown_c_rule(rng, make_clusters, make_multilabel):
+    train, y = make_clusters(50, 4, 2, rng)
+    with pytest.raises(EvaluationError, match="c_rule"):
+        fit_probe(train, y, train, y, "binary", 2, c_rule="accuracy")
 
 
 @pytest.mark.parametrize("task, k", [("multiclass", 4), ("binary", 2)])

@@ -53,8 +53,8 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
     encoder = get_encoder("hog", 32, profile)
     families = resolve_families(profile, spec, dataset.domain)
     stored = cell_embeddings(EmbeddingStore(tmp_path / "emb"), encoder, dataset, profile, families)
-    direct = ConditionImages(dataset, profile, families, arm="frozen").embeddings(encoder, profile.embedding.batch_size)
-    for name in ("train", "val", "test", "shift_test"):
+    direct = ConditionImages(dataset, profile, families).embeddings(encoder, profile.embedding.batch_size)
+    for name in ("train", "val", "calibration", "test", "shift_test"):
         assert np.array_equal(getattr(stored, name), getattr(direct, name)), name
     assert stored.corrupted.keys() == direct.corrupted.keys() and len(stored.corrupted) == 4
     for key in stored.corrupted:
@@ -127,10 +127,25 @@ def test_a_cell_imports_only_modules_its_fingerprint_covers(tmp_path: Path) -> N
     assert not outside, f"modules a cell imports but its code fingerprint does not cover: {sorted(outside)}"
 
 
-def test_lora_corruption_images_lowers_only_the_lora_sets(tmp_path: Path) -> None:
+def test_seeds_redraw_development_embeddings_and_share_the_test_sets(tmp_path: Path, profile) -> None:
+    spec = profile.datasets[0]
+    dataset = load_dataset(spec)
+    encoder = get_encoder("hog", 32, profile)
+    families = resolve_families(profile, spec, dataset.domain)
+    store = EmbeddingStore(tmp_path / "emb")
+    zero = cell_embeddings(store, encoder, dataset, profile, families, seed=0)
+    one = cell_embeddings(store, encoder, dataset, profile, families, seed=1)
+    for name in ("train", "val", "calibration"):
+        assert not np.array_equal(getattr(zero, name), getattr(one, name)), name
+    for name in ("test", "shift_test"):
+        assert np.array_equal(getattr(zero, name), getattr(one, name)), name
+    assert all(np.array_equal(zero.corrupted[k], one.corrupted[k]) for k in zero.corrupted)
+
+
+def test_lora_arm_measures_the_frozen_arm_corruption_sets(tmp_path: Path, profile) -> None:
+    dataset = load_dataset(profile.datasets[0])
+    assert ConditionImages(dataset, profile, ["jpeg"]).corrupted("jpeg", 1).shape[0] == 12
     path = tmp_path / "l.yaml"
     path.write_text(yaml.safe_dump({**CONFIG, "lora": {"corruption_images": 5}}))
-    profile = load_profile(path)
-    dataset = load_dataset(profile.datasets[0])
-    assert ConditionImages(dataset, profile, ["jpeg"], arm="lora").corrupted("jpeg", 1).shape[0] == 5
-    assert ConditionImages(dataset, profile, ["jpeg"], arm="frozen").corrupted("jpeg", 1).shape[0] == 12
+    with pytest.raises(ConfigError, match="unknown key lora.corruption_images"):
+        load_profile(path)

@@ -120,3 +120,27 @@ def test_handcrafted_encoder_is_refused(dataset) -> None:
 def test_derived_seed_is_stable() -> None:
     assert derived_seed("lora", "a", 1) == derived_seed("lora", "a", 1) != derived_seed("lora", "a", 2)
     assert 0 <= derived_seed("x") < 2**31
+
+
+def test_fraction_adapter_sees_only_its_subset_labels() -> None:
+    from crsbench_lib.data.base import ImageSplit
+    from crsbench_lib.evaluation.fractions import label_fraction_subsets, validation_subsets
+    from crsbench_lib.runner.lora import fraction_subsets
+
+    ds = build_dataset("derm", seed=0, sizes={"train": 96, "val": 48, "test": 40}, image_side=32)
+    subsets = fraction_subsets(ds, 0, (1.0, 0.25, 0.1), "matched")
+    assert set(subsets) == {0.25, 0.1}
+    train_index, val_index = subsets[0.25]
+    # the very subsets the probe at that fraction uses
+    assert np.array_equal(train_index, label_fraction_subsets(ds.split("train").labels, (0.25, 0.1), 0, "multiclass")[0.25])
+    assert np.array_equal(val_index, validation_subsets(ds.split("val").labels, (0.25, 0.1), 0, "multiclass")[0.25])
+    # Every label outside the subsets is made invalid: reading any of them would fail the loss.
+    parts = ds.development(0)
+    for name, index in (("train", train_index), ("val", val_index)):
+        labels = np.full(len(parts[name]), ds.n_classes + 7, dtype=np.int64)
+        labels[index] = parts[name].labels[index]
+        parts[name] = ImageSplit(parts[name].images, labels, name)
+    adapted = adapt_encoder(TinyTorchEncoder(), ds, SPEC, seed=0, train_index=train_index, val_index=val_index)
+    assert adapted.report.n_train_labels == train_index.size < len(parts["train"])
+    with pytest.raises((IndexError, RuntimeError)):
+        adapt_encoder(TinyTorchEncoder(), ds, SPEC, seed=0)  # the full split holds the invalid labels

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -51,8 +53,14 @@ def test_vectorised_draws_match_a_naive_loop(synthetic_table, frozen_standard):
             parts.append(part)
         import pandas as pd
 
-        scored = score_profiles(encoder_profiles(pd.concat(parts)), frozen_standard).set_index("encoder")
-        np.testing.assert_allclose(result.crs_draws[b], scored.loc[list(result.encoders), "crs"].to_numpy(), atol=1e-12)
+        profiles = encoder_profiles(pd.concat(parts))
+        for e, name in enumerate(result.encoders):
+            # each encoder is scored against the panel without its own entry
+            keep = [i for i, other in enumerate(frozen_standard.panel_names) if other != name]
+            without = replace(frozen_standard, panel_names=tuple(frozen_standard.panel_names[i] for i in keep),
+                              panel_profiles=frozen_standard.panel_profiles[keep])
+            scored = score_profiles(profiles, without).set_index("encoder")
+            assert result.crs_draws[b, e] == pytest.approx(scored.loc[name, "crs"], abs=1e-12)
 
 
 def test_multiplicities_sum_to_seed_count():

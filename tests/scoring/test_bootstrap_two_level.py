@@ -1,0 +1,172 @@
+"""Two-level paired bootstrap from per-image predictions (crs-method section 9, amendment 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from crsbench_lib.evaluation.cell import rows_from_predictions
+from crsbench_lib.evaluation.metrics import binary_auroc, expected_calibration_error
+from crsbench_lib.results.predictions import ConditionPredictions, dataset_arrays
+from crsbench_lib.scoring.axes import AXES, encoder_profiles, raw_axes
+from crsbench_lib.scoring.bootstrap import (
+    _auroc_plan,
+    _draw_images,
+    _weighted_auroc,
+    _weighted_ece,
+    two_level_bootstrap,
+)
+from crsbench_lib.standard import ReferenceStandard
+
+ENCODERS = ("alpha", "beta", "gamma", "delta")
+FRACTIONS = (1.0, 0.5, 0.1)
+ANCHORS = {"D": (0.5, 1.0), "C": (0.3, 0.0), "L": (0.5, 1.0), "R": (0.3, 0.0)}
+WEIGHTS = {"dominance": 0.3, "balance": 0.4, "floor": 0.3}
+
+
+def _meta(encoder, dataset, task, seed, condition, **extra):
+    meta = {"encoder": encoder, "dataset": dataset, "domain": "x", "task": task, "seed": seed, "arm": "frozen",
+            "condition": condition, "label_fraction": 1.0, "label_fraction_used": 1.0, "corruption": "none",
+            "severity": 0, "calibration": "none", "ece_bins": 10, "c_rule": "auroc", "probe_c": 1.0,
+            "calibrator_split": "calibration", "config_hash": "", "package_version": ""}
+    meta.update(extra)
+    return meta
+
+
+def _proba(rng, labels, task, k, strength):
+    target = labels.astype(float) if task == "multilabel" else np.eye(k)[labels]
+    logits = strength * target + rng.normal(size=target.shape)
+    if task == "multilabel":
+        return 1 / (1 + np.exp(-(logits - 1)))
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def synthetic_predictions(seed=0, n=80, n_corrupt=50):
+    rng = np.random.default_rng(seed)
+    out = []
+    for dataset, task, k in (("derm", "multiclass", 3), ("cxr", "multilabel", 2)):
+        labels = rng.integers(0, k, n) if task == "multiclass" else (rng.random((n, k)) < 0.35).astype(np.uint8)
+        shift_labels = (rng.random((n, k)) < 0.35).astype(np.uint8) if task == "multilabel" else None
+        for e, encoder in enumerate(ENCODERS):
+            strength = 0.8 + 0.6 * e
+            for s in (0, 1, 2):
+                image = np.arange(n)
+                build = lambda meta, idx, y, p: ConditionPredictions.build(meta, idx, y, p, task)  # noqa: E731
+                out.append(build(_meta(encoder, dataset, task, s, "clean"), image, labels,
+                                 _proba(rng, labels, task, k, strength)))
+                for f in FRACTIONS[1:]:
+                    out.append(build(_meta(encoder, dataset, task, s, "label_fraction", label_fraction=f,
+                                           label_fraction_used=f), image, labels,
+                                     _proba(rng, labels, task, k, strength * (0.5 + f))))
+                for family in ("noise", "blur"):
+                    for severity in (1, 3):
+                        out.append(build(_meta(encoder, dataset, task, s, "corruption", corruption=family,
+                                               severity=severity), image[:n_corrupt], labels[:n_corrupt],
+                                         _proba(rng, labels[:n_corrupt], task, k, strength / severity)))
+                if shift_labels is not None:
+                    out.append(build(_meta(encoder, dataset, task, s, "shift"), image, shift_labels,
+                                     _proba(rng, shift_labels, task, k, strength * 0.6)))
+    return out
+
+
+@pytest.fixture(scope="module")
+def predictions():
+    return synthetic_predictions()
+
+
+@pytest.fixture(scope="module")
+def table(predictions):
+    return rows_from_predictions(predictions)
+
+
+def standard(panel: dict[str, np.ndarray]) -> ReferenceStandard:
+    return ReferenceStandard("test-v1", ANCHORS, WEIGHTS, FRACTIONS, 10, tuple(panel), np.array(list(panel.values())))
+
+
+def normalised(profile: np.ndarray) -> np.ndarray:
+    worst = np.array([ANCHORS[a][0] for a in AXES])
+    best = np.array([ANCHORS[a][1] for a in AXES])
+    return np.clip((profile - worst) / (best - worst), 0, 1)
+
+
+@pytest.fixture(scope="module")
+def point_profiles(table):
+    return encoder_profiles(raw_axes(table, label_fractions=FRACTIONS))
+
+
+def test_weighted_kernels_equal_the_metrics_on_resampled_images():
+    rng = np.random.default_rng(3)
+    n = 120
+    scores = np.round(rng.random((4, n)), 2)  # ties
+    positive = rng.random(n) < 0.3
+    weights = _draw_images(rng, n, 6)
+    got = _weighted_auroc(_auroc_plan(scores, positive), weights)
+    for b in range(6):
+        idx = np.repeat(np.arange(n), weights[b])
+        for t in range(4):
+            assert got[t, b] == pytest.approx(binary_auroc(positive[idx], scores[t, idx]), abs=1e-12)
+    labels = rng.integers(0, 3, n)
+    proba = rng.dirichlet(np.ones(3), size=(2, n))
+    ece = _weighted_ece(proba.astype(np.float32), labels, "multiclass", weights, 10)
+    for b in range(6):
+        idx = np.repeat(np.arange(n), weights[b])
+        for t in range(2):
+            expected = expected_calibration_error(labels[idx], proba[t, idx].astype(np.float32).astype(float),
+                                                  "multiclass", 10)
+            assert ece[t, b] == pytest.approx(expected, abs=1e-12)
+
+
+def test_point_profiles_are_the_table_profiles(predictions, point_profiles):
+    panel = {e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS}
+    result = two_level_bootstrap(dataset_arrays(predictions), standard(panel), n_draws=20, random_state=1)
+    np.testing.assert_allclose(result.point_profiles.loc[list(ENCODERS)].to_numpy(),
+                               point_profiles.loc[list(ENCODERS)].to_numpy(), atol=1e-12)
+    assert result.crs_draws.shape == (20, 4) and result.auroc_draws.shape == (20, 4)
+    assert result.summary["p_rank1"].sum() == pytest.approx(1.0)
+    assert result.summary["p_top3"].sum() == pytest.approx(3.0)
+    assert result.n_distinct == 20 and 1 <= result.n_distinct_seed_draws <= 20
+    assert len(result.pairwise) == 6
+    again = two_level_bootstrap(dataset_arrays(predictions), standard(panel), n_draws=20, random_state=1)
+    np.testing.assert_array_equal(again.crs_draws, result.crs_draws)
+
+
+def test_no_draw_compares_an_encoder_with_itself(predictions, point_profiles):
+    # Every panel entry sits just below its encoder's point profile, and a perfect
+    # member is unbeatable. Scored against its own entry, an encoder would dominate
+    # it in most draws; against the others only, it dominates only entries it beats.
+    own = {e: np.clip(normalised(point_profiles.loc[e].to_numpy()) - 0.05, 0, 1) for e in ENCODERS}
+    with_perfect = {**own, "perfect": np.ones(4)}
+    arrays = dataset_arrays(predictions)
+    result = two_level_bootstrap(arrays, standard(with_perfect), n_draws=40, random_state=2)
+    assert result.encoders == tuple(sorted(ENCODERS))
+    for name in ENCODERS:
+        e = result.encoders.index(name)
+        others = {k: v for k, v in with_perfect.items() if k != name}
+        alone = two_level_bootstrap(arrays, standard(others), n_draws=40, random_state=2)
+        np.testing.assert_array_equal(result.crs_draws[:, e], alone.crs_draws[:, e])
+    # and a self-comparison would have shown: encoders dominate their own entries in many draws
+    mine = standard(with_perfect)
+    shares = []
+    for name in ENCODERS:
+        s = np.clip((result.profile_draws[:, result.encoders.index(name)] - mine.worst) / (mine.best - mine.worst), 0, 1)
+        shares.append(((s >= own[name]).all(axis=1) & (s > own[name]).any(axis=1)).mean())
+    assert max(shares) > 0.1
+
+
+def test_unpaired_predictions_are_rejected(predictions):
+    from crsbench_lib.errors import SchemaError
+
+    broken = [p for p in predictions if not (p.meta["encoder"] == "beta" and p.meta["condition"] == "shift"
+                                             and p.meta["seed"] == 1)]
+    with pytest.raises(SchemaError, match="not paired"):
+        dataset_arrays(broken)
+
+
+def test_threads_do_not_change_the_draws(predictions, point_profiles):
+    panel = standard({e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS})
+    arrays = dataset_arrays(predictions)
+    one = two_level_bootstrap(arrays, panel, n_draws=15, random_state=4, n_jobs=1)
+    two = two_level_bootstrap(arrays, panel, n_draws=15, random_state=4, n_jobs=2)
+    np.testing.assert_array_equal(one.crs_draws, two.crs_draws)
+    np.testing.assert_array_equal(one.profile_draws, two.profile_draws)
