@@ -150,7 +150,8 @@ def load_dataset(spec: DatasetSpec) -> ImageDataset:
         from crsbench_lib.data.medmnist import load_medmnist
 
         dataset = load_medmnist(options["flag"], Path(options["root"]), size=options["size"],
-                                download=options["download"], domain=options["domain"])
+                                download=options["download"], domain=options["domain"],
+                                calibration_size=options["calibration_size"])
         dataset.name = spec.name
     else:
         from crsbench_lib.data.manifest import load_manifest

@@ -450,6 +450,12 @@ def _check_encoder_names(names: list[str], check: _Checker) -> None:
             raise check.fail(f"encoders[{i}]", f"is a hub prefix without a model id: {name!r}")
 
 
+def _calibration_size(raw: Mapping[str, Any], path: str, check: _Checker) -> int | None:
+    """A real dataset's calibration-split size (None: as large as its source validation split)."""
+    value = raw.get("calibration_size")
+    return None if value is None else check.positive_int(value, f"{path}.calibration_size")
+
+
 def _corruption_domain(value: Any, path: str, check: _Checker) -> str:
     """A ``domain`` key: one of the domains that have a corruption catalogue."""
     from crsbench_lib.cohort import CORRUPTION_DOMAINS
