@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-quick book bench clean
+REMOTE ?= origin
+
+.PHONY: install test test-quick book pdf publish bench clean
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "make: $(PYTHON) not found (set PYTHON=...)"; exit 2; }
@@ -27,6 +29,14 @@ test-quick: $(STAMP)
 ## book: run the default profile (cached), execute every notebook, render _build/html
 book: $(STAMP)
 	$(BIN)/crsbench book --profile default --jobs 2
+
+## pdf: the book as one PDF in _build/pdf (builds the book first; needs chromium)
+pdf: book
+	$(BIN)/crsbench pdf
+
+## publish: push the built _build/html to the gh-pages branch of REMOTE (default origin) with ghp-import
+publish: $(STAMP)
+	$(BIN)/crsbench publish --remote "$(REMOTE)"
 
 bench: $(STAMP)
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script || exit 1; done

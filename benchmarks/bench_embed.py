@@ -1,13 +1,13 @@
-"""Benchmark of the encoder layer: throughput per encoder, zoo pretraining, default-cohort embedding.
+"""Benchmark of the encoder layer: throughput per encoder, default-cohort embedding.
 
 Prints
 - images per second per encoder of the default zoo (1,000 phantom dermatology test images, 32 px);
-- the zoo's pretraining time (``pretrain_zoo`` into a temporary folder; skip with ``--skip-pretrain``);
 - the time to embed the default cohort with the whole zoo: for each phantom dataset the
   clean train/val/test splits, the site-B test split (cxr), and every corruption family of
   its domain at severities 1-5 on 500 test images (target: under 6 minutes on two cores).
 
-Usage: ``python benchmarks/bench_embed.py [--threads 2] [--skip-pretrain] [--skip-cohort]``.
+Usage: ``python benchmarks/bench_embed.py [--threads 2] [--skip-cohort]``.
+The zoo's pretraining time is benchmarks/bench_pretrain.py.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def throughput(threads: int) -> None:
         t = time.perf_counter()
         enc.embed(images)
         dt = time.perf_counter() - t
-        print(f"{name:<16} {len(images) / dt:>9.0f} img/s   dim {enc.embedding_dim}")
+        print(f"{name:<24} {len(images) / dt:>9.0f} img/s   dim {enc.embedding_dim}")
 
 
 def cohort_embedding() -> None:
@@ -69,7 +69,7 @@ def cohort_embedding() -> None:
                             store.embed(enc, ds, "test", corruption=family, severity=severity, n_images=CORRUPTION_IMAGES)
                         )
             per_encoder[name] = time.perf_counter() - t
-            print(f"{name:<16} {per_encoder[name]:>7.1f} s", flush=True)
+            print(f"{name:<24} {per_encoder[name]:>7.1f} s", flush=True)
         total = time.perf_counter() - t_all
     print(f"# whole zoo on the default cohort: {n_images} image embeddings, {total:.1f} s ({total / 60:.2f} min)")
 
@@ -77,15 +77,10 @@ def cohort_embedding() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--skip-pretrain", action="store_true")
     parser.add_argument("--skip-cohort", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     throughput(args.threads)
-    if not args.skip_pretrain:
-        with tempfile.TemporaryDirectory() as tmp:
-            timings = pretrain_zoo(out=Path(tmp))
-        print("# zoo pretraining (s): " + ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
     if not args.skip_cohort:
         cohort_embedding()
 

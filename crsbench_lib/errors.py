@@ -49,3 +49,7 @@ class OutputError(CRSBenchError, OSError):
 
 class CacheError(CRSBenchError):
     """A cached file is unreadable or fails its checksum (it is recomputed, never reused)."""
+
+
+class PublishError(CRSBenchError):
+    """The built book cannot be published or printed (no built site, no git, no browser)."""

@@ -1,34 +1,35 @@
 """The neural zoo: small CNN and ViT architectures and their encoders.
 
-Two architectures, each well under one million parameters so that the whole
+Three backbones, each well under one million parameters so that the whole
 zoo embeds the default cohort in minutes on two CPU cores:
 
-- :class:`SmallCNN`: four ``3x3`` conv-BN-ReLU stages (16, 32, 64, 128 channels)
-  with ``2x2`` max-pooling between them; the embedding is the global average of
-  the last stage (128 values). Fully convolutional, so any ``image_side`` works.
-- :class:`SmallViT`: ``4x4`` patches, width 64, 3 pre-norm transformer blocks
-  with 4 heads; the embedding is the final class token concatenated with the
-  mean patch token (128 values). Position embeddings are stored for a 32-px
-  grid and bilinearly resized for other sides.
+- :class:`SmallCNN` at two capacities: four ``3x3`` conv-BN-ReLU stages with
+  ``2x2`` max-pooling between them, widths 16-32-64-128 (``cnn_s``) or
+  24-48-96-192 (``cnn_l``, 2.2 times the parameters); the embedding is the
+  global average of the last stage. Fully convolutional, so any
+  ``image_side`` works.
+- :class:`SmallViT` (``vit_s``): ``4x4`` patches, width 64, 3 pre-norm
+  transformer blocks with 4 heads; the embedding is the final class token
+  concatenated with the mean patch token (128 values). Position embeddings are
+  stored for a 32-px grid and bilinearly resized for other sides.
 
-The seven neural encoders of :data:`NEURAL_ZOO` differ only in how their
-weights came about (see :mod:`crsbench_lib.runner.pretrain`): random
-initialisation from a fixed seed (``cnn_random``, ``vit_random``), self-
-supervised (``cnn_autoencoder``, ``cnn_simclr``, ``vit_mae``) and supervised
-(``cnn_generalist`` on all three phantom domains, ``cnn_specialist`` on
-dermatology only). Images are read as RGB (grey replicated), resized to
-``image_side`` and normalised with mean 0.5 and std 0.25 per channel.
+The encoders of :data:`NEURAL_ZOO` differ in how their weights came about: the
+recipes (pool, objective, augmentations, steps) are data in
+:mod:`crsbench_lib.encoders.recipes` and the training code is
+:mod:`crsbench_lib.runner.pretrain`. Images are read as RGB (grey
+replicated), resized to ``image_side`` and normalised with mean 0.5 and std
+0.25 per channel.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from crsbench_lib.encoders.recipes import NEURAL_ZOO, PRETRAIN_SIDE, NeuralSpec
 from crsbench_lib.encoders.torch_encoder import TorchEncoder
 from crsbench_lib.encoders.weights import load_state, params_hash
 from crsbench_lib.errors import EncoderError
@@ -36,18 +37,26 @@ from crsbench_lib.errors import EncoderError
 NORM_MEAN: tuple[float, float, float] = (0.5, 0.5, 0.5)
 NORM_STD: tuple[float, float, float] = (0.25, 0.25, 0.25)
 # Bump when an architecture's forward pass changes: part of weights_hash.
-NEURAL_CODE_VERSION = "2"
-# Side at which the networks are pretrained and their ViT position grid stored.
-PRETRAIN_SIDE = 32
+NEURAL_CODE_VERSION = "3"
+#: Stage widths of the CNN at each capacity.
+CNN_WIDTHS: dict[str, tuple[int, ...]] = {"cnn_s": (16, 32, 64, 128), "cnn_l": (24, 48, 96, 192)}
+ARCHITECTURES: tuple[str, ...] = (*CNN_WIDTHS, "vit_s")
+
+__all__ = ["ARCHITECTURES", "NEURAL_ZOO", "NeuralEncoder", "NeuralSpec", "SmallCNN", "SmallViT", "make_backbone"]
 
 
 class SmallCNN(nn.Module):
-    """Four conv-BN-ReLU stages with max-pooling; global-average-pooled output."""
+    """Four conv-BN-ReLU stages with max-pooling; global-average-pooled output.
 
-    widths: tuple[int, ...] = (16, 32, 64, 128)
+    Parameters
+    ----------
+    widths : tuple of int
+        Output channels of each stage.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, widths: tuple[int, ...] = CNN_WIDTHS["cnn_s"]) -> None:
         super().__init__()
+        self.widths = tuple(widths)
         layers: list[nn.Module] = []
         c_in = 3
         for k, c_out in enumerate(self.widths):
@@ -59,7 +68,7 @@ class SmallCNN(nn.Module):
         self.out_dim = self.widths[-1]
 
     def feature_map(self, x: torch.Tensor) -> torch.Tensor:
-        """Last-stage feature map ``(N, 128, side/8, side/8)``."""
+        """Last-stage feature map ``(N, widths[-1], side/8, side/8)``."""
         return self.features(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -141,41 +150,33 @@ class SmallViT(nn.Module):
         return torch.cat([h[:, 0], h[:, 1:].mean(dim=1)], dim=1)
 
 
-@dataclass(frozen=True)
-class NeuralSpec:
-    """How one neural encoder of the zoo is built and where its weights live."""
-
-    name: str
-    architecture: str  # "cnn" or "vit"
-    training: str  # "random", "autoencoder", "simclr", "mae", "generalist", "specialist"
-    description: str
-
-    @property
-    def state_file(self) -> str:
-        return f"{self.name}.pt"
-
-
-NEURAL_ZOO: dict[str, NeuralSpec] = {
-    spec.name: spec
-    for spec in (
-        NeuralSpec("cnn_random", "cnn", "random", "small CNN, random initialisation (fixed seed)"),
-        NeuralSpec("vit_random", "vit", "random", "small ViT, random initialisation (fixed seed)"),
-        NeuralSpec("cnn_autoencoder", "cnn", "autoencoder", "small CNN encoder of a convolutional autoencoder"),
-        NeuralSpec("cnn_simclr", "cnn", "simclr", "small CNN, SimCLR contrastive self-supervision"),
-        NeuralSpec("vit_mae", "vit", "mae", "small ViT, masked-autoencoder self-supervision"),
-        NeuralSpec("cnn_generalist", "cnn", "generalist", "small CNN, supervised on all three phantom domains"),
-        NeuralSpec("cnn_specialist", "cnn", "specialist", "small CNN, supervised on dermatology only"),
-    )
-}
-
-
 def make_backbone(architecture: str) -> nn.Module:
-    """A fresh (randomly initialised) backbone of the named architecture."""
-    if architecture == "cnn":
-        return SmallCNN()
-    if architecture == "vit":
+    """A fresh (randomly initialised) backbone of the named architecture.
+
+    Parameters
+    ----------
+    architecture : {"cnn_s", "cnn_l", "vit_s"}
+
+    Returns
+    -------
+    torch.nn.Module
+        With an ``out_dim`` attribute (embedding width).
+
+    Examples
+    --------
+    >>> make_backbone("cnn_l").out_dim
+    192
+    """
+    if architecture in CNN_WIDTHS:
+        return SmallCNN(CNN_WIDTHS[architecture])
+    if architecture == "vit_s":
         return SmallViT()
-    raise EncoderError(f"unknown architecture {architecture!r} (expected cnn or vit)")
+    raise EncoderError(f"unknown architecture {architecture!r} (expected one of {', '.join(ARCHITECTURES)})")
+
+
+def count_parameters(architecture: str) -> int:
+    """Parameters of a backbone, counted from the module (buffers such as BN statistics excluded)."""
+    return sum(p.numel() for p in make_backbone(architecture).parameters())
 
 
 class NeuralEncoder(TorchEncoder):
@@ -220,7 +221,7 @@ class NeuralEncoder(TorchEncoder):
         except RuntimeError as exc:
             raise EncoderError(f"{self.spec.state_file}: does not fit the {self.spec.architecture} backbone ({exc})") from exc
         # channels-last convolutions run about twice as fast on CPU (oneDNN).
-        self._channels_last = self.spec.architecture == "cnn"
+        self._channels_last = self.spec.architecture in CNN_WIDTHS
         if self._channels_last:
             net = net.to(memory_format=torch.channels_last)
         self._module = net.to(self.device).eval()

@@ -2,8 +2,9 @@
 
 Three sources of names:
 
-- the built-in zoo: :data:`DEFAULT_ZOO` (15 families, 8 hand-crafted and 7
-  neural), built by :func:`build_encoder`;
+- the built-in zoo: :data:`DEFAULT_ZOO` (8 classical baselines and the neural
+  encoders of :mod:`crsbench_lib.encoders.recipes`), built by
+  :func:`build_encoder`; their cards are :func:`crsbench_lib.encoders.cards.zoo_cards`;
 - hub adapters, by prefix: ``timm:<model id or path>``,
   ``open_clip:<arch>[:<pretrained tag or path>]`` and ``hf:<hub id or local path>``
   (:mod:`crsbench_lib.encoders.hub`);
@@ -41,6 +42,7 @@ def hub_prefix(name: str) -> str | None:
     return prefix if sep and prefix in HUB_PREFIXES else None
 
 
+#: The built-in zoo: the classical baselines, then the neural encoders in recipe order.
 DEFAULT_ZOO: tuple[str, ...] = (
     "pixels",
     "pca",
@@ -50,13 +52,7 @@ DEFAULT_ZOO: tuple[str, ...] = (
     "glcm",
     "kmeans",
     "colour_hist",
-    "cnn_random",
-    "vit_random",
-    "cnn_autoencoder",
-    "cnn_simclr",
-    "vit_mae",
-    "cnn_generalist",
-    "cnn_specialist",
+    *NEURAL_ZOO,
 )
 
 

@@ -13,6 +13,7 @@ only when their content changed, so Sphinx re-renders only changed pages.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -34,6 +35,7 @@ NOTEBOOKS_DIR = "notebooks"
 BUILD_DIR = "_build"  # jupyter-book appends this to --path-output
 SOURCE_DIR = "source"
 HTML_DIR = "html"
+PROVENANCE_FILE = "provenance.json"  # in the HTML folder: what produced the rendered book
 REPOSITORY_ENV = "CRSBENCH_REPOSITORY_URL"  # set it once the repository is public: launch buttons appear
 BINDER_URL = "https://mybinder.org"
 COLAB_URL = "https://colab.research.google.com"
@@ -287,9 +289,11 @@ def render_book(
     Returns
     -------
     pathlib.Path
-        The HTML folder.
+        The HTML folder; its ``provenance.json`` holds the build's
+        :class:`~crsbench_lib.report.banner.Provenance` (package version,
+        standard, results hash, build date).
     """
-    from crsbench_lib.report.banner import provenance
+    from crsbench_lib.report.banner import build_date, provenance, release_markdown
     from crsbench_lib.report.context import portable_path, resolve_standard, simulated_from_manifest
     from crsbench_lib.report.notebooks import execute_all
     from crsbench_lib.results.io import read_results
@@ -310,19 +314,26 @@ def render_book(
     executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
                            use_cache=use_cache, progress=progress, cache=cache)
     table = read_results(results_path)
-    banner = provenance(table, resolve_standard(standard_path, table), profile=profile, simulated=simulated)
+    banner = provenance(table, resolve_standard(standard_path, table), profile=profile, simulated=simulated,
+                        built=build_date())
     fields = banner.as_dict()
     substitutions = {
         "provenance": banner.text(),
         "profile": fields["profile"],
         "standard_version": fields["standard"],
         "config_hash": fields["config hash"],
+        "results_hash": fields["results hash"],
         "package_version": fields["package"],
         "cohort": fields["cohort"],
+        "build_date": banner.build_date,
+        "release": release_markdown(banner),
         "execution_table": execution_table(executed),
     }
     stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base,
                                 repository=os.environ.get(REPOSITORY_ENV) or None)
     if progress and skipped:
         print(f"  left out of the table of contents (no notebook): {', '.join(skipped)}", flush=True)
-    return build_html(stage, out_root)
+    html = build_html(stage, out_root)
+    # Published with the site, and read by `crsbench pdf` for the PDF's first page.
+    atomic_write_text(html / PROVENANCE_FILE, json.dumps(banner.to_json(), indent=2, sort_keys=True) + "\n")
+    return html

@@ -1,40 +1,46 @@
 """Fitting and pretraining of the default zoo, from a fixed seed, on the phantom pools.
 
-Everything here reads only :func:`crsbench_lib.cohort.pretraining_pool` images,
-which are disjoint from every evaluation split of every evaluation seed. Each
-piece is produced from :data:`PRETRAIN_SEED` on CPU with
-``torch.use_deterministic_algorithms(True)``, so rebuilding on the same
-software stack gives the same files; the files (and their sha256 in
-``manifest.json``) are what the encoders load, so a different torch version
-changes nothing until someone rebuilds.
+Everything here reads only pretraining pools (:mod:`crsbench_lib.runner.pools`),
+which are disjoint from every evaluation split of every evaluation seed. The
+recipes (pool, objective, augmentations, steps, optimiser) are data in
+:mod:`crsbench_lib.encoders.recipes`; this module turns them into weights.
+Each piece is produced from :data:`~crsbench_lib.encoders.recipes.PRETRAIN_SEED`
+on CPU with ``torch.use_deterministic_algorithms(True)`` and
+:data:`~crsbench_lib.encoders.recipes.PRETRAIN_THREADS` torch threads, so
+rebuilding on the same software stack gives the same files; the files (and
+their sha256 in ``manifest.json``) are what the encoders load, so a different
+torch version changes nothing until someone rebuilds.
 
 Pieces (see :data:`PIECES`):
 
-- ``pca``: mean and top-64 principal axes of 32-px RGB pixels (thin SVD).
+- ``pca``: mean and top-64 principal axes of 32-px RGB pixels (randomised SVD).
 - ``kmeans``: ZCA whitening and 64 k-means centroids of normalised ``6x6``
   patches (Coates, Lee & Ng, 2011).
-- ``cnn_random``, ``vit_random``: the initialisation from the seed, as is.
-- ``cnn_autoencoder``: CNN encoder + transposed-conv decoder, MSE reconstruction.
-- ``cnn_simclr``: SimCLR (Chen et al., 2020) with NT-Xent (temperature 0.2) on
-  two views from :func:`augment` (random resized crop and flip via an affine
-  grid, brightness/contrast jitter, random grey, Gaussian noise).
-- ``vit_mae``: masked autoencoder (He et al., 2022), 75 % of patches masked,
+- ``random``: the initialisation from the seed, as is.
+- ``simclr``: SimCLR (Chen et al., 2020): NT-Xent (temperature 0.2) on two
+  views per image from :func:`crsbench_lib.runner.augment.view`, through a
+  two-layer projection head that is discarded.
+- ``multitask``: one head per (domain, auxiliary attribute): cross-entropy for
+  class codes, binary cross-entropy for 0/1 flags, mean squared error for
+  standardised continuous values; each domain's attributes weigh equally.
+- ``intask``: the same machinery on the evaluation task's labels of the pool.
+- ``mae``: masked autoencoder (He et al., 2022), 75 % of patches masked,
   one-block decoder, loss on per-patch-normalised pixels of masked patches.
-- ``cnn_generalist``: supervised on the pools of all three domains at once
-  (one head per domain: cross-entropy, or binary cross-entropy for multi-label).
-- ``cnn_specialist``: the same, dermatology only.
 
-Floating-point weights are stored in float16 to keep the shipped folder small;
-BatchNorm statistics stay float32. The stored file *is* the encoder.
+Every optimiser is AdamW with a linear warm-up over the first 5 % of steps and
+a cosine decay to zero. Floating-point weights are stored in float16 to keep
+the shipped folder small; BatchNorm statistics stay float32. The stored file
+*is* the encoder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,82 +49,72 @@ import torch.nn.functional as F
 from torch import nn
 
 from crsbench_lib.encoders.handcrafted import PCA_SIDE, KMeansPatchEncoder, PCAEncoder, normalise_patches
-from crsbench_lib.encoders.imaging import to_tensor
-from crsbench_lib.encoders.neural import NEURAL_ZOO, NORM_MEAN, NORM_STD, PRETRAIN_SIDE, SmallViT, make_backbone
-from crsbench_lib.encoders.weights import save_state, weights_dir
+from crsbench_lib.encoders.neural import CNN_WIDTHS, NEURAL_ZOO, SmallViT, make_backbone
+from crsbench_lib.encoders.recipes import BROAD_POOL, PRETRAIN_SEED, PRETRAIN_SIDE, PRETRAIN_THREADS, NeuralSpec, PoolSpec
+from crsbench_lib.atomic import atomic_write_bytes
+from crsbench_lib.encoders.weights import read_manifest, save_state, weights_dir, write_manifest
 from crsbench_lib.errors import EncoderError
+from crsbench_lib.runner.augment import view
+from crsbench_lib.runner.pools import (
+    ATTRIBUTE_SOURCE,
+    PoolCache,
+    PoolDraw,
+    draw_file,
+    draw_from_folder,
+    draw_pool,
+    generator_version,
+    save_draw,
+)
 
-PRETRAIN_SEED = 20261130
-# Pool images per phantom dataset (pretraining_pool seeds are disjoint from evaluation).
-POOL_SIZE = 1500
-POOL_SEED = 0
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Optimisation settings of one pretraining run (Adam, cosine-free constant LR)."""
-
-    epochs: int
-    batch_size: int = 128
-    lr: float = 2e-3
-    weight_decay: float = 1e-4
-
-
-TRAIN_CONFIGS: dict[str, TrainConfig] = {
-    "cnn_autoencoder": TrainConfig(epochs=3),
-    "cnn_simclr": TrainConfig(epochs=4, batch_size=256),
-    "vit_mae": TrainConfig(epochs=6, batch_size=128, lr=1e-3),
-    "cnn_generalist": TrainConfig(epochs=4),
-    "cnn_specialist": TrainConfig(epochs=8),
-}
-# Which phantom pools each supervised encoder learns from.
-SUPERVISED_DATASETS: dict[str, tuple[str, ...]] = {
-    "cnn_generalist": ("derm", "fundus", "cxr"),
-    "cnn_specialist": ("derm",),
-}
+#: Images per domain of the broad pool that PCA and k-means are fitted on.
+CLASSICAL_FIT_PER_DATASET = 2000
+#: Share of the steps spent in linear learning-rate warm-up.
+WARMUP_FRACTION = 0.05
+#: NT-Xent temperature of SimCLR.
+SIMCLR_TEMPERATURE = 0.2
+#: Share of ViT patches hidden from the MAE encoder.
+MAE_MASK_RATIO = 0.75
+NORM_MEAN, NORM_STD = 0.5, 0.25
 
 
 @contextlib.contextmanager
 def deterministic(seed: int) -> Iterator[torch.Generator]:
-    """Seed torch, switch on deterministic algorithms, yield a seeded generator; restore afterwards."""
+    """Seed torch, fix the thread count, switch on deterministic algorithms; restore afterwards.
+
+    Yields
+    ------
+    torch.Generator
+        Seeded with ``seed``; every random draw of a training run comes from it.
+    """
     previous = torch.are_deterministic_algorithms_enabled()
+    threads = torch.get_num_threads()
     torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(PRETRAIN_THREADS)
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     try:
         yield gen
     finally:
         torch.use_deterministic_algorithms(previous)
+        torch.set_num_threads(threads)
 
 
-@dataclass
-class Pools:
-    """Pretraining pools: ``images[name]`` uint8 and ``labels[name]`` per phantom dataset."""
-
-    images: dict[str, np.ndarray]
-    labels: dict[str, np.ndarray]
-
-    def tensor(self, names: Sequence[str] | None = None, side: int = PRETRAIN_SIDE) -> torch.Tensor:
-        """RGB float tensor in ``[0, 1]`` of the named pools, concatenated."""
-        names = list(self.images) if names is None else list(names)
-        return torch.cat([to_tensor(self.images[n], side, 3) for n in names])
+def as_uint8_tensor(images: np.ndarray) -> torch.Tensor:
+    """``uint8`` images ``(N, H, W[, 3])`` -> ``uint8`` tensor ``(N, 3, H, W)`` (grey replicated)."""
+    t = torch.from_numpy(np.ascontiguousarray(images))
+    if t.ndim == 3:
+        t = t[:, None].expand(-1, 3, -1, -1)
+    else:
+        t = t.permute(0, 3, 1, 2)
+    return t.contiguous()
 
 
-def load_pools(n_images: int = POOL_SIZE, seed: int = POOL_SEED, image_side: int = PRETRAIN_SIDE) -> Pools:
-    """Draw the pretraining pools of every phantom dataset (:func:`crsbench_lib.cohort.pretraining_pool`)."""
-    from crsbench_lib.cohort import PHANTOM_DATASETS, pretraining_pool
-
-    images, labels = {}, {}
-    for name in PHANTOM_DATASETS:
-        pool = pretraining_pool(name, n_images, seed=seed, image_side=image_side)
-        images[name], labels[name] = pool.images, pool.labels
-    return Pools(images, labels)
+def _float(x: torch.Tensor) -> torch.Tensor:
+    return x.to(torch.float32) / 255.0
 
 
 def _normalise(x: torch.Tensor) -> torch.Tensor:
-    mean = torch.tensor(NORM_MEAN).view(1, 3, 1, 1)
-    std = torch.tensor(NORM_STD).view(1, 3, 1, 1)
-    return (x - mean) / std
+    return (x - NORM_MEAN) / NORM_STD
 
 
 def _export(module: nn.Module) -> dict[str, torch.Tensor]:
@@ -131,9 +127,9 @@ def _export(module: nn.Module) -> dict[str, torch.Tensor]:
 
 
 def fit_pca(
-    pools: Pools, n_components: int = PCAEncoder.n_components, seed: int = PRETRAIN_SEED, oversample: int = 32, power_iterations: int = 6
+    x: torch.Tensor, n_components: int = PCAEncoder.n_components, seed: int = PRETRAIN_SEED, oversample: int = 32, power_iterations: int = 6
 ) -> dict[str, torch.Tensor]:
-    """Mean and top principal axes of 32-px RGB pixels of all pools, sign-fixed.
+    """Mean and top principal axes of 32-px RGB pixels ``x`` ``(N, 3, 32, 32)`` in ``[0, 1]``, sign-fixed.
 
     Randomised subspace iteration (Halko, Martinsson & Tropp, 2011, alg. 4.4)
     with ``oversample`` extra directions and ``power_iterations`` QR-stabilised
@@ -142,7 +138,7 @@ def fit_pca(
     largest-magnitude coefficient is positive, which makes the basis unique.
     """
     # torch's LAPACK is much faster than numpy's OpenBLAS QR on this kind of machine.
-    x = pools.tensor(side=PCA_SIDE).reshape(-1, 3 * PCA_SIDE * PCA_SIDE).double()
+    x = x.reshape(-1, 3 * PCA_SIDE * PCA_SIDE).double()
     mean = x.mean(dim=0)
     xc = x - mean
     gen = torch.Generator().manual_seed(seed)
@@ -159,22 +155,21 @@ def fit_pca(
 
 
 def fit_kmeans(
-    pools: Pools,
+    x: torch.Tensor,
     seed: int = PRETRAIN_SEED,
     n_patches: int = 60_000,
     n_centroids: int = KMeansPatchEncoder.n_centroids,
     iterations: int = 25,
     zca_eps: float = 0.1,
 ) -> dict[str, torch.Tensor]:
-    """ZCA whitening and k-means centroids of normalised ``6x6`` pool patches (Coates et al., 2011).
+    """ZCA whitening and k-means centroids of normalised ``6x6`` patches of ``x`` (Coates et al., 2011).
 
-    Patches are sampled uniformly (seeded) from all pools; Lloyd iterations
+    ``x`` is ``(N, 3, side, side)`` in ``[0, 1]``. Patches are sampled uniformly (seeded); Lloyd iterations
     start from randomly chosen patches; an emptied cluster is re-seeded with the
     patch farthest from its centroid.
     """
     p = KMeansPatchEncoder.patch
     gen = torch.Generator().manual_seed(seed)
-    x = pools.tensor(side=PRETRAIN_SIDE)
     n, _, s, _ = x.shape
     positions = s - p + 1
     idx = torch.randint(0, n, (n_patches,), generator=gen)
@@ -204,85 +199,43 @@ def fit_kmeans(
     return {"zca_mean": mean.float(), "zca": zca.float(), "centroids": centroids.float()}
 
 
-def _batches(n: int, batch_size: int, gen: torch.Generator) -> Iterator[torch.Tensor]:
-    perm = torch.randperm(n, generator=gen)
-    for start in range(0, n - batch_size + 1, batch_size):  # drop the ragged last batch
-        yield perm[start : start + batch_size]
+def index_stream(n: int, batch_size: int, gen: torch.Generator) -> Iterator[torch.Tensor]:
+    """Endless batches of indices: one seeded permutation per epoch, the ragged tail dropped."""
+    if batch_size > n:
+        raise EncoderError(f"batch of {batch_size} images from a pool of {n}")
+    while True:
+        perm = torch.randperm(n, generator=gen)
+        for start in range(0, n - batch_size + 1, batch_size):
+            yield perm[start : start + batch_size]
 
 
-def _adam(module: nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(module.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+def _optimiser(params: Sequence[nn.Parameter], spec: NeuralSpec) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
+    opt = torch.optim.AdamW(params, lr=spec.lr, weight_decay=spec.weight_decay)
+    warm = max(1, int(WARMUP_FRACTION * spec.steps))
+
+    def factor(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        return 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, spec.steps - warm)))
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
-class ConvDecoder(nn.Module):
-    """Decoder of the autoencoder: ``(N, 128, s/8, s/8)`` -> ``(N, 3, s, s)``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.net = nn.Sequential(
-            nn.ConvTranspose2d(128, 64, 2, stride=2), nn.ReLU(inplace=True),
-            nn.ConvTranspose2d(64, 32, 2, stride=2), nn.ReLU(inplace=True),
-            nn.ConvTranspose2d(32, 16, 2, stride=2), nn.ReLU(inplace=True),
-            nn.Conv2d(16, 3, 3, padding=1),
-        )  # fmt: skip
-
-    def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self.net(h)
+def _backbone(spec: NeuralSpec) -> nn.Module:
+    net = make_backbone(spec.architecture)
+    # channels-last convolutions run about twice as fast on CPU (oneDNN); the export is contiguous.
+    return net.to(memory_format=torch.channels_last) if spec.architecture in CNN_WIDTHS else net
 
 
-def train_autoencoder(pools: Pools, seed: int = PRETRAIN_SEED, cfg: TrainConfig | None = None) -> nn.Module:
-    """Convolutional autoencoder on all pools; returns the trained CNN encoder."""
-    cfg = cfg or TRAIN_CONFIGS["cnn_autoencoder"]
-    with deterministic(seed) as gen:
-        enc, dec = make_backbone("cnn"), ConvDecoder()
-        x = _normalise(pools.tensor())
-        opt = torch.optim.AdamW(list(enc.parameters()) + list(dec.parameters()), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        enc.train()
-        for _ in range(cfg.epochs):
-            for idx in _batches(len(x), cfg.batch_size, gen):
-                loss = F.mse_loss(dec(enc.feature_map(x[idx])), x[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-    return enc.eval()
+def _channels(x: torch.Tensor, spec: NeuralSpec) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last) if spec.architecture in CNN_WIDTHS else x
 
 
-def augment(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-    """One random view of a ``[0, 1]`` RGB batch (the SimCLR augmentations of this project).
+def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float = SIMCLR_TEMPERATURE) -> torch.Tensor:
+    """NT-Xent loss of SimCLR (Chen et al., 2020) over ``2N`` views; positives are the paired views.
 
-    Random resized crop (scale 0.5-1 of the area, aspect 3/4-4/3) with
-    horizontal flip through one affine grid; brightness (+-0.2) and contrast
-    (x0.7-1.3) jitter; grey with probability 0.2; Gaussian noise (sd 0-0.05).
+    ``L = -1/(2N) sum_i log( exp(s(i, p(i)) / t) / sum_{k != i} exp(s(i, k) / t) )`` with cosine similarity ``s``.
     """
-    n = len(x)
-
-    def u(lo: float, hi: float, size: tuple[int, ...] = (n,)) -> torch.Tensor:
-        return lo + (hi - lo) * torch.rand(size, generator=gen)
-
-    area = u(0.5, 1.0)
-    log_ratio = u(math.log(3 / 4), math.log(4 / 3))
-    sx = torch.sqrt(area * torch.exp(log_ratio)).clamp(max=1.0)
-    sy = torch.sqrt(area / torch.exp(log_ratio)).clamp(max=1.0)
-    flip = torch.where(torch.rand(n, generator=gen) < 0.5, -1.0, 1.0)
-    tx = (1 - sx) * u(-1.0, 1.0)
-    ty = (1 - sy) * u(-1.0, 1.0)
-    theta = torch.zeros(n, 2, 3)
-    theta[:, 0, 0] = sx * flip
-    theta[:, 0, 2] = tx
-    theta[:, 1, 1] = sy
-    theta[:, 1, 2] = ty
-    grid = F.affine_grid(theta, list(x.shape), align_corners=False)
-    v = F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
-    mean = v.mean(dim=(1, 2, 3), keepdim=True)
-    v = (v - mean) * u(0.7, 1.3).view(n, 1, 1, 1) + mean + u(-0.2, 0.2).view(n, 1, 1, 1)
-    grey = (v * torch.tensor([0.299, 0.587, 0.114]).view(1, 3, 1, 1)).sum(1, keepdim=True).expand_as(v)
-    v = torch.where((torch.rand(n, generator=gen) < 0.2).view(n, 1, 1, 1), grey, v)
-    v = v + torch.randn(v.shape, generator=gen) * u(0.0, 0.05).view(n, 1, 1, 1)
-    return v.clamp(0.0, 1.0)
-
-
-def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.2) -> torch.Tensor:
-    """NT-Xent loss of SimCLR (Chen et al., 2020) over ``2N`` views; positives are the paired views."""
     z = F.normalize(torch.cat([z1, z2]), dim=1)
     sim = z @ z.T / temperature
     n = len(z1)
@@ -291,22 +244,107 @@ def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.2) -> tor
     return F.cross_entropy(sim, target)
 
 
-def train_simclr(pools: Pools, seed: int = PRETRAIN_SEED, cfg: TrainConfig | None = None) -> nn.Module:
-    """SimCLR on all pools; returns the trained CNN (projection head discarded)."""
-    cfg = cfg or TRAIN_CONFIGS["cnn_simclr"]
+def train_simclr(draws: Mapping[str, PoolDraw], spec: NeuralSpec, seed: int = PRETRAIN_SEED) -> nn.Module:
+    """SimCLR on the concatenated pool; returns the trained backbone (projection head discarded)."""
     with deterministic(seed) as gen:
-        enc = make_backbone("cnn")
-        head = nn.Sequential(nn.Linear(enc.out_dim, 128), nn.ReLU(inplace=True), nn.Linear(128, 64))
-        x = pools.tensor()
-        opt = torch.optim.AdamW(list(enc.parameters()) + list(head.parameters()), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        enc = _backbone(spec)
+        head = nn.Sequential(nn.Linear(enc.out_dim, 256), nn.ReLU(inplace=True), nn.Linear(256, 64))
+        x = torch.cat([as_uint8_tensor(d.images) for d in draws.values()])
+        opt, sched = _optimiser([*enc.parameters(), *head.parameters()], spec)
+        stream = index_stream(len(x), spec.batch_size, gen)
         enc.train()
-        for _ in range(cfg.epochs):
-            for idx in _batches(len(x), cfg.batch_size, gen):
-                v1, v2 = _normalise(augment(x[idx], gen)), _normalise(augment(x[idx], gen))
-                loss = nt_xent(head(enc(v1)), head(enc(v2)))
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
+        for _ in range(spec.steps):
+            xb = _float(x[next(stream)])
+            v1 = _channels(_normalise(view(xb, gen, spec.acquisition_augmentation)), spec)
+            v2 = _channels(_normalise(view(xb, gen, spec.acquisition_augmentation)), spec)
+            loss = nt_xent(head(enc(v1)), head(enc(v2)))
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+    return enc.eval()
+
+
+def target_kind(values: np.ndarray) -> str:
+    """How an auxiliary target is learned: ``"class"``, ``"flags"`` or ``"regress"``.
+
+    Integer or boolean vectors are class codes, 0/1 matrices of integers are
+    multi-label flags, anything floating is regressed after standardisation.
+    """
+    v = np.asarray(values)
+    if v.dtype.kind in "iub" and v.ndim == 1:
+        return "class"
+    if v.dtype.kind in "iub" and v.ndim == 2:
+        return "flags"
+    if v.dtype.kind == "f" and v.ndim in (1, 2):
+        return "regress"
+    raise EncoderError(f"auxiliary target of dtype {v.dtype} and shape {v.shape}: expected a class vector, 0/1 flags or floats")
+
+
+def _targets(values: np.ndarray) -> tuple[str, torch.Tensor, int]:
+    kind = target_kind(values)
+    v = np.asarray(values)
+    if kind == "class":
+        t = torch.from_numpy(v.astype(np.int64))
+        return kind, t, int(t.max()) + 1
+    if kind == "flags":
+        return kind, torch.from_numpy(v.astype(np.float32)), v.shape[1]
+    v = v.reshape(len(v), -1).astype(np.float64)
+    v = (v - v.mean(0)) / np.maximum(v.std(0), 1e-6)
+    return kind, torch.from_numpy(v.astype(np.float32)), v.shape[1]
+
+
+def _loss(kind: str, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    if kind == "class":
+        return F.cross_entropy(logits, target)
+    if kind == "flags":
+        return F.binary_cross_entropy_with_logits(logits, target)
+    return F.mse_loss(logits, target)
+
+
+def train_multitask(draws: Mapping[str, PoolDraw], spec: NeuralSpec, seed: int = PRETRAIN_SEED) -> nn.Module:
+    """Supervised multi-task pretraining: one linear head per (domain, target), all trained together.
+
+    The targets are the domain's auxiliary attributes (``spec.method ==
+    "multitask"``) or its evaluation labels (``"intask"``). Each step draws an
+    equal share of ``spec.batch_size`` from every domain and runs them through
+    the backbone as one batch; the loss is the sum over domains of the mean
+    over that domain's targets.
+    """
+    if spec.method not in ("multitask", "intask"):
+        raise EncoderError(f"{spec.name}: train_multitask needs a multitask or intask recipe, not {spec.method}")
+    with deterministic(seed) as gen:
+        enc = _backbone(spec)
+        names = list(draws)
+        per_domain = spec.batch_size // len(names)
+        xs = {d: as_uint8_tensor(draws[d].images) for d in names}
+        raw = {d: ({"label": draws[d].labels} if spec.method == "intask" else draws[d].attributes) for d in names}
+        targets: dict[str, dict[str, tuple[str, torch.Tensor]]] = {}
+        heads = nn.ModuleDict()
+        for d in names:
+            if not raw[d]:
+                raise EncoderError(f"{spec.name}: the {d} pool has no targets for {spec.method} pretraining")
+            targets[d] = {}
+            for a in sorted(raw[d]):
+                kind, t, width = _targets(raw[d][a])
+                targets[d][a] = (kind, t)
+                heads[f"{d}__{a}"] = nn.Linear(enc.out_dim, width)
+        opt, sched = _optimiser([*enc.parameters(), *heads.parameters()], spec)
+        streams = {d: index_stream(len(xs[d]), per_domain, gen) for d in names}
+        enc.train()
+        for _ in range(spec.steps):
+            idx = {d: next(streams[d]) for d in names}
+            xb = _float(torch.cat([xs[d][idx[d]] for d in names]))
+            feats = enc(_channels(_normalise(view(xb, gen, spec.acquisition_augmentation)), spec))
+            loss = torch.zeros(())
+            for k, d in enumerate(names):
+                f = feats[k * per_domain : (k + 1) * per_domain]
+                losses = [_loss(kind, heads[f"{d}__{a}"](f), t[idx[d]]) for a, (kind, t) in targets[d].items()]
+                loss = loss + torch.stack(losses).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
     return enc.eval()
 
 
@@ -333,74 +371,37 @@ class MAEDecoder(nn.Module):
         return self.out(self.norm(self.block(h + self.pos)))
 
 
-def train_mae(pools: Pools, seed: int = PRETRAIN_SEED, cfg: TrainConfig | None = None, mask_ratio: float = 0.75) -> nn.Module:
-    """Masked autoencoder on all pools; returns the trained ViT encoder."""
-    cfg = cfg or TRAIN_CONFIGS["vit_mae"]
+def train_mae(draws: Mapping[str, PoolDraw], spec: NeuralSpec, seed: int = PRETRAIN_SEED, mask_ratio: float = MAE_MASK_RATIO) -> nn.Module:
+    """Masked autoencoder on base views of the concatenated pool; returns the trained ViT encoder."""
     with deterministic(seed) as gen:
-        vit = make_backbone("vit")
-        assert isinstance(vit, SmallViT)
+        vit = make_backbone(spec.architecture)
+        if not isinstance(vit, SmallViT):
+            raise EncoderError(f"{spec.name}: the masked autoencoder needs a ViT, not {spec.architecture}")
         p = vit.patch
         n_patches = (PRETRAIN_SIDE // p) ** 2
         dec = MAEDecoder(vit.dim, n_patches, 3 * p * p)
-        x = _normalise(pools.tensor())
-        # Target: each patch's pixels, normalised per patch (He et al., 2022).
-        target_all = F.unfold(x, p, stride=p).transpose(1, 2)
-        target_all = (target_all - target_all.mean(-1, keepdim=True)) / (target_all.var(-1, keepdim=True) + 1e-6).sqrt()
+        x = torch.cat([as_uint8_tensor(d.images) for d in draws.values()])
         n_keep = int(round(n_patches * (1 - mask_ratio)))
-        opt = torch.optim.AdamW(list(vit.parameters()) + list(dec.parameters()), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        opt, sched = _optimiser([*vit.parameters(), *dec.parameters()], spec)
+        stream = index_stream(len(x), spec.batch_size, gen)
         vit.train()
-        for _ in range(cfg.epochs):
-            for idx in _batches(len(x), cfg.batch_size, gen):
-                tokens = vit.patch_tokens(x[idx])
-                order = torch.rand(len(idx), n_patches, generator=gen).argsort(dim=1)
-                keep = order[:, :n_keep]
-                visible = tokens.gather(1, keep[:, :, None].expand(-1, -1, vit.dim))
-                pred = dec(vit.encode(visible)[:, 1:], keep, n_patches)
-                masked = torch.ones(len(idx), n_patches, dtype=torch.bool)
-                masked.scatter_(1, keep, False)
-                loss = ((pred - target_all[idx]) ** 2).mean(-1)[masked].mean()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
+        for _ in range(spec.steps):
+            xb = _normalise(view(_float(x[next(stream)]), gen, spec.acquisition_augmentation))
+            # Target: each patch's pixels, normalised per patch (He et al., 2022).
+            target = F.unfold(xb, p, stride=p).transpose(1, 2)
+            target = (target - target.mean(-1, keepdim=True)) / (target.var(-1, keepdim=True) + 1e-6).sqrt()
+            tokens = vit.patch_tokens(xb)
+            keep = torch.rand(len(xb), n_patches, generator=gen).argsort(dim=1)[:, :n_keep]
+            visible = tokens.gather(1, keep[:, :, None].expand(-1, -1, vit.dim))
+            pred = dec(vit.encode(visible)[:, 1:], keep, n_patches)
+            masked = torch.ones(len(xb), n_patches, dtype=torch.bool)
+            masked.scatter_(1, keep, False)
+            loss = ((pred - target) ** 2).mean(-1)[masked].mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
     return vit.eval()
-
-
-def train_supervised(
-    pools: Pools, datasets: Sequence[str], seed: int = PRETRAIN_SEED, cfg: TrainConfig | None = None
-) -> nn.Module:
-    """Supervised CNN on the named pools, one linear head per dataset, all trained together.
-
-    Each step draws one batch from every named pool and sums their losses:
-    cross-entropy for class-index labels, binary cross-entropy for 0/1
-    multi-label matrices.
-    """
-    cfg = cfg or TrainConfig(epochs=5)
-    with deterministic(seed) as gen:
-        enc = make_backbone("cnn")
-        xs = {d: _normalise(to_tensor(pools.images[d], PRETRAIN_SIDE, 3)) for d in datasets}
-        ys = {d: torch.from_numpy(np.asarray(pools.labels[d])) for d in datasets}
-        heads = nn.ModuleDict()
-        for d in datasets:
-            y = ys[d]
-            n_out = y.shape[1] if y.ndim == 2 else int(y.max()) + 1
-            heads[d] = nn.Linear(enc.out_dim, n_out)
-        opt = torch.optim.AdamW(list(enc.parameters()) + list(heads.parameters()), lr=cfg.lr, weight_decay=cfg.weight_decay)
-        enc.train()
-        for _ in range(cfg.epochs):
-            iters = [_batches(len(xs[d]), cfg.batch_size, gen) for d in datasets]
-            for batch in zip(*iters):
-                loss = torch.zeros(())
-                for d, idx in zip(datasets, batch):
-                    logits = heads[d](enc(xs[d][idx]))
-                    y = ys[d][idx]
-                    if y.ndim == 2:
-                        loss = loss + F.binary_cross_entropy_with_logits(logits, y.float())
-                    else:
-                        loss = loss + F.cross_entropy(logits, y.long())
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-    return enc.eval()
 
 
 def random_init(architecture: str, seed: int = PRETRAIN_SEED) -> nn.Module:
@@ -409,29 +410,92 @@ def random_init(architecture: str, seed: int = PRETRAIN_SEED) -> nn.Module:
         return make_backbone(architecture).eval()
 
 
-def _piece_builders() -> dict[str, Callable[[Pools], dict[str, torch.Tensor]]]:
-    return {
-        "pca": fit_pca,
-        "kmeans": fit_kmeans,
-        "cnn_random": lambda pools: _export(random_init("cnn")),
-        "vit_random": lambda pools: _export(random_init("vit", PRETRAIN_SEED + 1)),
-        "cnn_autoencoder": lambda pools: _export(train_autoencoder(pools)),
-        "cnn_simclr": lambda pools: _export(train_simclr(pools)),
-        "vit_mae": lambda pools: _export(train_mae(pools)),
-        "cnn_generalist": lambda pools: _export(
-            train_supervised(pools, SUPERVISED_DATASETS["cnn_generalist"], cfg=TRAIN_CONFIGS["cnn_generalist"])
-        ),
-        "cnn_specialist": lambda pools: _export(
-            train_supervised(pools, SUPERVISED_DATASETS["cnn_specialist"], cfg=TRAIN_CONFIGS["cnn_specialist"])
-        ),
-    }
-
-
+TRAINERS: dict[str, Callable[[Mapping[str, PoolDraw], NeuralSpec], nn.Module]] = {
+    "simclr": train_simclr,
+    "multitask": train_multitask,
+    "intask": train_multitask,
+    "mae": train_mae,
+}
+#: Every piece ``zoo pretrain`` builds: the fitted classical state, then the neural zoo.
 PIECES: tuple[str, ...] = ("pca", "kmeans", *NEURAL_ZOO)
+# vit_random has its own seed so that it is not the MAE's starting point.
+_SEED_OFFSET = {"vit_random": 1}
+
+
+def piece_seed(piece: str) -> int:
+    """Seed of one piece."""
+    return PRETRAIN_SEED + _SEED_OFFSET.get(piece, 0)
+
+
+def build_piece(piece: str, pools: PoolCache) -> tuple[dict[str, torch.Tensor], dict[str, object]]:
+    """Fit or train one piece; returns its state and the facts recorded beside its hash."""
+    seed = piece_seed(piece)
+    if piece in ("pca", "kmeans"):
+        draws = pools.get(BROAD_POOL)
+        x = _float(torch.cat([as_uint8_tensor(d.images[:CLASSICAL_FIT_PER_DATASET]) for d in draws.values()]))
+        with deterministic(seed):  # LAPACK reductions also depend on the thread count
+            state = fit_pca(x, seed=seed) if piece == "pca" else fit_kmeans(x, seed=seed)
+        return state, {"seed": seed, "pool": BROAD_POOL.name, "images": len(x), "generator": generator_version()}
+    spec = NEURAL_ZOO[piece]
+    if spec.method == "random":
+        return _export(random_init(spec.architecture, seed)), {"seed": seed}
+    assert spec.pool is not None
+    draws = pools.get(spec.pool)
+    module = TRAINERS[spec.method](draws, spec, seed)
+    images = sum(len(d) for d in draws.values())
+    meta: dict[str, object] = {"seed": seed, "pool": spec.pool.name, "images": images, "steps": spec.steps, "generator": generator_version()}
+    if spec.method == "multitask":
+        meta["attributes"] = ATTRIBUTE_SOURCE
+    return _export(module), meta
+
+
+def _cost(piece: str) -> float:
+    """Rough relative cost of a piece (images through the network), for balancing workers."""
+    spec = NEURAL_ZOO.get(piece)
+    if spec is None or spec.method == "random":
+        return 1.0
+    views = 2 if spec.method == "simclr" else 1
+    width = 2.2 if spec.architecture == "cnn_l" else 1.0
+    return spec.steps * spec.batch_size * views * width
+
+
+def _split(pieces: Sequence[str], jobs: int) -> list[list[str]]:
+    """Pieces per worker: longest first, each to the least-loaded worker (order kept within a worker)."""
+    groups: list[list[str]] = [[] for _ in range(jobs)]
+    load = [0.0] * jobs
+    for piece in sorted(pieces, key=_cost, reverse=True):
+        k = load.index(min(load))
+        groups[k].append(piece)
+        load[k] += _cost(piece)
+    return [sorted(g, key=list(pieces).index) for g in groups if g]
+
+
+def _worker(folder: str, pieces: list[str], pool_seed: int, pool_folder: str, verbose: bool) -> dict[str, float]:
+    pools = PoolCache(pool_seed, draw=functools.partial(draw_from_folder, pool_folder))
+    return pretrain_zoo(Path(folder), pieces, pools, log=(lambda line: print(line, flush=True)) if verbose else None)
+
+
+def _draw_to_folder(folder: str, dataset: str, n_images: int, all_sites: bool, pool_seed: int) -> None:
+    save_draw(draw_file(Path(folder), dataset, n_images, all_sites), draw_pool(dataset, n_images, all_sites, seed=pool_seed))
+
+
+def _pools_of(pieces: Sequence[str]) -> list[PoolSpec]:
+    """The pools the pieces train or fit on, each once."""
+    out: list[PoolSpec] = []
+    for piece in pieces:
+        spec = NEURAL_ZOO.get(piece)
+        pool = BROAD_POOL if spec is None else spec.pool
+        if pool is not None and pool not in out:
+            out.append(pool)
+    return out
 
 
 def pretrain_zoo(
-    out: Path | None = None, pieces: Sequence[str] | None = None, pool_size: int = POOL_SIZE, log: Callable[[str], None] | None = None
+    out: Path | None = None,
+    pieces: Sequence[str] | None = None,
+    pools: PoolCache | None = None,
+    log: Callable[[str], None] | None = None,
+    jobs: int = 1,
 ) -> dict[str, float]:
     """Rebuild the zoo's fitted and pretrained state into ``out`` (default: the weights folder).
 
@@ -441,38 +505,98 @@ def pretrain_zoo(
         Destination folder; files and ``manifest.json`` entries are (re)written.
     pieces : sequence of str, optional
         Subset of :data:`PIECES` (default: all).
-    pool_size : int
-        Pool images per phantom dataset.
+    pools : PoolCache, optional
+        Where pools come from (default: the cohort's pools at
+        :data:`~crsbench_lib.encoders.recipes.POOL_SEED`).
     log : callable, optional
         Called with one line per finished piece.
+    jobs : int
+        Worker processes (each with its own pools and
+        :data:`~crsbench_lib.encoders.recipes.PRETRAIN_THREADS` torch threads).
+        The files do not depend on it; use one per core.
 
     Returns
     -------
     dict of str to float
         Seconds per piece, plus ``"pools"`` (time to draw the pools) and ``"total"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pretrain_zoo(Path(tempfile.mkdtemp()), pieces=["cnn_random"])
+    >>> sorted(t)
+    ['cnn_random', 'pools', 'total']
     """
     pieces = list(PIECES if pieces is None else pieces)
     unknown = [p for p in pieces if p not in PIECES]
     if unknown:
         raise EncoderError(f"unknown pretraining piece(s) {unknown}; valid: {', '.join(PIECES)}")
+    if not isinstance(jobs, int) or jobs < 1:
+        raise EncoderError(f"jobs must be a positive integer, got {jobs!r}")
     folder = weights_dir(out)
-    builders = _piece_builders()
-    timings: dict[str, float] = {}
+    pools = pools or PoolCache()
+    if jobs > 1 and len(pieces) > 1:
+        return _pretrain_parallel(folder, pieces, pools.seed, log, jobs)
+    timings: dict[str, float] = {"pools": 0.0}
     t0 = time.perf_counter()
-    pools = load_pools(pool_size)
-    timings["pools"] = time.perf_counter() - t0
     for piece in pieces:
+        spec = NEURAL_ZOO.get(piece)
+        pool = BROAD_POOL if spec is None else spec.pool
+        if pool is not None:  # drawn (once) before the clock of the piece starts
+            t = time.perf_counter()
+            pools.get(pool)
+            timings["pools"] += time.perf_counter() - t
         t = time.perf_counter()
-        state = builders[piece](pools)
+        state, meta = build_piece(piece, pools)
         seconds = time.perf_counter() - t
         timings[piece] = seconds
-        digest = save_state(
-            folder,
-            f"{piece}.pt",
-            state,
-            {"seed": PRETRAIN_SEED, "pool_size": pool_size, "pool_seed": POOL_SEED, "torch": torch.__version__},
+        meta.update(
+            {
+                "pool_seed": pools.seed,
+                "torch": torch.__version__,
+                "threads": PRETRAIN_THREADS,
+                "seconds": round(seconds, 1),
+                # The wall time means little without the machine's load (one-minute load average at the end).
+                "load": round(os.getloadavg()[0], 1),
+            }
         )
+        digest = save_state(folder, f"{piece}.pt", state, meta)
         if log is not None:
             log(f"{piece}: {seconds:.1f} s, sha256 {digest[:12]}")
+    timings["total"] = time.perf_counter() - t0
+    return timings
+
+
+def _pretrain_parallel(folder: Path, pieces: list[str], pool_seed: int, log: Callable[[str], None] | None, jobs: int) -> dict[str, float]:
+    """Build groups of pieces in worker processes, each into a scratch folder, then move them into ``folder``."""
+    import multiprocessing
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    t0 = time.perf_counter()
+    groups = _split(pieces, jobs)
+    timings: dict[str, float] = {"pools": 0.0}
+    with tempfile.TemporaryDirectory(prefix="crsbench-pretrain-") as scratch:
+        dirs = [Path(scratch) / f"worker{k}" for k in range(len(groups))]
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(len(groups), mp_context=ctx) as pool:
+            # Every pool draw once, spread over the workers, stored for all of them to read.
+            keys = {key for spec in _pools_of(pieces) for key in PoolCache(pool_seed).keys(spec)}
+            draws = [pool.submit(_draw_to_folder, scratch, *key, pool_seed) for key in sorted(keys, key=lambda k: (-k[1], k))]
+            for f in draws:
+                f.result()
+            timings["pools"] = time.perf_counter() - t0
+            futures = [pool.submit(_worker, str(d), g, pool_seed, scratch, log is not None) for d, g in zip(dirs, groups)]
+            for f in futures:
+                for key, value in f.result().items():
+                    if key != "total":
+                        timings[key] = timings.get(key, 0.0) + value
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = read_manifest(folder)
+        for d in dirs:
+            for name, entry in read_manifest(d)["files"].items():
+                atomic_write_bytes(folder / name, (d / name).read_bytes())
+                manifest["files"][name] = entry
+        write_manifest(folder, manifest)
     timings["total"] = time.perf_counter() - t0
     return timings

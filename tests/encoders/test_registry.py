@@ -17,36 +17,25 @@ from crsbench_lib.encoders.registry import (
     build_encoder,
     describe_encoders,
 )
-from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, read_manifest
+from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR
 from crsbench_lib.errors import EncoderError
-from crsbench_lib.hashing import file_sha256
 
 
 def test_default_zoo_composition() -> None:
-    assert len(DEFAULT_ZOO) == 15 and len(set(DEFAULT_ZOO)) == 15
+    assert len(set(DEFAULT_ZOO)) == len(DEFAULT_ZOO) >= 18
     families = {row["name"]: row["family"] for row in describe_encoders()}
     assert sum(families[n] == "handcrafted" for n in DEFAULT_ZOO) >= 6
-    assert sum(families[n] == "neural" for n in DEFAULT_ZOO) >= 6
+    assert sum(families[n] == "neural" for n in DEFAULT_ZOO) >= 10
     assert set(DEFAULT_ZOO) <= set(available_encoders())
 
 
 def test_unknown_name_lists_valid_names() -> None:
-    with pytest.raises(EncoderError, match=r"unknown encoder 'resnet9000'.*pixels.*cnn_generalist"):
+    with pytest.raises(EncoderError, match=r"unknown encoder 'resnet9000'.*pixels.*simclr_broad_aug_s"):
         build_encoder("resnet9000")
     with pytest.raises(EncoderError, match="bad options"):
         build_encoder("hog", colour="blue")
     with pytest.raises(EncoderError, match="needs a model"):
         build_encoder("hf:")
-
-
-def test_shipped_weights_match_manifest() -> None:
-    manifest = read_manifest(SHIPPED_WEIGHTS_DIR)["files"]
-    total = 0
-    for name, entry in manifest.items():
-        path = SHIPPED_WEIGHTS_DIR / name
-        assert file_sha256(path) == entry["sha256"], name
-        total += path.stat().st_size
-    assert total < 5 * 2**20
 
 
 def test_hash_mismatch_and_missing_weights(tmp_path: Path) -> None:
@@ -103,3 +92,14 @@ def test_entry_point_encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     enc = build_encoder("plugin_constant", value=3.0)
     assert enc.embed(np.zeros((2, 8, 8), np.uint8)).tolist() == [[3.0, 3.0], [3.0, 3.0]]
     sys.modules.pop("crsbench_test_plugin", None)
+
+
+def test_default_profile_runs_the_whole_zoo_and_adapts_every_neural_encoder():
+    from crsbench_lib.encoders.neural import NEURAL_ZOO
+    from crsbench_lib.runner.config import load_profile
+
+    profile = load_profile("default", check_files=False)
+    assert list(profile.encoders) == list(DEFAULT_ZOO)
+    neural = [e for e in profile.encoders if e in NEURAL_ZOO]
+    assert profile.lora.encoders == "neural" and len(neural) >= 10
+    assert len(neural) * len(profile.datasets) * len(profile.seeds) >= 90  # LoRA runs

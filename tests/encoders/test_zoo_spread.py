@@ -1,4 +1,4 @@
-"""The zoo spreads on a small phantom cohort (issue 5, "Must show"; slow).
+"""The zoo spreads on a small phantom cohort, and pretraining beats random initialisation (slow).
 
 Four simple axes per encoder, averaged over the three phantom datasets, with a
 standardised logistic-regression probe:
@@ -22,6 +22,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
 from crsbench_lib.embeddings.store import EmbeddingStore
+from crsbench_lib.encoders.neural import NEURAL_ZOO
 from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
 
 SIZES = {"train": 400, "val": 100, "test": 200, "shift_test": 200}
@@ -86,7 +87,11 @@ def test_zoo_spreads(tmp_path: Path) -> None:
     spreads = {ds: max(v.values()) - min(v.values()) for ds, v in clean_auroc.items()}
     print("clean macro-AUROC spread per dataset:", spreads)
     for name, a in axes.items():
-        print(f"{name:<16} D {a[0]:.3f}  C {a[1]:.3f}  L {a[2]:.3f}  R {a[3]:.3f}")
+        family = NEURAL_ZOO[name].family if name in NEURAL_ZOO else "classical"
+        print(f"{name:<24} {family:<16} D {a[0]:.3f}  C {a[1]:.3f}  L {a[2]:.3f}  R {a[3]:.3f}")
     assert max(spreads.values()) >= 0.1
     best = {int(np.argmax([axes[n][k] for n in DEFAULT_ZOO])) for k in range(4)}
     assert len(best) > 1, "one encoder is best on all four axes"
+    broad = [n for n, spec in NEURAL_ZOO.items() if spec.family in ("broad_ssl", "broad_multitask")]
+    random = [n for n, spec in NEURAL_ZOO.items() if spec.method == "random"]
+    assert max(axes[n][0] for n in broad) > max(axes[n][0] for n in random), "no broad pretraining beats random init"

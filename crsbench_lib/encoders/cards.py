@@ -1,0 +1,171 @@
+"""Encoder cards: what each encoder of the built-in zoo is, how it was made and what it stands for.
+
+A card is one row of :func:`zoo_cards`. Everything on it is read from where
+the fact lives: the recipe from :mod:`crsbench_lib.encoders.recipes`, the
+parameter count from the module itself, the pool size, seed, pretraining time
+and sha256 from the weights manifest written by ``crsbench zoo pretrain``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from crsbench_lib.encoders.handcrafted import HANDCRAFTED
+from crsbench_lib.encoders.neural import CNN_WIDTHS, NEURAL_ZOO, SmallViT, count_parameters
+from crsbench_lib.encoders.recipes import FAMILIES, NeuralSpec
+from crsbench_lib.encoders.weights import load_state, read_manifest, weights_dir
+
+#: Columns of :func:`zoo_cards`, in order.
+CARD_COLUMNS: tuple[str, ...] = (
+    "name",
+    "kind",
+    "study_family",
+    "architecture",
+    "recipe",
+    "pool",
+    "augmentations",
+    "parameters",
+    "embedding_dim",
+    "steps",
+    "batch_size",
+    "pretrain_seconds",
+    "pretrain_load",
+    "sha256",
+    "description",
+)
+#: How each pretraining method is described on a card.
+METHODS: dict[str, str] = {
+    "random": "none: PyTorch default initialisation from the fixed seed",
+    "simclr": "SimCLR contrastive self-supervision (NT-Xent, two views per image)",
+    "multitask": "supervised multi-task on auxiliary generator attributes (never the evaluation labels)",
+    "mae": "masked autoencoder (75 % of patches masked, pixel reconstruction)",
+    "intask": "supervised on the evaluation tasks' labels of pool images (in-task; leaks the task)",
+}
+# Hand-crafted encoders fitted on pool images, and what the fit is.
+_FITTED: dict[str, str] = {
+    "pca": "randomised PCA of 32-px pool pixels (top 64 axes)",
+    "kmeans": "ZCA whitening and k-means (64 centroids) of 6x6 pool patches",
+}
+
+
+def architecture_label(architecture: str) -> str:
+    """Human-readable backbone, e.g. ``"CNN 24-48-96-192"`` or ``"ViT 4px patches, width 64, depth 3"``."""
+    if architecture in CNN_WIDTHS:
+        return "CNN " + "-".join(str(w) for w in CNN_WIDTHS[architecture])
+    return f"ViT {SmallViT.patch}px patches, width {SmallViT.dim}, depth {SmallViT.depth}"
+
+
+def _pool_text(spec: NeuralSpec, entry: dict[str, object]) -> str:
+    """The recipe's pool, and the generator version the shipped file was pretrained on (from the manifest)."""
+    if spec.pool is None:
+        return "none"
+    generator = entry.get("generator")
+    return spec.pool.describe() + (f" (generator v{generator})" if generator is not None else "")
+
+
+def _neural_card(spec: NeuralSpec, entry: dict[str, object]) -> dict[str, object]:
+    embedding_dim = CNN_WIDTHS[spec.architecture][-1] if spec.architecture in CNN_WIDTHS else 2 * SmallViT.dim
+    return {
+        "name": spec.name,
+        "kind": "neural",
+        "study_family": FAMILIES[spec.family],
+        "architecture": architecture_label(spec.architecture),
+        "recipe": METHODS[spec.method],
+        "pool": _pool_text(spec, entry),
+        "augmentations": ", ".join(spec.augmentations) or "none",
+        "parameters": count_parameters(spec.architecture),
+        "embedding_dim": embedding_dim,
+        "steps": spec.steps,
+        "batch_size": spec.batch_size,
+        "pretrain_seconds": entry.get("seconds"),
+        "pretrain_load": entry.get("load"),
+        "sha256": entry.get("sha256"),
+        "description": spec.description,
+    }
+
+
+def _classical_card(name: str, entry: dict[str, object] | None, folder: Path) -> dict[str, object]:
+    cls = HANDCRAFTED[name]
+    parameters = 0
+    if entry is not None:
+        state, _ = load_state(f"{name}.pt", folder)
+        parameters = sum(int(t.numel()) for t in state.values())
+    return {
+        "name": name,
+        "kind": "classical",
+        "study_family": FAMILIES["classical"],
+        "architecture": "hand-crafted descriptor",
+        "recipe": _FITTED.get(name, "none: a fixed descriptor"),
+        "pool": f"{int(entry['images']):,} broad-pool images" if entry is not None and "images" in entry else "none",
+        "augmentations": "none",
+        "parameters": parameters,
+        "embedding_dim": int(cls.embedding_dim),
+        "steps": 0,
+        "batch_size": 0,
+        "pretrain_seconds": entry.get("seconds") if entry is not None else 0.0,
+        "pretrain_load": entry.get("load") if entry is not None else 0.0,
+        "sha256": entry.get("sha256") if entry is not None else None,
+        "description": (cls.__doc__ or "").strip().splitlines()[0],
+    }
+
+
+def zoo_cards(folder: str | Path | None = None) -> pd.DataFrame:
+    """One card per encoder of the built-in zoo, in registry order.
+
+    Parameters
+    ----------
+    folder : path-like, optional
+        Weights folder (default: the shipped one, or ``$CRSBENCH_WEIGHTS_DIR``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`CARD_COLUMNS`. ``parameters`` counts the backbone's
+        parameters (neural) or the fitted values (PCA, k-means; 0 for fixed
+        descriptors); ``pretrain_seconds`` is the wall time of the last
+        ``crsbench zoo pretrain`` that wrote the file and ``pretrain_load`` the
+        machine's one-minute load average when it finished, as recorded in the
+        manifest; ``sha256`` is the file's hash (None for fixed descriptors).
+
+    Examples
+    --------
+    >>> cards = zoo_cards()
+    >>> cards.set_index("name").loc["simclr_broad_aug_l", "architecture"]
+    'CNN 24-48-96-192'
+    """
+    from crsbench_lib.encoders.registry import DEFAULT_ZOO
+
+    where = weights_dir(folder)
+    files = read_manifest(where)["files"]
+    rows = []
+    for name in DEFAULT_ZOO:
+        entry = files.get(f"{name}.pt")
+        if name in NEURAL_ZOO:
+            rows.append(_neural_card(NEURAL_ZOO[name], entry or {}))
+        else:
+            rows.append(_classical_card(name, entry, where))
+    return pd.DataFrame(rows, columns=list(CARD_COLUMNS))
+
+
+def zoo_summary(cards: pd.DataFrame) -> str:
+    """One sentence on the zoo: how many encoders of each kind and family, their sizes and build time.
+
+    Examples
+    --------
+    >>> zoo_summary(zoo_cards()).startswith("The zoo has")
+    True
+    """
+    neural = cards[cards["kind"] == "neural"]
+    n_classical = int((cards["kind"] == "classical").sum())
+    families = neural["study_family"].str.split(" \\(").str[0].value_counts(sort=False)
+    parts = ", ".join(f"{n} {fam}" for fam, n in families.items())
+    minutes = pd.to_numeric(cards["pretrain_seconds"], errors="coerce").sum() / 60
+    load = pd.to_numeric(neural["pretrain_load"], errors="coerce").median()
+    return (
+        f"The zoo has {len(cards)} encoders: {n_classical} classical baselines and {len(neural)} neural encoders"
+        f" ({parts}), with {int(neural['parameters'].min()):,} to {int(neural['parameters'].max()):,} parameters;"
+        f" its shipped state took {minutes:.0f} minutes of single-threaded pretraining, summed over pieces,"
+        f" at a median load average of {load:.0f}."
+    )

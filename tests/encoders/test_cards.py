@@ -1,0 +1,52 @@
+"""Encoder cards: one complete card per zoo encoder, facts read from the module and the manifest."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from crsbench_lib.encoders.cards import CARD_COLUMNS, zoo_cards, zoo_summary
+from crsbench_lib.encoders.neural import NEURAL_ZOO
+from crsbench_lib.encoders.recipes import FAMILIES
+from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
+
+
+def test_every_card_is_complete() -> None:
+    cards = zoo_cards()
+    assert list(cards.columns) == list(CARD_COLUMNS) and list(cards["name"]) == list(DEFAULT_ZOO)
+    neural = cards[cards["kind"] == "neural"]
+    assert len(neural) >= 10
+    required = [c for c in CARD_COLUMNS if c != "sha256"]
+    assert not cards[required].isna().any().any(), cards[required].isna().sum()
+    assert neural["sha256"].notna().all() and (neural["pretrain_seconds"] >= 0).all()
+    assert set(cards["study_family"]) <= set(FAMILIES.values())
+    pretrained = neural[neural["steps"] > 0]
+    assert (pretrained["pool"] != "none").all() and (pretrained["augmentations"] != "none").all()
+
+
+def test_parameters_and_dims_come_from_the_modules() -> None:
+    cards = zoo_cards().set_index("name")
+    for name in NEURAL_ZOO:
+        enc = build_encoder(name, device="cpu")
+        assert cards.loc[name, "parameters"] == sum(p.numel() for p in enc.module.parameters())
+        assert cards.loc[name, "embedding_dim"] == enc.embedding_dim
+    assert cards.loc["pixels", "parameters"] == 0 and cards.loc["pca", "parameters"] > 0
+    assert cards.loc["simclr_broad_aug_l", "parameters"] > 2 * cards.loc["simclr_broad_aug_s", "parameters"]
+
+
+def test_the_families_the_issue_asks_for_are_present() -> None:
+    cards = zoo_cards().set_index("name")
+    fam = {k: v for k, v in FAMILIES.items()}
+    by_family = cards.groupby("study_family").size()
+    for key in ("classical", "broad_ssl", "broad_multitask", "broad_noaug", "narrow", "mim", "random", "intask"):
+        assert by_family.get(fam[key], 0) >= 1, key
+    aug = cards[cards["augmentations"].str.contains("gamma")]
+    noaug = cards[(cards["kind"] == "neural") & ~cards["augmentations"].str.contains("gamma") & (cards["steps"] > 0)]
+    assert {"simclr_broad_aug_s", "multitask_broad_aug_s"} <= set(aug.index)
+    assert {"simclr_broad_noaug_s", "multitask_broad_noaug_s"} <= set(noaug.index)
+    assert noaug["augmentations"].str.contains("colour jitter").all(), "colour jitter stays in the unaugmented arm"
+
+
+def test_summary_is_one_sentence() -> None:
+    text = zoo_summary(zoo_cards())
+    assert text.startswith("The zoo has") and text.count(". ") == 0 and text.endswith(".")
+    assert isinstance(zoo_cards(), pd.DataFrame)
