@@ -1,4 +1,9 @@
-"""``crsbench notebook NAME -p KEY VALUE ...``: rerun one chapter with new parameters."""
+"""``crsbench notebook NAME -p KEY VALUE ...``: rerun one chapter with new parameters.
+
+Writes the executed notebook and a standalone HTML page of it to an output folder
+(default ``crsbench-reruns/NAME/`` under the working directory), never over the
+book's build unless ``--overwrite-book`` is given.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +35,14 @@ def _parameters(pairs: list[list[str]] | None) -> dict[str, Any]:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from crsbench_lib.report.notebooks import available_notebooks, execute_notebook, notebook_parameters, notebook_path
+    from crsbench_lib.report.notebooks import (
+        available_notebooks,
+        execute_notebook,
+        export_html,
+        notebook_parameters,
+        notebook_path,
+        rerun_destination,
+    )
 
     if args.list:
         for name, path in available_notebooks().items():
@@ -39,9 +51,13 @@ def _handle(args: argparse.Namespace) -> int:
     if args.name is None:
         raise NotebookError(f"name a notebook; valid notebooks: {', '.join(available_notebooks()) or 'none found'}")
     notebook_path(args.name)  # unknown notebook -> the valid names, before anything runs
-    result = execute_notebook(args.name, _parameters(args.parameter), output=args.out, use_cache=not args.no_cache)
+    destination = rerun_destination(args.name, args.out, overwrite_book=args.overwrite_book)
+    result = execute_notebook(args.name, _parameters(args.parameter), output=destination, use_cache=not args.no_cache)
     state = "reused from the execution cache" if result.cached else f"executed in {result.seconds:.1f} s"
     print(f"{result.output}: {state}", file=sys.stdout)
+    if not args.no_html:
+        page = export_html(result.output)
+        print(f"{page}: open it in a browser (e.g. python -m webbrowser {page})", file=sys.stdout)
     return 0
 
 
@@ -49,17 +65,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``notebook`` sub-command."""
     parser = subparsers.add_parser(
         "notebook",
-        help="execute one book notebook with new parameters (papermill)",
+        help="execute one book notebook with new parameters (papermill) and write it as a notebook and an HTML page",
         description=(
             "Execute one notebook of notebooks/ with papermill, overriding parameters of its "
-            "'parameters' cell. Values are read as YAML: -p n_draws 200 -p highlight '[hog, pixels]'."
+            "'parameters' cell, and write the executed notebook and a standalone HTML page. "
+            "Values are read as YAML: -p n_draws 200 -p highlight '[hog, pixels]'."
         ),
     )
     parser.add_argument("name", nargs="?", metavar="NAME", help="notebook name (file stem in notebooks/)")
     parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("KEY", "VALUE"),
                         help="set a parameter (repeatable)")
-    parser.add_argument("--out", metavar="FILE", type=Path, default=None,
-                        help="executed notebook (default: _build/notebooks/NAME.ipynb)")
+    parser.add_argument("--out", metavar="PATH", type=Path, default=None,
+                        help="output folder, or a .ipynb file (default: crsbench-reruns/NAME/ in the working directory)")
+    parser.add_argument("--overwrite-book", action="store_true",
+                        help="allow --out to replace the book build's executed copy (_build/notebooks/NAME.ipynb)")
+    parser.add_argument("--no-html", action="store_true", help="write the executed notebook only")
     parser.add_argument("--no-cache", action="store_true", help="execute even if an identical run is cached")
     parser.add_argument("--list", action="store_true", help="list the notebooks and their parameters")
     parser.set_defaults(handler=_handle)

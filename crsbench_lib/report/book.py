@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,9 @@ NOTEBOOKS_DIR = "notebooks"
 BUILD_DIR = "_build"  # jupyter-book appends this to --path-output
 SOURCE_DIR = "source"
 HTML_DIR = "html"
+REPOSITORY_ENV = "CRSBENCH_REPOSITORY_URL"  # set it once the repository is public: launch buttons appear
+BINDER_URL = "https://mybinder.org"
+COLAB_URL = "https://colab.research.google.com"
 
 
 def _copy_if_changed(source: Path, destination: Path) -> None:
@@ -86,11 +89,38 @@ def toc_pages(root: str | os.PathLike[str] | None = None) -> list[str]:
     return _toc_files(toc)
 
 
+def execution_table(executed: Sequence[Any]) -> str:
+    """The execution-status page's table (Markdown): one row per chapter, executed or cached, and seconds.
+
+    Parameters
+    ----------
+    executed : sequence of ExecutionResult
+        What :func:`crsbench_lib.report.notebooks.execute_all` returned.
+    """
+    rows = ["| chapter | how | seconds | cache key |", "| --- | --- | ---: | --- |"]
+    for result in executed:
+        how = "reused from the execution cache" if result.cached else "executed in this build"
+        rows.append(f"| {{doc}}`../notebooks/{result.name}` | {how} | {result.seconds:.1f} | `{result.key[:12]}` |")
+    return "\n".join(rows)
+
+
+def launch_config(repository: str | None) -> dict[str, Any]:
+    """Config entries that turn on Binder and Colab launch buttons for a public repository (empty without one)."""
+    if not repository:
+        return {}
+    return {
+        "repository": {"url": repository, "branch": "main", "path_to_book": ""},
+        "launch_buttons": {"notebook_interface": "classic", "binderhub_url": BINDER_URL, "colab_url": COLAB_URL,
+                           "thebe": False},
+    }
+
+
 def stage_book(
     executed: Mapping[str, Path],
     stage: str | os.PathLike[str],
     substitutions: Mapping[str, str] | None = None,
     root: str | os.PathLike[str] | None = None,
+    repository: str | None = None,
 ) -> tuple[Path, list[str]]:
     """Assemble the book's source folder.
 
@@ -104,6 +134,8 @@ def stage_book(
         MyST substitutions added to the config (e.g. ``provenance``).
     root : path, optional
         Project root holding ``_config.yml`` and ``book/``.
+    repository : str, optional
+        URL of the public repository; turns on the launch buttons (Binder, Colab).
 
     Returns
     -------
@@ -165,6 +197,7 @@ def stage_book(
         if "substitution" not in extensions:
             extensions.append("substitution")
         parse.setdefault("myst_substitutions", {}).update(dict(substitutions))
+    config.update(launch_config(repository))
     rendered = yaml.safe_dump(config, sort_keys=False)
     existing = target / CONFIG_FILE
     if not existing.is_file() or existing.read_text(encoding="utf-8") != rendered:
@@ -257,7 +290,7 @@ def render_book(
         The HTML folder.
     """
     from crsbench_lib.report.banner import provenance
-    from crsbench_lib.report.context import resolve_standard, simulated_from_manifest
+    from crsbench_lib.report.context import portable_path, resolve_standard, simulated_from_manifest
     from crsbench_lib.report.notebooks import execute_all
     from crsbench_lib.results.io import read_results
 
@@ -266,10 +299,12 @@ def render_book(
     base = Path(root) if root is not None else project_root()
     out_root = Path(output_root) if output_root is not None else base
     build = out_root / BUILD_DIR
+    # Paths as the notebooks can resolve them anywhere (the default run, or relative
+    # to the project root): a downloaded notebook must not carry this machine's paths.
     common = {
-        "results_path": str(Path(results_path).resolve()),
+        "results_path": portable_path(results_path, profile),
         "profile": profile,
-        "standard_path": str(Path(standard_path).resolve()) if standard_path is not None else None,
+        "standard_path": portable_path(standard_path, profile) if standard_path is not None else None,
         "simulated": simulated,
     }
     executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
@@ -284,8 +319,10 @@ def render_book(
         "config_hash": fields["config hash"],
         "package_version": fields["package"],
         "cohort": fields["cohort"],
+        "execution_table": execution_table(executed),
     }
-    stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base)
+    stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base,
+                                repository=os.environ.get(REPOSITORY_ENV) or None)
     if progress and skipped:
         print(f"  left out of the table of contents (no notebook): {', '.join(skipped)}", flush=True)
     return build_html(stage, out_root)

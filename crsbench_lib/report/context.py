@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from crsbench_lib.errors import NotebookError
-from crsbench_lib.paths import standards_dir
+from crsbench_lib.paths import project_root, standards_dir
 from crsbench_lib.report.banner import Provenance, provenance
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, run_dir
 from crsbench_lib.scoring.freeze import freeze_standard
@@ -69,6 +69,39 @@ class BookContext:
 def default_results_path(profile: str) -> Path:
     """Where ``crsbench run --profile NAME`` writes its table by default."""
     return run_dir(profile) / RESULTS_FILE
+
+
+def resolve_input_path(path: str | os.PathLike[str]) -> Path:
+    """A chapter's file parameter as a path on this machine.
+
+    Absolute paths are kept. A relative path is read from the working
+    directory when it exists there, else from the project root: the book passes
+    paths relative to the project root, so a downloaded notebook runs wherever
+    the package is installed, whatever folder its kernel starts in.
+    """
+    candidate = Path(path).expanduser()
+    if candidate.is_absolute() or candidate.exists():
+        return candidate
+    return project_root() / candidate
+
+
+def portable_path(path: str | os.PathLike[str] | None, profile: str) -> str | None:
+    """How the book writes a file parameter into a notebook: never as the build machine's absolute path.
+
+    ``None`` when ``path`` is the default run of ``profile`` (the notebook finds it
+    at run time in whatever cache it has), a path relative to the project root
+    when it lies inside it, and the absolute path otherwise (a file the user named
+    outside the project: there is nothing portable to write).
+    """
+    if path is None:
+        return None
+    resolved = Path(path).expanduser().resolve()
+    if resolved == default_results_path(profile).resolve():
+        return None
+    try:
+        return resolved.relative_to(project_root().resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
 
 
 def simulated_from_manifest(results_path: str | os.PathLike[str]) -> bool | None:
@@ -123,7 +156,7 @@ def resolve_standard(
         shipped = standards_dir() / DEFAULT_FILENAME
         standard = load_standard(shipped) if shipped.is_file() else load_template()
     else:
-        standard = load_standard(standard_path)
+        standard = load_standard(resolve_input_path(standard_path))
     if standard.panel_names:
         return standard
     digest = results_hash(results).split(":", 1)[-1][:8]
@@ -220,7 +253,7 @@ def load_context(
     SchemaError, ReferenceStandardError
         If the table or the standard is invalid.
     """
-    path = Path(results_path) if results_path is not None else default_results_path(profile)
+    path = resolve_input_path(results_path) if results_path is not None else default_results_path(profile)
     if not path.is_file():
         raise NotebookError(
             f"parameter 'results_path': no results table at {path} (run 'crsbench run --profile {profile}' first)"

@@ -177,9 +177,11 @@ def notebook_source_hash(path: str | os.PathLike[str]) -> str:
 
 
 def _file_fingerprint(value: Any) -> str | None:
+    from crsbench_lib.report.context import resolve_input_path
+
     if value is None:
         return None
-    path = Path(str(value))
+    path = resolve_input_path(str(value))
     return file_sha256(path) if path.is_file() else f"missing:{path}"
 
 
@@ -201,6 +203,11 @@ def cache_key(
         notebooks at once).
     """
     files = {name: _file_fingerprint(parameters.get(name)) for name in FILE_PARAMETERS if name in parameters}
+    if "results_path" in parameters and parameters["results_path"] is None:
+        # The chapter then reads the default run of its profile: key on that table's content.
+        from crsbench_lib.report.context import default_results_path
+
+        files["results_path"] = _file_fingerprint(default_results_path(str(parameters.get("profile", "default"))))
     if "standard_path" in parameters and parameters["standard_path"] is None:
         # The chapter then reads the shipped default standard (or the template): key on whichever exists.
         from crsbench_lib.paths import standards_dir
@@ -316,6 +323,7 @@ def execute_notebook(
     errors = error_outputs(destination)
     if errors:
         raise NotebookError(f"notebook {name!r} has error outputs: {errors[0]} (executed copy: {destination})")
+    hide_injected_parameters(destination)
     store_cached(destination, cached_copy)
     return ExecutionResult(name, destination, False, key, time.perf_counter() - start)
 
@@ -354,6 +362,29 @@ def read_cached(cached_copy: Path) -> bytes | None:
     print(f"crsbench: warning: cached notebook {cached_copy} is damaged ({problem}); executing it again",
           file=sys.stderr)
     return None
+
+
+INJECTED_TAG = "injected-parameters"  # papermill's tag on the cell it adds
+HIDDEN_TAG = "remove-cell"  # Jupyter Book leaves a cell with this tag off the page
+
+
+def hide_injected_parameters(path: str | os.PathLike[str]) -> None:
+    """Tag papermill's injected-parameters cell ``remove-cell``: the page shows the provenance block instead.
+
+    The cell stays in the notebook (a reader who downloads it sees which values
+    ran); only the rendered page leaves it out.
+    """
+    target = Path(path)
+    nb = nbformat.read(target, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if INJECTED_TAG in tags and HIDDEN_TAG not in tags:
+            cell.metadata["tags"] = [*tags, HIDDEN_TAG]
+            changed = True
+    if changed:
+        with atomic_path(target) as tmp:
+            nbformat.write(nb, tmp)
 
 
 def execute_all(
@@ -408,3 +439,80 @@ def default_build_dir() -> Path:
     from crsbench_lib.paths import project_root
 
     return project_root() / "_build"
+
+
+HTML_SUFFIX = ".html"
+RERUNS_DIR = "crsbench-reruns"  # under the working directory: a rerun never lands in the book's build
+
+
+def export_html(notebook: str | os.PathLike[str], output: str | os.PathLike[str] | None = None) -> Path:
+    """A standalone HTML page of an executed notebook (nbconvert), laid out like the book's page.
+
+    Cells tagged ``remove-cell`` are left out and the inputs of cells tagged
+    ``remove-input`` or ``hide-input`` hidden, as on the book's page; images are
+    embedded, so the page is one file that any browser opens.
+
+    Parameters
+    ----------
+    notebook : path
+        An executed notebook.
+    output : path, optional
+        The page (default: beside the notebook, suffix ``.html``).
+
+    Returns
+    -------
+    pathlib.Path
+        The page written.
+    """
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    from crsbench_lib.report.standalone import standalone_notebook
+
+    source = Path(notebook)
+    target = Path(output) if output is not None else source.with_suffix(HTML_SUFFIX)
+    config = Config()
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_cell_tags = {HIDDEN_TAG}
+    config.TagRemovePreprocessor.remove_input_tags = {"remove-input", "hide-input"}
+    try:
+        exporter = HTMLExporter(config=config)
+        exporter.register_preprocessor("nbconvert.preprocessors.TagRemovePreprocessor", enabled=True)
+        body, _ = exporter.from_notebook_node(standalone_notebook(nbformat.read(source, as_version=4)))
+    except ValueError as exc:  # nbconvert's way of saying its templates are not installed
+        raise NotebookError(f"{source}: could not render the HTML page (nbconvert: {exc}); the notebook is written") from exc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as tmp:
+        Path(tmp).write_text(body, encoding="utf-8")
+    return target
+
+
+def rerun_destination(name: str, out: str | os.PathLike[str] | None, overwrite_book: bool = False) -> Path:
+    """Where ``crsbench notebook`` writes an executed notebook.
+
+    Parameters
+    ----------
+    name : str
+        Notebook name.
+    out : path, optional
+        A folder (the notebook is ``<out>/<name>.ipynb``) or a ``.ipynb`` file;
+        default ``crsbench-reruns/<name>/`` under the working directory.
+    overwrite_book : bool
+        Allow writing the book build's own executed copy.
+
+    Raises
+    ------
+    NotebookError
+        If the destination is the book build's executed copy and
+        ``overwrite_book`` is false.
+    """
+    if out is None:
+        target = Path.cwd() / RERUNS_DIR / name / f"{name}{NOTEBOOK_SUFFIX}"
+    else:
+        given = Path(out)
+        target = given if given.suffix == NOTEBOOK_SUFFIX else given / f"{name}{NOTEBOOK_SUFFIX}"
+    book_copy = default_build_dir() / "notebooks" / f"{name}{NOTEBOOK_SUFFIX}"
+    if target.resolve() == book_copy.resolve() and not overwrite_book:
+        raise NotebookError(f"{target} is the book build's executed copy of {name!r}; choose another --out, "
+                            "or pass --overwrite-book to replace it")
+    return target

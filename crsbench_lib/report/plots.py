@@ -20,6 +20,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from crsbench_lib.report.style import (
     AXIS_NAMES,
@@ -73,8 +74,9 @@ def _slope_panel(
         ax.plot([0, 1], [left_r[i], right_r[i]], color=colour, lw=width, alpha=0.9, solid_capstyle="round", zorder=2)
         ax.scatter([0, 1], [left_r[i], right_r[i]], color=colour, s=18, zorder=3)
         weight = "bold" if name in marked else "normal"
-        ax.text(-0.04, left_r[i], name, ha="right", va="center", fontsize=8, fontweight=weight)
-        ax.text(1.04, right_r[i], name, ha="left", va="center", fontsize=8, fontweight=weight)
+        # The rank is written into the label: a tick label beside a long name would collide with it.
+        ax.text(-0.04, left_r[i], f"{name}  {left_r[i]:g}", ha="right", va="center", fontsize=8, fontweight=weight)
+        ax.text(1.04, right_r[i], f"{right_r[i]:g}  {name}", ha="left", va="center", fontsize=8, fontweight=weight)
     pairs = crossing_pairs(left_r, right_r)
     for i, j in pairs:
         slope_i, slope_j = right_r[i] - left_r[i], right_r[j] - left_r[j]
@@ -82,9 +84,8 @@ def _slope_panel(
         ax.scatter([t], [left_r[i] + t * slope_i], marker="x", color="black", s=22, lw=1.1, zorder=4)
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(n + 0.7, 0.3)
-    ax.set_xticks([0, 1], labels)
-    ax.set_yticks(range(1, n + 1))
-    ax.set_ylabel("rank (1 = best)")
+    ax.set_xticks([0, 1], [f"{labels[0]}\n(1 = best)", f"{labels[1]}\n(1 = best)"])
+    ax.set_yticks([])
     ax.spines[["left", "bottom"]].set_visible(False)
     ax.tick_params(length=0)
     return len(pairs)
@@ -368,15 +369,15 @@ def calibration_before_after(summary: pd.DataFrame) -> Figure:
     ax.hlines(y, after, before, color=MUTED, lw=2)
     ax.scatter(before, y, color=HIGHLIGHT, label="uncalibrated", zorder=3)
     ax.scatter(after, y, color=EMPHASIS, label="after calibrator", zorder=3)
-    if "relative_ece_reduction" in summary.columns:
-        for yi, b, r in zip(y, before, summary["relative_ece_reduction"].to_numpy(dtype=float), strict=True):
-            if np.isfinite(r):
-                ax.text(b, yi, f"  -{100 * r:.0f}%", va="center", fontsize=7)
+    # The signed change of ECE (a rise reads "+8%", never "--8%"), right of both markers so it hides neither.
+    for yi, b, a in zip(y, before, after, strict=True):
+        if np.isfinite(b) and np.isfinite(a) and b != 0:
+            ax.text(max(a, b), yi, f"   {100 * (a - b) / b:+.0f}%", va="center", fontsize=8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel("mean ECE (test split)")
-    ax.set_xlim(left=0)
-    ax.legend(loc="lower right")
+    ax.set_xlim(0, float(np.nanmax(np.r_[before, after])) * 1.3)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
     bx = axes[1]
     change = summary["auroc_change"].to_numpy(dtype=float)
     bx.barh(y, change, color=[EMPHASIS if c >= 0 else HIGHLIGHT for c in change])
@@ -487,7 +488,7 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
     fig, axes = _new(height_ratio=0.6, ncols=ncols, width_ratios=[3, 2] if ncols == 2 else None)
     k = _slope_panel(axes[0], list(ranks["encoder"].astype(str)), ranks["rank_frozen"], ranks["rank_lora"],
                      ("frozen CRS rank", "LoRA CRS rank"), highlight)
-    axes[0].set_title(f"{k} reversed pairs")
+    axes[0].set_title(f"{k} reversed pair{'' if k == 1 else 's'}")
     if gains is not None:
         _require(gains, ("encoder", "auroc_gain"), "transfer_comparison gains")
         order = gains.sort_values("auroc_gain", ascending=True)
@@ -495,6 +496,7 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
         axes[1].barh(order["encoder"].astype(str), values, color=[EMPHASIS if v >= 0 else HIGHLIGHT for v in values])
         axes[1].axvline(0, color="black", lw=0.8)
         axes[1].set_xlabel("clean AUROC gain (LoRA - frozen)")
+        axes[1].xaxis.set_major_locator(MaxNLocator(nbins=4))
     return fig
 
 
@@ -633,6 +635,30 @@ def published_vs_build(table: pd.DataFrame) -> Figure:
     return fig
 
 
+def figure_png(fig: Figure) -> bytes:
+    """The figure as PNG bytes at the book's resolution; closes a pyplot-managed figure."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    if plt.fignum_exists(getattr(fig, "number", -1)):
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def glue_figure(name: str, fig: Figure) -> None:
+    """Store a figure in the notebook under ``name`` for a numbered MyST figure (``{glue:figure}``).
+
+    The chapter's markdown places it with a caption, alt text and a label that
+    other pages cross-reference (``{numref}``); nothing is displayed where this
+    is called.
+    """
+    from IPython.display import Image
+    from myst_nb import glue
+
+    glue(name, Image(data=figure_png(fig), format="png"), display=False)
+
+
 def show(fig: Figure) -> None:
     """Display a figure once as a PNG output of the current notebook cell, then close it.
 
@@ -650,3 +676,48 @@ def show(fig: Figure) -> None:
     display(Image(data=buffer.getvalue(), format="png"))
     if plt.fignum_exists(getattr(fig, "number", -1)):
         plt.close(fig)
+
+
+def before_after_scatter(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> Figure:
+    """Every published score before vs after an insertion, under the fixed reference and under renormalisation.
+
+    On the diagonal means unmoved. The registry chapter draws it from
+    :func:`crsbench_lib.registry.insertion.register_then_insert`'s
+    ``displacement`` and ``renormalised`` tables.
+
+    Parameters
+    ----------
+    fixed, renormalised : pandas.DataFrame
+        ``crs_before, crs_after`` per published entry, under each scheme.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    for table, what in ((fixed, "fixed"), (renormalised, "renormalised")):
+        _require(table, ("crs_before", "crs_after"), f"before_after_scatter ({what})")
+    apply_style()
+    fig, panels = plt.subplots(1, 2, figsize=figure_size(0.45), sharex=True, sharey=True)
+    for ax, (title, table, colour) in zip(
+        panels,
+        [("fixed reference (the registry)", fixed, EMPHASIS), ("cohort-renormalised (for contrast)", renormalised, HIGHLIGHT)],
+        strict=True,
+    ):
+        low = min(table["crs_before"].min(), table["crs_after"].min())
+        high = max(table["crs_before"].max(), table["crs_after"].max())
+        ax.plot([low, high], [low, high], color=MUTED, linewidth=0.8, zorder=0)
+        ax.scatter(table["crs_before"], table["crs_after"], color=colour, s=22)
+        ax.set_title(title)
+        ax.set_xlabel("CRS before the insertion")
+    panels[0].set_ylabel("CRS after the insertion")
+    fig.suptitle("Every published entry, before vs after: on the diagonal means unmoved")
+    return fig
+
+
+def placeholder(message: str) -> Figure:
+    """A small figure that only says ``message`` (a figure slot with nothing to draw in this run)."""
+    apply_style()
+    fig, ax = plt.subplots(figsize=figure_size(0.12))
+    ax.text(0.5, 0.5, message, ha="center", va="center", color=MUTED)
+    ax.set_axis_off()
+    return fig

@@ -120,3 +120,210 @@ def rank_probabilities(crs_draws: np.ndarray, encoders: Sequence[str], order: Se
         mean_rank = ranks.mean(axis=0)
         order = [names[i] for i in np.lexsort((np.array(names), mean_rank))]
     return table.loc[list(order)]
+
+
+def dataset_overview(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per dataset of a run: domain, task, test size, and what the grid covers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, domain, task, test images, encoders, seeds, corruptions,
+        site B`` (test images: the largest clean ``n_test``; corruptions: the
+        number of corruption families; site B: whether a shift condition
+        exists), sorted by dataset.
+    """
+    table = validate_results(results)
+    rows = []
+    for name, group in table.groupby("dataset", sort=True, observed=True):
+        clean = group.loc[group["condition"] == "clean", "n_test"]
+        rows.append({
+            "dataset": str(name),
+            "domain": str(group["domain"].iloc[0]),
+            "task": str(group["task"].iloc[0]),
+            "test images": int(clean.max()) if not clean.empty else 0,
+            "encoders": int(group["encoder"].nunique()),
+            "seeds": int(group["seed"].nunique()),
+            "corruptions": int(group.loc[group["condition"] == "corruption", "corruption"].nunique()),
+            "site B": bool((group["condition"] == "shift").any()),
+        })
+    return pd.DataFrame(rows)
+
+
+def insertion_bars(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> pd.DataFrame:
+    """Absolute CRS change of each published entry under both schemes, aligned by entry.
+
+    Parameters
+    ----------
+    fixed, renormalised : pandas.DataFrame
+        ``entry_id, candidate, crs_displacement`` per published entry (the
+        registry's ``displacement`` and ``renormalised`` tables).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``encoder, fixed, cohort`` in the order of ``fixed`` (the input of
+        :func:`crsbench_lib.report.plots.insertion_displacement`).
+
+    Raises
+    ------
+    SchemaError
+        If an entry of ``fixed`` is missing from ``renormalised``.
+    """
+    cohort = renormalised.set_index("entry_id")["crs_displacement"]
+    missing = sorted(set(fixed["entry_id"]) - set(cohort.index))
+    if missing:
+        raise SchemaError(f"insertion_bars: entry {missing[0]!r} has no renormalised displacement")
+    return pd.DataFrame({
+        "encoder": fixed["candidate"].astype(str).to_numpy(),
+        "fixed": fixed["crs_displacement"].abs().to_numpy(dtype=float),
+        "cohort": cohort.loc[fixed["entry_id"]].abs().to_numpy(dtype=float),
+    })
+
+
+UNTRAINED_MARKERS: tuple[str, ...] = ("random initialisation", "raw pixels")
+
+
+def untrained_encoders(zoo: pd.DataFrame | Sequence[dict]) -> list[str]:
+    """Encoders that learned nothing: random initialisation or raw pixels.
+
+    Parameters
+    ----------
+    zoo : pandas.DataFrame
+        ``name, description`` per encoder (the encoder registry's
+        ``describe_encoders()``, which the chapter passes in: the report layer
+        does not import the encoders).
+
+    Returns
+    -------
+    list of str
+        Names whose description names one of :data:`UNTRAINED_MARKERS`; a gate
+        that advances one of them is too lax for its cohort.
+    """
+    zoo = pd.DataFrame(zoo)
+    if not {"name", "description"} <= set(zoo.columns):
+        raise SchemaError("untrained_encoders: the zoo table needs columns 'name' and 'description'")
+    text = zoo["description"].astype(str).str.lower()
+    mask = text.apply(lambda d: any(marker in d for marker in UNTRAINED_MARKERS))
+    return zoo.loc[mask, "name"].astype(str).tolist()
+
+
+def zoo_table(zoo: pd.DataFrame | Sequence[dict], results: pd.DataFrame) -> pd.DataFrame:
+    """The encoder zoo with what this run holds of it: ``name, family, in this run, LoRA arm``.
+
+    Parameters
+    ----------
+    zoo : pandas.DataFrame
+        ``name, family`` per encoder (the encoder registry's ``describe_encoders()``).
+    results : pandas.DataFrame
+        The run's results table.
+    """
+    zoo = pd.DataFrame(zoo)
+    if not {"name", "family"} <= set(zoo.columns):
+        raise SchemaError("zoo_table: the zoo table needs columns 'name' and 'family'")
+    table = zoo[["name", "family"]].copy()
+    table["in this run"] = table["name"].isin(set(results["encoder"].astype(str)))
+    table["LoRA arm"] = table["name"].isin(set(results.loc[results["arm"] == "lora", "encoder"].astype(str)))
+    return table.reset_index(drop=True)
+
+
+def axis_leaders(profiles: pd.DataFrame) -> dict[str, str]:
+    """The best encoder on each raw axis (highest D and L, lowest C and R); ties go to the first name.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Raw profiles, index encoder, columns D, C, L, R.
+    """
+    from crsbench_lib.standard import AXES, HIGHER_IS_BETTER
+
+    ordered = profiles.sort_index()
+    return {axis: str(ordered[axis].idxmax() if HIGHER_IS_BETTER[axis] else ordered[axis].idxmin()) for axis in AXES}
+
+
+def leading_pair(pairwise: pd.DataFrame, first: str, second: str) -> dict[str, float]:
+    """The CRS difference ``first - second`` and its interval from a bootstrap's pairwise table.
+
+    The table may hold the pair in either order; the sign is flipped to match.
+
+    Returns
+    -------
+    dict
+        ``diff, diff_low, diff_high``.
+
+    Raises
+    ------
+    SchemaError
+        If the pair is not in the table.
+    """
+    forward = pairwise[(pairwise["encoder_a"] == first) & (pairwise["encoder_b"] == second)]
+    if not forward.empty:
+        row = forward.iloc[0]
+        return {"diff": float(row["diff"]), "diff_low": float(row["diff_low"]), "diff_high": float(row["diff_high"])}
+    backward = pairwise[(pairwise["encoder_a"] == second) & (pairwise["encoder_b"] == first)]
+    if backward.empty:
+        raise SchemaError(f"leading_pair: no pairwise row for {first!r} and {second!r}")
+    row = backward.iloc[0]
+    return {"diff": -float(row["diff"]), "diff_low": -float(row["diff_high"]), "diff_high": -float(row["diff_low"])}
+
+
+def panel_summary(panel: object, n_panel: int) -> pd.DataFrame:
+    """Leave-one-out and random sub-panel perturbations in one table.
+
+    Parameters
+    ----------
+    panel : PanelPerturbation
+        :func:`crsbench_lib.scoring.sensitivity.panel_perturbation` output.
+    n_panel : int
+        Members of the full panel.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``scheme, panels, mean_tau, top_k_changed``.
+    """
+    return pd.DataFrame({
+        "scheme": ["leave-one-out", f"random {panel.subset_size} of {n_panel}"],
+        "panels": [len(panel.leave_one_out), len(panel.subset_taus)],
+        "mean_tau": [panel.mean_tau_leave_one_out, panel.mean_tau_subsets],
+        "top_k_changed": [panel.share_changed_leave_one_out, panel.share_changed_subsets],
+    })
+
+
+def choose_newcomers(profiles: pd.DataFrame, candidates: Sequence[str] | None, n_candidates: int) -> list[str]:
+    """The encoders an insertion test treats as newcomers.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Raw profiles, index encoder.
+    candidates : sequence of str, optional
+        Named newcomers; ``None`` takes the ``n_candidates`` with the highest
+        clean AUROC ``D`` (the arrivals that disturb a cohort most).
+    n_candidates : int
+        How many when ``candidates`` is None.
+
+    Raises
+    ------
+    NotebookError
+        On an unknown encoder, or when no encoder would stay behind.
+    """
+    from crsbench_lib.errors import NotebookError
+
+    chosen = list(candidates) if candidates is not None else list(
+        profiles["D"].sort_values(ascending=False, kind="mergesort").index[:n_candidates])
+    unknown = [c for c in chosen if c not in profiles.index]
+    if unknown:
+        raise NotebookError(f"parameter 'candidates': unknown encoder {unknown[0]!r}; valid: {', '.join(map(str, profiles.index))}")
+    if not chosen or len(set(chosen)) >= len(profiles):
+        raise NotebookError(f"parameter 'candidates': choose between 1 and {len(profiles) - 1} encoders, got {len(chosen)}")
+    return [str(c) for c in chosen]
+
+
+def displacement_bars(existing: pd.DataFrame) -> pd.DataFrame:
+    """``encoder, fixed, cohort``: the absolute score change of each existing encoder (insertion test)."""
+    return pd.DataFrame({
+        "encoder": existing["encoder"].astype(str).to_numpy(),
+        "fixed": existing["fixed_displacement"].abs().to_numpy(dtype=float),
+        "cohort": existing["cohort_displacement"].abs().to_numpy(dtype=float),
+    })

@@ -1,23 +1,58 @@
-"""Tables as the book shows them: rounded, index hidden, with a caption."""
+"""Tables as the book shows them: rounded, index hidden, with a caption, never wider than the text column.
+
+A table is shown inside its own horizontally scrolling box (class
+:data:`SCROLL_CLASS`, styled in ``book/_static/crsbench.css``), so that a table
+with more columns than the column has room for scrolls inside the box instead
+of overflowing the page. Chapters still choose their columns and round: the
+box is the fallback, not the layout.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
 DEFAULT_PRECISION = 3
+SCROLL_CLASS = "crs-table-scroll"
 
 
-def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int = DEFAULT_PRECISION) -> Styler:
+@dataclass(frozen=True)
+class BookTable:
+    """A styled table in a scrolling box (renders as HTML in a notebook).
+
+    Attributes
+    ----------
+    styler : pandas.io.formats.style.Styler
+        The styled table.
+    """
+
+    styler: Styler
+
+    def _repr_html_(self) -> str:
+        return f'<div class="{SCROLL_CLASS}" style="overflow-x:auto;max-width:100%">{self.styler.to_html()}</div>'
+
+
+def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int = DEFAULT_PRECISION) -> BookTable:
     """A styled, read-only view of ``frame`` for a notebook cell's output (text/html).
 
     Floats are shown with ``precision`` decimals, booleans as yes/no, the index
     is hidden unless it is named (a meaningful index such as ``held_out``).
+    Column names with underscores wrap at them, so headers do not widen a table.
+
+    Examples
+    --------
+    >>> html = show_table(pd.DataFrame({"a": [0.12345]}), caption="c")._repr_html_()
+    >>> "0.123" in html and "crs-table-scroll" in html
+    True
     """
     table = frame.copy()
     for column in table.columns:
         if table[column].dtype == bool:
             table[column] = table[column].map({True: "yes", False: "no"})
+    # A zero-width space after each underscore lets a long header break there.
+    table.columns = [str(c).replace("_", "_\u200b") for c in table.columns]
     styler = table.style.format(precision=precision, na_rep="-")
     if table.index.name is None and not isinstance(table.index, pd.MultiIndex):
         styler = styler.hide(axis="index")
@@ -26,7 +61,20 @@ def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int =
     styler = styler.set_table_styles(
         [
             {"selector": "caption", "props": "caption-side: top; text-align: left; font-weight: bold; padding: 4px 0;"},
-            {"selector": "td, th", "props": "padding: 2px 8px; font-size: 0.9em;"},
+            {"selector": "td, th", "props": "padding: 2px 6px; font-size: 0.85em;"},
         ]
     )
-    return styler
+    return BookTable(styler)
+
+
+def beside(rows: list[tuple[str, float, float]]) -> pd.DataFrame:
+    """The study's value beside this build's, one row per quantity: ``quantity, study, this_build``.
+
+    Values keep their type, so counts show without decimals beside rounded floats.
+
+    Examples
+    --------
+    >>> beside([("tau", 0.6, 0.31), ("encoders", 15, 6)]).to_dict("records")
+    [{'quantity': 'tau', 'study': 0.6, 'this_build': 0.31}, {'quantity': 'encoders', 'study': 15, 'this_build': 6}]
+    """
+    return pd.DataFrame(rows, columns=["quantity", "study", "this_build"], dtype=object)

@@ -141,7 +141,10 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
             f"(expected calibration in {', '.join(c for c in CALIBRATIONS if c != UNCALIBRATED)})"
         )
     keys = list(PAIR_KEYS)
-    floors = list(FLOOR_COLUMNS) if set(FLOOR_COLUMNS) <= set(clean.columns) else []
+    # Older tables have no floor; validation fills the optional columns with NaN, so
+    # the floor is used only where every clean row carries it.
+    has_floor = set(FLOOR_COLUMNS) <= set(clean.columns) and bool(clean[list(FLOOR_COLUMNS)].notna().all().all())
+    floors = list(FLOOR_COLUMNS) if has_floor else []
     merged = after[keys + ["domain", "calibration", "ece", "auroc", *floors]].merge(
         before[keys + ["ece", "auroc", *floors]], on=keys, how="left", suffixes=("_after", "_before")
     )

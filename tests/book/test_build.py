@@ -1,4 +1,6 @@
-"""The book builds: every chapter of the table of contents becomes an HTML page."""
+"""The book builds: every chapter of the table of contents becomes an HTML page, with its scaffolding."""
+
+import re
 
 import pytest
 
@@ -16,5 +18,29 @@ def test_book_builds_every_chapter(built_book):
         if page.startswith("notebooks/"):
             assert "<img" in text, f"{page}: no figure"
             assert "<table" in text, f"{page}: no table"
+            assert re.search(r'<span class="caption-number">Fig\. \d+ </span>', text), f"{page}: no numbered figure"
+            assert "Learning objectives" in text and "What this teaches, and its limits" in text, page
+            assert "Solution to" in text, f"{page}: no exercise solution"
+            assert "crs-simulated-banner" in text, f"{page}: no banner"
     intro = (built_book / "book" / "intro.html").read_text(encoding="utf-8")
     assert "profile:" in intro and "SIMULATED COHORT" in intro  # the provenance substitution
+
+
+@pytest.mark.slow
+def test_glossary_bibliography_index_and_execution_page(built_book):
+    glossary = (built_book / "book" / "glossary.html").read_text(encoding="utf-8")
+    for term in ("AUROC", "ECE floor", "Kendall tau-b", "Pareto dominance", "anchor", "saturation", "reference panel",
+                 "leading tier", "LoRA"):
+        assert f">{term}<" in glossary, term
+    references = (built_book / "book" / "references.html").read_text(encoding="utf-8")
+    for author in ("Guo", "Naeini", "Kendall", "Chen", "He", "Hu", "Salvo", "Yang", "Cognaptus"):
+        assert author in references, author
+    index = (built_book / "genindex.html").read_text(encoding="utf-8")
+    assert "Kendall tau-b" in index and "leading tier" in index
+    execution = (built_book / "book" / "execution.html").read_text(encoding="utf-8")
+    assert execution.count("execution cache") + execution.count("executed in this build") >= len(
+        [p for p in toc_pages() if p.startswith("notebooks/")])
+    # Chapters link to the glossary and cite the study.
+    agreement = (built_book / "notebooks" / "agreement.html").read_text(encoding="utf-8")
+    assert "glossary.html#term-Kendall-tau-b" in agreement
+    assert "references" in (built_book / "book" / "intro.html").read_text(encoding="utf-8")

@@ -49,5 +49,18 @@ def test_rerun_one_notebook_with_new_parameters(book_inputs, tmp_path, capsys):
     assert "executed in" in capsys.readouterr().out
     text = out.read_text()
     assert "n_draws = 50" in text and "50 times" in text
+    page = out.with_suffix(".html")
+    assert page.is_file() and "50 times" in page.read_text()
     assert main(args) == 0
     assert "reused from the execution cache" in capsys.readouterr().out
+
+
+def test_the_book_build_is_never_overwritten_unless_asked(capsys, tmp_path):
+    from crsbench_lib.report.notebooks import default_build_dir, rerun_destination
+
+    book_copy = default_build_dir() / "notebooks" / "leading_tier.ipynb"
+    assert main(["notebook", "leading_tier", "--out", str(book_copy)]) == 2
+    assert "--overwrite-book" in capsys.readouterr().err
+    assert rerun_destination("leading_tier", book_copy, overwrite_book=True) == book_copy
+    assert rerun_destination("leading_tier", tmp_path) == tmp_path / "leading_tier.ipynb"
+    assert rerun_destination("leading_tier", None).parts[-3:] == ("crsbench-reruns", "leading_tier", "leading_tier.ipynb")

@@ -69,3 +69,37 @@ def test_shipped_toc_names_every_shipped_notebook_and_page():
     for page in pages:
         if page.startswith("book/"):
             assert (project_root() / f"{page}.md").is_file(), page
+
+
+def test_launch_buttons_only_with_a_public_repository(project, tmp_path):
+    stage, _ = book.stage_book({}, tmp_path / "stage", root=project)
+    config = yaml.safe_load((stage / "_config.yml").read_text())
+    assert "repository" not in config and "launch_buttons" not in config
+    stage, _ = book.stage_book({}, tmp_path / "stage2", root=project, repository="https://github.com/o/r")
+    config = yaml.safe_load((stage / "_config.yml").read_text())
+    assert config["repository"]["url"] == "https://github.com/o/r"
+    assert config["launch_buttons"]["binderhub_url"] == book.BINDER_URL
+    assert config["launch_buttons"]["colab_url"] == book.COLAB_URL
+    assert config["launch_buttons"]["thebe"] is False
+
+
+def test_execution_table_lists_every_chapter():
+    from pathlib import Path
+
+    from crsbench_lib.report.notebooks import ExecutionResult
+
+    table = book.execution_table([ExecutionResult("one", Path("x"), True, "a" * 64, 1.25),
+                                  ExecutionResult("two", Path("y"), False, "b" * 64, 12.0)])
+    lines = table.splitlines()
+    assert len(lines) == 4
+    assert "{doc}`../notebooks/one` | reused from the execution cache | 1.2 |" in lines[2]
+    assert "executed in this build | 12.0 | `bbbbbbbbbbbb`" in lines[3]
+
+
+def test_shipped_config_has_no_thebe_and_loads_the_book_extension():
+    from crsbench_lib.paths import project_root
+
+    config = yaml.safe_load((project_root() / "_config.yml").read_text())
+    assert config["launch_buttons"]["thebe"] is False
+    assert "crsbench_lib.report.sphinx_ext" in config["sphinx"]["extra_extensions"]
+    assert config["bibtex_bibfiles"] == ["book/references.bib"]

@@ -88,3 +88,28 @@ def test_a_broken_default_standard_is_an_error_not_a_fallback(table, tmp_path, m
     (standards / context.DEFAULT_FILENAME).write_text("version: broken\nweights: {dominance: 2}\n")
     with pytest.raises(ReferenceStandardError):
         context.resolve_standard(None, table)
+
+
+def test_portable_paths_never_carry_the_build_machine(tmp_path, monkeypatch):
+    from crsbench_lib.paths import project_root
+    from crsbench_lib.report import context
+
+    monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
+    default = context.default_results_path("quick")
+    assert context.portable_path(default, "quick") is None
+    inside = project_root() / "standards" / "crs-default-v1.yaml"
+    assert context.portable_path(inside, "quick") == "standards/crs-default-v1.yaml"
+    outside = tmp_path / "mine.parquet"
+    assert context.portable_path(outside, "quick") == str(outside.resolve())
+    assert context.portable_path(None, "quick") is None
+
+
+def test_relative_inputs_resolve_from_the_project_root(tmp_path, monkeypatch):
+    from crsbench_lib.paths import project_root
+    from crsbench_lib.report import context
+
+    monkeypatch.chdir(tmp_path)
+    assert context.resolve_input_path("standards/crs-default-v1.yaml") == project_root() / "standards" / "crs-default-v1.yaml"
+    (tmp_path / "here.csv").write_text("x")
+    assert context.resolve_input_path("here.csv") == __import__("pathlib").Path("here.csv")
+    assert context.resolve_input_path(tmp_path / "abs.csv") == tmp_path / "abs.csv"

@@ -107,6 +107,44 @@ def test_shipped_notebooks_are_stored_without_outputs_and_declare_parameters():
         assert {"results_path", "profile", "standard_path", "simulated"} <= set(params), name
 
 
+def test_injected_parameters_are_tagged_off_the_page(tmp_path):
+    cell = new_code_cell("alpha = 2")
+    cell.metadata["tags"] = [notebooks.INJECTED_TAG]
+    path = tmp_path / "n.ipynb"
+    nbformat.write(new_notebook(cells=[cell, new_code_cell("x = 1")]), path)
+    notebooks.hide_injected_parameters(path)
+    nb = nbformat.read(path, as_version=4)
+    assert nb.cells[0].metadata["tags"] == [notebooks.INJECTED_TAG, notebooks.HIDDEN_TAG]
+    assert "tags" not in nb.cells[1].metadata
+    assert nb.cells[0].source == "alpha = 2"  # the values stay in the notebook
+
+
+def test_export_html_writes_a_standalone_page(tmp_path):
+    params = new_code_cell("alpha = 1")
+    params.metadata["tags"] = ["parameters", notebooks.HIDDEN_TAG]
+    shown = new_code_cell("secret_input = 3")
+    shown.metadata["tags"] = ["remove-input"]
+    shown.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "visible output"}, execution_count=1)]
+    path = tmp_path / "n.ipynb"
+    nbformat.write(new_notebook(cells=[new_markdown_cell("# Title here"), params, shown]), path)
+    page = notebooks.export_html(path)
+    assert page == tmp_path / "n.html"
+    text = page.read_text()
+    assert "Title here" in text and "visible output" in text
+    assert "alpha = 1" not in text and "secret_input" not in text
+
+
+def test_cache_key_of_the_default_run_follows_its_table(tmp_path, monkeypatch, folder):
+    monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
+    table = tmp_path / "cache" / "runs" / "default" / "results.parquet"
+    table.parent.mkdir(parents=True)
+    table.write_bytes(b"one")
+    params = {"alpha": 1, "results_path": None, "names": ["a", "b"]}
+    first = notebooks.cache_key(folder / "alpha.ipynb", params, code="c")
+    table.write_bytes(b"two")
+    assert notebooks.cache_key(folder / "alpha.ipynb", params, code="c") != first
+
+
 @pytest.mark.parametrize("damage", ["flip_notebook", "flip_checksum", "truncate_notebook"])
 def test_a_damaged_cached_execution_is_executed_again(folder, tmp_path, capsys, damage):
     cache = tmp_path / "cache"

@@ -110,3 +110,23 @@ def test_show_displays_png_once(monkeypatch):
     plots.show(fig)
     assert len(shown) == 1 and shown[0].data[:8] == b"\x89PNG\r\n\x1a\n"
     assert not plt.fignum_exists(fig.number)
+
+
+def test_before_after_scatter_draws_one_point_per_entry():
+    fixed = pd.DataFrame({"crs_before": [0.2, 0.5, 0.7], "crs_after": [0.2, 0.5, 0.7]})
+    moved = pd.DataFrame({"crs_before": [0.2, 0.5, 0.7], "crs_after": [0.1, 0.55, 0.9]})
+    fig = plots.before_after_scatter(fixed, moved)
+    _check(fig)
+    for ax in fig.axes:
+        points = ax.collections[0].get_offsets()
+        assert len(points) == 3
+    with pytest.raises(ValueError, match="crs_after"):
+        plots.before_after_scatter(fixed[["crs_before"]], moved)
+
+
+def test_calibration_labels_give_the_signed_change_of_ece():
+    summary = pd.DataFrame({"dataset": ["a", "a"], "calibration": ["isotonic", "vector"], "ece_before": [0.10, 0.10],
+                            "ece_after": [0.11, 0.07], "auroc_change": [0.0, -0.01]})
+    fig = plots.calibration_before_after(summary)
+    texts = [t.get_text().strip() for t in fig.axes[0].texts]
+    assert texts == ["+10%", "-30%"]  # a rise is never shown as a reduction

@@ -32,3 +32,39 @@ def test_rank_probabilities():
     assert np.allclose(table.sum(axis=1), 1.0)
     with pytest.raises(ValueError, match="shape"):
         summaries.rank_probabilities(draws, ["a", "b"])
+
+
+def test_dataset_overview_counts_what_the_table_holds(table):
+    overview = summaries.dataset_overview(table)
+    assert list(overview["dataset"]) == sorted(table["dataset"].unique())
+    for row in overview.itertuples():
+        rows = table[table["dataset"] == row.dataset]
+        assert row.encoders == rows["encoder"].nunique()
+        assert row.seeds == rows["seed"].nunique()
+        assert row.corruptions == rows.loc[rows["condition"] == "corruption", "corruption"].nunique()
+        assert getattr(row, "_8") == bool((rows["condition"] == "shift").any())  # "site B"
+        assert getattr(row, "_4") == rows.loc[rows["condition"] == "clean", "n_test"].max()  # "test images"
+
+
+def test_insertion_bars_align_entries_by_id():
+    import pandas as pd
+
+    from crsbench_lib.errors import SchemaError
+
+    fixed = pd.DataFrame({"entry_id": [1, 2], "candidate": ["a", "b"], "crs_displacement": [0.0, -0.0]})
+    cohort = pd.DataFrame({"entry_id": [2, 1], "candidate": ["b", "a"], "crs_displacement": [-0.2, 0.1]})
+    bars = summaries.insertion_bars(fixed, cohort)
+    assert bars.to_dict("list") == {"encoder": ["a", "b"], "fixed": [0.0, 0.0], "cohort": [0.1, 0.2]}
+    with pytest.raises(SchemaError, match="entry 2"):
+        summaries.insertion_bars(fixed, cohort.iloc[1:])
+
+
+def test_untrained_encoders_reads_descriptions():
+    import pandas as pd
+
+    from crsbench_lib.errors import SchemaError
+
+    zoo = pd.DataFrame({"name": ["a", "b", "c"], "description": ["small CNN, random initialisation", "Raw pixels", "SimCLR"]})
+    assert summaries.untrained_encoders(zoo) == ["a", "b"]
+    with pytest.raises(SchemaError):
+        summaries.untrained_encoders(zoo[["name"]])

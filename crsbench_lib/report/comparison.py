@@ -1,0 +1,147 @@
+"""The study's reported figures beside the same quantities computed on this build.
+
+The *published* chapter and the chapter on why the numbers differ both read
+:func:`published_comparison`: one row per quantity the study reports, the
+study's value (:data:`crsbench_lib.scoring.published.PUBLISHED`) and this
+build's, computed by the same definitions (the scoring layer does every
+computation; this module only gathers them). :func:`leaders_table` sets the
+three leaders under AUROC and under the CRS side by side.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from crsbench_lib.scoring import (
+    agreement,
+    axes,
+    bootstrap,
+    calibration_ablation,
+    corruption_cells,
+    crs,
+    insertion,
+    sensitivity,
+    transfer,
+)
+from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
+from crsbench_lib.standard import ReferenceStandard
+
+COMPARISON_COLUMNS: tuple[str, ...] = ("quantity", "study", "this_build")
+LEADERS = 3  # the study reports its top three under each ranking
+NEWCOMERS = 3  # the insertion test inserts the three strongest encoders (highest clean AUROC)
+
+
+def published_comparison(
+    results: pd.DataFrame,
+    standard: ReferenceStandard,
+    n_draws: int = 1000,
+    random_state: int = 0,
+    figures: PublishedFigures = PUBLISHED,
+) -> pd.DataFrame:
+    """Every headline quantity of the study, as reported and as computed on ``results``.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The results table (frozen arm scored; the LoRA arm, if present, for the
+        transfer row).
+    standard : ReferenceStandard
+        The standard every score is computed against.
+    n_draws : int
+        Bootstrap draws and weight perturbations.
+    random_state : int
+        Seed of both.
+    figures : PublishedFigures
+        The study's figures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``quantity, study, this_build`` (floats; ``this_build`` is NaN where the
+        build has no such quantity, e.g. no LoRA arm).
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring import freeze_standard
+    >>> table = synthetic_results(n_encoders=5, seeds=(0, 1), corruptions=("noise",), severities=(1,))
+    >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> published_comparison(table, std, n_draws=20).loc[0, "this_build"]
+    5.0
+    """
+    scores = crs.score_results(results, standard)
+    agree = agreement.score_agreement(scores)
+    profiles = axes.encoder_profiles(axes.raw_axes(results, label_fractions=standard.label_fractions))
+    boot = bootstrap.paired_seed_bootstrap(results, standard, n_draws=n_draws, random_state=random_state)
+    weights = sensitivity.weight_perturbation(profiles, standard, n_draws=n_draws, random_state=random_state)
+    newcomers = list(profiles["D"].sort_values(ascending=False).index[:NEWCOMERS])
+    inserted = insertion.insertion_test(profiles.drop(index=newcomers), profiles.loc[newcomers], standard)
+    cal_low, cal_high = calibration_ablation.reduction_range(calibration_ablation.calibration_ablation(results))
+    cell_r = corruption_cells.cell_correlation(corruption_cells.corruption_cells(results))
+    lora_tau = math.nan
+    lora_encoders = sorted(results.loc[results["arm"] == "lora", "encoder"].unique())
+    if lora_encoders:
+        lora_tau = transfer.transfer_summary(
+            crs.score_results(results[results["encoder"].isin(lora_encoders)], standard),
+            crs.score_results(results, standard, arm="lora"),
+        ).kendall_tau
+    rows = [
+        ("encoders", figures.n_encoders, agree.n),
+        ("Kendall tau (AUROC vs CRS)", figures.kendall_tau, agree.tau_b),
+        ("Spearman rho (AUROC vs CRS)", figures.spearman_rho, agree.rho),
+        ("reversed pairs", figures.reversed_pairs, agree.reversed_pairs),
+        ("pairs", figures.n_pairs, agree.n_pairs),
+        ("mean |rank displacement|", figures.mean_abs_displacement, agree.mean_abs_displacement),
+        ("top CRS", max(figures.aggregate_crs_top3.values()), scores.iloc[0]["crs"]),
+        ("P(rank 1) of the leader", max(figures.bootstrap_p_rank1.values()), boot.summary["p_rank1"].max()),
+        ("weight draws: mean tau", float(np.mean(figures.weight_mean_kendall_range)), weights.mean_tau),
+        ("weight draws: top-3 changes", figures.weight_top3_changes, int(weights.top_k_changed.sum())),
+        ("insertion: fixed displacement", figures.insertion_fixed_displacement, inserted.max_abs_fixed_displacement),
+        ("calibration: min ECE reduction", figures.calibration_ece_reduction_range[0], cal_low),
+        ("calibration: max ECE reduction", figures.calibration_ece_reduction_range[1], cal_high),
+        ("corruption cells", figures.corruption_cells, cell_r.n),
+        ("corruption r (AUROC loss, ECE increase)", figures.corruption_auroc_ece_loss_r, cell_r.r),
+        ("LoRA: frozen vs adapted tau", figures.lora_frozen_vs_adapted_kendall_tau, lora_tau),
+    ]
+    table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
+    return table.astype({"study": float, "this_build": float})
+
+
+def leaders_table(scores: pd.DataFrame, figures: PublishedFigures = PUBLISHED, k: int = LEADERS) -> pd.DataFrame:
+    """The leaders under aggregate AUROC and under CRS, the study's beside this build's, in long form.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        :func:`crsbench_lib.scoring.crs.score_results` output (``encoder, D, crs``).
+    figures : PublishedFigures
+        The study's figures (its top three under each ranking).
+    k : int
+        How many leaders of this build to list.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``ranking, position, study, this_build``: ``ranking`` is "AUROC" or
+        "CRS", ``study`` and ``this_build`` read "name value". Long form keeps
+        the table within the text column.
+    """
+    missing = [c for c in ("encoder", "D", "crs") if c not in scores.columns]
+    if missing:
+        raise ValueError(f"leaders_table: scores lack column(s) {', '.join(missing)}")
+    rows = []
+    for ranking, column, study in (("AUROC", "D", figures.aggregate_auroc_top3), ("CRS", "crs", figures.aggregate_crs_top3)):
+        ours = scores.sort_values([column, "encoder"], ascending=[False, True]).head(k)
+        theirs = [f"{name} {value:.3f}" for name, value in study.items()]
+        mine = [f"{r.encoder} {getattr(r, column):.3f}" for r in ours.itertuples()]
+        for position in range(max(len(theirs), len(mine))):
+            rows.append({
+                "ranking": ranking,
+                "position": position + 1,
+                "study": theirs[position] if position < len(theirs) else "-",
+                "this_build": mine[position] if position < len(mine) else "-",
+            })
+    return pd.DataFrame(rows)

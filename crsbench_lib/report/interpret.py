@@ -1,0 +1,604 @@
+"""Words that follow the numbers: the book's interpretation sentences.
+
+Every sentence a chapter uses to interpret a result comes from a function of
+this module, so that its wording is *computed* from the numbers it describes:
+the direction of a change (a rise is never called a cut), whether that
+direction is an improvement for the quantity (``better="lower"`` for ECE and
+AUROC loss, ``"higher"`` for AUROC and retention), its size in words, whether
+an interval excludes zero, a p-value, and ties. A template such as "the
+calibrators cut ECE by {low} to {high}" can contradict its own numbers (a
+negative cut); these functions cannot, and tests feed them numbers of both
+signs and every size.
+
+Sizes in words are conventions of this book, stated once here:
+
+* relative changes (``|after - before| / |before|``): below
+  :data:`NEGLIGIBLE_RELATIVE` "negligible", below 10 % "small", below 30 %
+  "moderate", otherwise "large";
+* rank correlations (Kendall's tau, Pearson's r, by absolute value): below 0.1
+  "no", 0.1-0.3 "weak", 0.3-0.5 "moderate", 0.5-0.7 "strong", 0.7 and above
+  "very strong" (the usual rule-of-thumb bands, e.g. Cohen 1988 for r).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+Better = Literal["lower", "higher"]
+
+NEGLIGIBLE_RELATIVE = 0.01
+RELATIVE_SIZES: tuple[tuple[float, str], ...] = ((NEGLIGIBLE_RELATIVE, "negligible"), (0.10, "small"), (0.30, "moderate"))
+LARGEST_RELATIVE = "large"
+CORRELATION_SIZES: tuple[tuple[float, str], ...] = ((0.1, "no"), (0.3, "weak"), (0.5, "moderate"), (0.7, "strong"))
+LARGEST_CORRELATION = "very strong"
+# Two correlations closer than this are "about the same" when compared with the study.
+CLOSE_CORRELATION = 0.05
+P_FLOOR = 0.001
+
+
+def _check_better(better: str) -> None:
+    if better not in ("lower", "higher"):
+        raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
+
+
+def _finite(value: float, name: str) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return number
+
+
+def _fmt(value: float, digits: int) -> str:
+    text = f"{value:.{digits}f}"
+    # "-0.000" reads as a signed change that is not there.
+    return text.lstrip("-") if float(text) == 0 else text
+
+
+def _percent(fraction: float) -> str:
+    return f"{abs(fraction) * 100:.0f} %"
+
+
+def _band(magnitude: float, bands: tuple[tuple[float, str], ...], largest: str) -> str:
+    """The word of the first band whose upper bound exceeds ``magnitude`` (``largest`` above them all)."""
+    return next((word for bound, word in bands if magnitude < bound), largest)
+
+
+def size_word(relative: float) -> str:
+    """The size of a relative change in words.
+
+    Parameters
+    ----------
+    relative : float
+        ``(after - before) / |before|``; only the magnitude matters.
+
+    Returns
+    -------
+    str
+        "negligible", "small", "moderate" or "large".
+
+    Examples
+    --------
+    >>> size_word(-0.43)
+    'large'
+    >>> size_word(0.05)
+    'small'
+    """
+    return _band(abs(_finite(relative, "relative")), RELATIVE_SIZES, LARGEST_RELATIVE)
+
+
+def correlation_word(value: float) -> str:
+    """The strength of a correlation (tau, rho or r) in words, by its absolute value.
+
+    Examples
+    --------
+    >>> correlation_word(-0.62)
+    'strong'
+    """
+    return _band(abs(_finite(value, "correlation")), CORRELATION_SIZES, LARGEST_CORRELATION)
+
+
+def format_p(p: float) -> str:
+    """A p-value as text: ``p < 0.001`` below the floor, two significant digits otherwise.
+
+    Examples
+    --------
+    >>> format_p(0.0000123)
+    'p < 0.001'
+    >>> format_p(0.04567)
+    'p = 0.046'
+    """
+    value = _finite(p, "p")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"p must lie in [0, 1], got {p!r}")
+    return f"p < {P_FLOOR:g}" if value < P_FLOOR else f"p = {value:.2g}"
+
+
+def describe_interval(low: float, high: float, level: float = 0.95, digits: int = 3) -> str:
+    """Whether an interval of a difference excludes zero, in words.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends (``low <= high``).
+    level : float
+        Its coverage, e.g. 0.95.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        E.g. "its 95 % interval [-0.060, -0.020] excludes zero" or "... includes
+        zero, so the data cannot tell the direction".
+
+    Examples
+    --------
+    >>> describe_interval(-0.06, -0.02)
+    'its 95 % interval [-0.060, -0.020] excludes zero'
+    """
+    lo, hi = _finite(low, "low"), _finite(high, "high")
+    if lo > hi:
+        raise ValueError(f"interval ends out of order: low {low!r} > high {high!r}")
+    span = f"its {level * 100:.0f} % interval [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
+    if lo > 0 or hi < 0:
+        return f"{span} excludes zero"
+    return f"{span} includes zero, so the data cannot tell the direction"
+
+
+def interval_excludes_zero(low: float, high: float) -> bool:
+    """True when the closed interval ``[low, high]`` does not contain 0."""
+    return _finite(low, "low") > 0 or _finite(high, "high") < 0
+
+
+def describe_change(
+    before: float,
+    after: float,
+    quantity: str,
+    better: Better = "lower",
+    interval: tuple[float, float] | None = None,
+    level: float = 0.95,
+    digits: int = 3,
+) -> str:
+    """One sentence on how a quantity moved, and whether that is an improvement.
+
+    Parameters
+    ----------
+    before, after : float
+        The quantity's value before and after (e.g. mean ECE before and after
+        calibration).
+    quantity : str
+        Its name in the sentence ("the mean ECE").
+    better : {"lower", "higher"}
+        Which direction is an improvement for this quantity.
+    interval : (float, float), optional
+        An interval of ``after - before``; the sentence then says whether it
+        excludes zero.
+    level : float
+        The interval's coverage.
+    digits : int
+        Decimals of the values.
+
+    Returns
+    -------
+    str
+        E.g. "The mean ECE fell from 0.120 to 0.070 (42 %, a large
+        improvement)." A rise of a lower-is-better quantity is a
+        deterioration, whatever its size; a change below
+        :data:`NEGLIGIBLE_RELATIVE` of ``before`` is "essentially unchanged".
+
+    Examples
+    --------
+    >>> describe_change(0.12, 0.07, "the mean ECE", better="lower")
+    'The mean ECE fell from 0.120 to 0.070 (by 42 %, a large improvement).'
+    >>> describe_change(0.10, 0.108, "the mean ECE", better="lower")
+    'The mean ECE rose from 0.100 to 0.108 (by 8 %, a small deterioration).'
+    """
+    _check_better(better)
+    b, a = _finite(before, "before"), _finite(after, "after")
+    subject = quantity[:1].upper() + quantity[1:]
+    delta = a - b
+    relative = delta / abs(b) if b != 0 else (math.inf if delta else 0.0)
+    if abs(relative) < NEGLIGIBLE_RELATIVE or delta == 0:
+        sentence = f"{subject} is essentially unchanged ({_fmt(b, digits)} before, {_fmt(a, digits)} after)"
+    else:
+        verb = "rose" if delta > 0 else "fell"
+        improved = (delta < 0) == (better == "lower")
+        verdict = "improvement" if improved else "deterioration"
+        size = f"by {_percent(relative)}, a {size_word(relative)} {verdict}" if math.isfinite(relative) else f"{'an' if verdict[0] == 'i' else 'a'} {verdict}"
+        sentence = f"{subject} {verb} from {_fmt(b, digits)} to {_fmt(a, digits)} ({size})"
+    if interval is not None:
+        sentence += "; " + describe_interval(interval[0], interval[1], level=level, digits=digits)
+    return sentence + "."
+
+
+def describe_relative_changes(
+    changes: Sequence[float],
+    quantity: str,
+    better: Better = "lower",
+    unit: str = "groups",
+) -> str:
+    """Many relative changes of one quantity (e.g. one per dataset and calibrator), honestly summarised.
+
+    Improvements and deteriorations are counted and their ranges given
+    separately, so a sentence never speaks of a "cut" of -8 %.
+
+    Parameters
+    ----------
+    changes : sequence of float
+        Relative changes ``(after - before) / before``, one per group.
+    quantity : str
+        Name of the quantity ("the mean ECE").
+    better : {"lower", "higher"}
+        Which direction is an improvement.
+    unit : str
+        What a group is, plural ("groups", "datasets").
+
+    Examples
+    --------
+    >>> describe_relative_changes([-0.43, -0.2, 0.08], "the mean ECE")
+    'The mean ECE improved in 2 of 3 groups (fell by 20 % to 43 %) and deteriorated in 1 (rose by 8 %).'
+    """
+    _check_better(better)
+    values = [_finite(v, "change") for v in changes]
+    if not values:
+        raise ValueError("describe_relative_changes needs at least one change")
+    subject = quantity[:1].upper() + quantity[1:]
+    same = [v for v in values if abs(v) < NEGLIGIBLE_RELATIVE]
+    moved = [v for v in values if abs(v) >= NEGLIGIBLE_RELATIVE]
+    good = [v for v in moved if (v < 0) == (better == "lower")]
+    bad = [v for v in moved if v not in good]
+
+    def span(group: list[float]) -> str:
+        verb = "rose" if group[0] > 0 else "fell"
+        low, high = min(abs(v) for v in group), max(abs(v) for v in group)
+        amount = _percent(low) if _percent(low) == _percent(high) else f"{_percent(low)} to {_percent(high)}"
+        return f"{verb} by {amount}"
+
+    parts: list[str] = []
+    n = len(values)
+    if good:
+        parts.append(f"improved in {len(good)} of {n} {unit} ({span(good)})")
+    if bad:
+        parts.append(f"deteriorated in {len(bad)}" + (f" of {n} {unit}" if not good else "") + f" ({span(bad)})")
+    if same:
+        parts.append(f"was essentially unchanged in {len(same)}" + (f" of {n} {unit}" if not parts else ""))
+    if len(parts) == 1:
+        return f"{subject} {parts[0]}."
+    return f"{subject} {', '.join(parts[:-1])} and {parts[-1]}."
+
+
+def describe_correlation(
+    value: float,
+    name: str = "Kendall's τ_b",
+    interval: tuple[float, float] | None = None,
+    p: float | None = None,
+    level: float = 0.95,
+) -> str:
+    """A correlation in words: strength, sign, interval, p-value.
+
+    Examples
+    --------
+    >>> describe_correlation(0.62, p=0.0004)
+    "Kendall's τ_b = 0.620: a strong positive association (p < 0.001)."
+    >>> describe_correlation(-0.05)
+    "Kendall's τ_b = -0.050: no association to speak of."
+    """
+    r = _finite(value, "correlation")
+    word = correlation_word(r)
+    if word == "no":
+        text = f"{name} = {_fmt(r, 3)}: no association to speak of"
+    else:
+        text = f"{name} = {_fmt(r, 3)}: a {word} {'positive' if r > 0 else 'negative'} association"
+    extra: list[str] = []
+    if interval is not None:
+        extra.append(describe_interval(interval[0], interval[1], level=level))
+    if p is not None:
+        extra.append(format_p(p))
+    if extra:
+        text += " (" + "; ".join(extra) + ")"
+    return text + "."
+
+
+def _number(value: float, digits: int) -> str:
+    """Whole numbers (counts) without decimals, the rest with ``digits``."""
+    return str(int(value)) if float(value).is_integer() else _fmt(value, digits)
+
+
+def compare_with_study(ours: float, study: float, name: str, close: float = CLOSE_CORRELATION, digits: int = 3) -> str:
+    """This build's value beside the study's, with the direction of the difference.
+
+    Examples
+    --------
+    >>> compare_with_study(0.31, 0.5, "τ_b")
+    "This build's τ_b (0.310) is lower than the study's (0.500)."
+    """
+    a, b = _finite(ours, "ours"), _finite(study, "study")
+    if abs(a - b) < close:
+        relation = "close to"
+    else:
+        relation = "higher than" if a > b else "lower than"
+    return f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})."
+
+
+def describe_agreement(
+    tau: float,
+    interval: tuple[float, float] | None = None,
+    p: float | None = None,
+    study_tau: float | None = None,
+    reversed_pairs: int | None = None,
+    n_pairs: int | None = None,
+) -> str:
+    """AUROC-vs-CRS rank agreement in words.
+
+    Parameters
+    ----------
+    tau : float
+        Kendall's tau_b between the AUROC and the CRS rankings.
+    interval : (float, float), optional
+        An interval of tau.
+    p : float, optional
+        A p-value of tau against no association.
+    study_tau : float, optional
+        The study's tau, for comparison.
+    reversed_pairs, n_pairs : int, optional
+        Pairs the two rankings order differently, out of all pairs.
+
+    Examples
+    --------
+    >>> describe_agreement(0.5, study_tau=0.5, reversed_pairs=11, n_pairs=45)
+    "Kendall's τ_b = 0.500: a strong positive association. 11 of 45 pairwise decisions (24 %) reverse between the two rankings, so AUROC and CRS agree in broad strokes and disagree on specific choices. This build's τ_b (0.500) is close to the study's (0.500)."
+    """
+    t = _finite(tau, "tau")
+    parts = [describe_correlation(t, interval=interval, p=p)]
+    if reversed_pairs is not None and n_pairs:
+        share = reversed_pairs / n_pairs
+        if reversed_pairs == 0:
+            consequence = "the two rankings agree on every choice"
+        elif t >= 0.3:
+            consequence = "AUROC and CRS agree in broad strokes and disagree on specific choices"
+        else:
+            consequence = "AUROC is a poor guide to the CRS order"
+        parts.append(f"{reversed_pairs} of {n_pairs} pairwise decisions ({_percent(share)}) reverse between the two "
+                     f"rankings, so {consequence}.")
+    if study_tau is not None:
+        parts.append(compare_with_study(t, study_tau, "τ_b"))
+    return " ".join(parts)
+
+
+def describe_leader(
+    first: str,
+    second: str,
+    p_first: float,
+    p_second: float,
+    difference: float,
+    interval: tuple[float, float],
+    level: float = 0.95,
+) -> str:
+    """Whether the point-estimate leader is separated from the runner-up.
+
+    Examples
+    --------
+    >>> describe_leader("a", "b", 0.55, 0.40, 0.01, (-0.02, 0.04))
+    'a ranks first in 55 % of draws and b in 40 %; the CRS difference a - b is 0.010 and its 95 % interval [-0.020, 0.040] includes zero, so the data cannot tell the direction: treat the two as a tie, not as a winner and a runner-up.'
+    """
+    d = _finite(difference, "difference")
+    excluded = interval_excludes_zero(*interval)
+    text = (f"{first} ranks first in {_percent(p_first)} of draws and {second} in {_percent(p_second)}; "
+            f"the CRS difference {first} - {second} is {_fmt(d, 3)} and "
+            + describe_interval(interval[0], interval[1], level=level))
+    if excluded:
+        return text + f": the seeds separate {first} from {second}."
+    return text + ": treat the two as a tie, not as a winner and a runner-up."
+
+
+def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",
+                        tolerance: float = CLOSE_CORRELATION, where: str | None = None) -> str:
+    """Which of two predictors (CRS, AUROC) ranks encoders closer to a target, or a tie.
+
+    Examples
+    --------
+    >>> describe_predictors(0.4, 0.6)
+    'AUROC predicts the held-out AUROC ranking better than the CRS (mean τ_b 0.600 against 0.400).'
+    """
+    c, a = _finite(crs_tau, "crs_tau"), _finite(auroc_tau, "auroc_tau")
+    if abs(c - a) < tolerance:
+        text = f"the CRS and AUROC predict {target} about equally well (mean τ_b {_fmt(c, 3)} and {_fmt(a, 3)})."
+    else:
+        winner, loser = ("the CRS", "AUROC") if c > a else ("AUROC", "the CRS")
+        hi, lo = max(c, a), min(c, a)
+        text = f"{winner} predicts {target} better than {loser} (mean τ_b {_fmt(hi, 3)} against {_fmt(lo, 3)})."
+    if where:
+        return f"{where}, {text}"
+    return text[:1].upper() + text[1:]
+
+
+def describe_overlap(frozen: Sequence[str], adapted: Sequence[str]) -> str:
+    """How far two leading sets (e.g. frozen and adapted top *k*) agree.
+
+    Examples
+    --------
+    >>> describe_overlap(["a", "b", "c"], ["a", "c", "d"])
+    'The leading sets share 2 of 3 members (a, c); b leaves and d enters.'
+    """
+    first, second = list(frozen), list(adapted)
+    shared = [x for x in first if x in second]
+    left = [x for x in first if x not in second]
+    entered = [x for x in second if x not in first]
+    k = max(len(first), len(second))
+    if not left and not entered:
+        return f"The leading sets are the same {k} encoders ({', '.join(first)})."
+    text = f"The leading sets share {len(shared)} of {k} members" + (f" ({', '.join(shared)})" if shared else "")
+    moves = []
+    if left:
+        moves.append(f"{', '.join(left)} {'leaves' if len(left) == 1 else 'leave'}")
+    if entered:
+        moves.append(f"{', '.join(entered)} {'enters' if len(entered) == 1 else 'enter'}")
+    return text + "; " + " and ".join(moves) + "."
+
+
+def describe_selection(
+    advance: Sequence[str],
+    tier: Sequence[str],
+    clears: Sequence[str],
+    n_encoders: int,
+    untrained: Sequence[str] = (),
+) -> str:
+    """The selection gate's outcome, with the caution its outcome calls for.
+
+    Parameters
+    ----------
+    advance : sequence of str
+        Encoders both in the leading tier and clearing every threshold.
+    tier : sequence of str
+        The leading tier.
+    clears : sequence of str
+        Encoders clearing every threshold.
+    n_encoders : int
+        Encoders screened.
+    untrained : sequence of str
+        Encoders with no pretraining (random initialisation or no learning); one
+        of them advancing says the thresholds are too lax for this cohort.
+
+    Examples
+    --------
+    >>> describe_selection(["cnn_random"], ["cnn_random", "mae"], ["cnn_random"], 15, untrained=["cnn_random"])
+    '1 of 15 encoders clears every threshold; the leading tier is cnn_random, mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
+    """
+    if n_encoders < 0:
+        raise ValueError(f"n_encoders must be non-negative, got {n_encoders}")
+    text = (f"{len(clears)} of {n_encoders} encoders {'clears' if len(clears) == 1 else 'clear'} every threshold; "
+            f"the leading tier is {', '.join(tier) if tier else 'empty'}. ")
+    if not advance:
+        if not clears:
+            return text + "No encoder clears the gate: the thresholds ask more than any candidate offers; revisit the candidates or the clinical requirements."
+        if not tier:
+            return text + "No encoder is stably ahead, so none advances: the seeds cannot separate the candidates."
+        return text + "No encoder is both in the leading tier and clears the gate: revisit the candidates or the thresholds."
+    verb = "advances" if len(advance) == 1 else "advance"
+    text += f"{', '.join(advance)} {verb} for deployment evaluation."
+    baseline = [name for name in advance if name in set(untrained)]
+    if baseline:
+        names = ", ".join(baseline)
+        text += (f" Caution: {names} {'has' if len(baseline) == 1 else 'have'} no pretraining, so a gate "
+                 f"{'it passes' if len(baseline) == 1 else 'they pass'} does not separate learned representations from an "
+                 "untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.")
+    return text
+
+
+def describe_displacement(largest_fixed: float, largest_cohort: float, digits: int = 3) -> str:
+    """What an insertion did to published scores, fixed reference against cohort renormalisation.
+
+    Examples
+    --------
+    >>> describe_displacement(0.0, 0.12)
+    'No published score moved under the fixed reference (largest change 0); under cohort renormalisation the largest change would have been 0.120.'
+    """
+    fixed, cohort = abs(_finite(largest_fixed, "largest_fixed")), abs(_finite(largest_cohort, "largest_cohort"))
+    head = ("No published score moved under the fixed reference (largest change 0)" if fixed == 0 else
+            f"Published scores moved under the fixed reference (largest change {fixed:.3g}): the standard is not being held fixed")
+    tail = ("cohort renormalisation would not have moved them either" if cohort == 0 else
+            f"under cohort renormalisation the largest change would have been {_fmt(cohort, digits)}")
+    return f"{head}; {tail}."
+
+
+def describe_share(share: float, event: str) -> str:
+    """How often something happened, in words ("never", "in 3 % of draws", "always").
+
+    Examples
+    --------
+    >>> describe_share(0.0, "the top 3 changes")
+    'the top 3 changes in none of the draws'
+    """
+    s = _finite(share, "share")
+    if not 0.0 <= s <= 1.0:
+        raise ValueError(f"share must lie in [0, 1], got {share!r}")
+    if s == 0:
+        return f"{event} in none of the draws"
+    if s == 1:
+        return f"{event} in every draw"
+    shown = "< 1 %" if s < 0.01 else "> 99 %" if s > 0.99 else _percent(s)
+    return f"{event} in {shown} of draws"
+
+
+def describe_counts(counts: dict[str, int], noun: str) -> str:
+    """Counts per category in one clause.
+
+    Examples
+    --------
+    >>> describe_counts({"handcrafted": 8, "neural": 7}, "encoders")
+    '8 handcrafted and 7 neural encoders.'
+    """
+    parts = [f"{n} {name}" for name, n in counts.items()]
+    if not parts:
+        return f"No {noun}."
+    joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"{joined} {noun}."
+
+
+def describe_leaders(leaders: dict[str, str], what: str = "axis") -> str:
+    """Who leads each ranking (or axis), and whether one encoder leads them all.
+
+    Examples
+    --------
+    >>> describe_leaders({"AUROC": "a", "CRS": "b"}, what="ranking")
+    'AUROC puts a first and CRS puts b first: the two rankings disagree on the leader.'
+    >>> describe_leaders({"D": "a", "C": "a"})
+    'a leads every axis (D, C).'
+    """
+    if not leaders:
+        raise ValueError("describe_leaders needs at least one leader")
+    names = set(leaders.values())
+    if len(names) == 1:
+        (name,) = names
+        return f"{name} leads every {what} ({', '.join(leaders)})."
+    if what == "ranking":
+        firsts = " and ".join(f"{key} puts {name} first" for key, name in leaders.items())
+        return f"{firsts}: the {len(leaders)} rankings disagree on the leader." if len(leaders) > 2 else \
+            f"{firsts}: the two rankings disagree on the leader."
+    listing = "; ".join(f"{key}: {name}" for key, name in leaders.items())
+    plural = "axes" if what == "axis" else f"{what}s"
+    return f"Leaders per {what}: {listing}. {len(names)} different encoders lead the {len(leaders)} {plural}."
+
+
+def describe_saturation(saturation: "object") -> str:
+    """Which axes have normalised values on an anchor.
+
+    Parameters
+    ----------
+    saturation : pandas.DataFrame
+        Index axis, columns ``at_worst, at_best, n``
+        (:func:`crsbench_lib.scoring.crs.saturation_counts`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> describe_saturation(pd.DataFrame({"at_worst": [0, 2], "at_best": [0, 1], "n": [6, 6]}, index=["D", "C"]))
+    'Saturated: C (2 of 6 encoders at the worst anchor, 1 at the best).'
+    """
+    lines = []
+    for axis, row in saturation.iterrows():
+        if row["at_worst"] or row["at_best"]:
+            lines.append(f"{axis} ({int(row['at_worst'])} of {int(row['n'])} encoders at the worst anchor, "
+                         f"{int(row['at_best'])} at the best)")
+    if not lines:
+        return "No normalised value sits on an anchor: every axis still separates the encoders."
+    return "Saturated: " + "; ".join(lines) + "."
+
+
+def describe_difference(delta: float, subject: str, quantity: str, better: Better = "higher", digits: int = 3) -> str:
+    """A signed difference (already a change, e.g. a mean gain) in words.
+
+    Examples
+    --------
+    >>> describe_difference(-0.02, "Adaptation", "the mean clean AUROC")
+    'Adaptation lowers the mean clean AUROC by 0.020 on average, a deterioration.'
+    """
+    _check_better(better)
+    d = _finite(delta, "delta")
+    if round(d, digits) == 0:
+        return f"{subject} leaves {quantity} essentially unchanged ({_fmt(d, digits)})."
+    verb = "raises" if d > 0 else "lowers"
+    verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
+    return f"{subject} {verb} {quantity} by {_fmt(abs(d), digits)} on average, {verdict}."

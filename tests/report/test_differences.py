@@ -1,0 +1,43 @@
+import pandas as pd
+import pytest
+
+from crsbench_lib.report import differences
+from crsbench_lib.scoring import axes
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER
+
+
+def test_cohort_facts_count_the_table(table):
+    facts = differences.cohort_facts(table).set_index("fact")
+    assert facts.loc["encoders", "this_build"] == str(table["encoder"].nunique())
+    assert facts.loc["encoders", "study"] == "15"
+
+
+def test_observed_anchors_are_oriented_by_direction(table):
+    profiles = axes.encoder_profiles(axes.raw_axes(table))
+    spans = differences.observed_anchors(profiles)
+    for axis, (worst, best) in spans.items():
+        assert (best > worst) == HIGHER_IS_BETTER[axis]
+    flat = profiles.assign(D=0.7)
+    with pytest.raises(ValueError, match="axis D"):
+        differences.observed_anchors(flat)
+
+
+def test_anchor_sensitivity_one_row_per_choice(table, standard):
+    out = differences.anchor_sensitivity(table, standard)
+    assert list(out["anchors_from_cohort"]) == [*AXES, differences.ALL_AXES]
+    assert out["tau_to_standard"].between(-1, 1).all()
+    assert out["top_k_overlap"].between(0, differences.TOP).all()
+
+
+def test_explain_differences_follows_each_row():
+    comparison = pd.DataFrame({"quantity": ["tau", "r", "lora"], "study": [0.6, 0.63, 0.56],
+                               "this_build": [0.3, 0.64, float("nan")]})
+    lines = differences.explain_differences(comparison)
+    assert "lower than the study's" in lines[0]
+    assert "close to" in lines[1]
+    assert "no such quantity" in lines[2]
+
+
+def test_simulation_limits_table():
+    limits = differences.simulation_limits()
+    assert len(limits) == len(differences.SIMULATION_LIMITS) and limits.shape[1] == 2

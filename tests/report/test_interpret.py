@@ -1,0 +1,231 @@
+"""The interpretation sentences say what their numbers say, for numbers of both signs and every size."""
+
+import re
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from crsbench_lib.report import interpret
+
+values = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
+positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False)
+unit = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
+
+
+@given(before=positive, after=positive, better=st.sampled_from(["lower", "higher"]))
+def test_describe_change_direction_and_verdict_follow_the_numbers(before, after, better):
+    text = interpret.describe_change(before, after, "the mean ECE", better=better)
+    relative = (after - before) / before
+    if abs(relative) < interpret.NEGLIGIBLE_RELATIVE:
+        assert "essentially unchanged" in text
+        assert "rose" not in text and "fell" not in text
+        return
+    assert ("rose" in text) == (after > before)
+    assert ("fell" in text) == (after < before)
+    improved = (after < before) == (better == "lower")
+    assert ("improvement" in text) == improved
+    assert ("deterioration" in text) == (not improved)
+    # The percentage shown is the size of the change, unsigned (no "cut by -8 %").
+    shown = re.search(r"by (\d+) %", text)
+    assert shown is not None and int(shown.group(1)) == round(abs(relative) * 100)
+    assert "-" not in shown.group(0)
+
+
+def test_a_rise_in_ece_is_never_called_a_cut():
+    text = interpret.describe_change(0.10, 0.108, "the mean ECE", better="lower")
+    assert text == "The mean ECE rose from 0.100 to 0.108 (by 8 %, a small deterioration)."
+    assert "cut" not in text and "fell" not in text
+
+
+def test_describe_change_from_zero_and_with_an_interval():
+    text = interpret.describe_change(0.0, 0.05, "the AUROC loss")
+    assert "rose" in text and "deterioration" in text
+    assert "excludes zero" in interpret.describe_change(0.2, 0.1, "ECE", interval=(-0.12, -0.08))
+    assert "includes zero" in interpret.describe_change(0.2, 0.1, "ECE", interval=(-0.12, 0.01))
+
+
+@given(low=values, width=st.floats(min_value=0, max_value=100, allow_nan=False))
+def test_describe_interval_says_excludes_zero_exactly_when_it_does(low, width):
+    high = low + width
+    text = interpret.describe_interval(low, high)
+    excludes = low > 0 or high < 0
+    assert ("excludes zero" in text) == excludes
+    assert ("includes zero" in text) == (not excludes)
+    assert interpret.interval_excludes_zero(low, high) == excludes
+
+
+def test_describe_interval_rejects_reversed_ends():
+    with pytest.raises(ValueError, match="out of order"):
+        interpret.describe_interval(0.2, 0.1)
+
+
+@given(changes=st.lists(st.floats(min_value=-0.99, max_value=3.0, allow_nan=False), min_size=1, max_size=12),
+       better=st.sampled_from(["lower", "higher"]))
+def test_describe_relative_changes_counts_each_direction(changes, better):
+    text = interpret.describe_relative_changes(changes, "the mean ECE", better=better)
+    moved = [c for c in changes if abs(c) >= interpret.NEGLIGIBLE_RELATIVE]
+    good = [c for c in moved if (c < 0) == (better == "lower")]
+    bad = [c for c in moved if (c < 0) != (better == "lower")]
+    if good:
+        assert f"improved in {len(good)} of {len(changes)}" in text
+    else:
+        assert "improved" not in text
+    if bad:
+        assert f"deteriorated in {len(bad)}" in text
+    else:
+        assert "deteriorated" not in text
+    assert not re.search(r"by -\d", text)
+
+
+def test_describe_relative_changes_the_calibration_bug():
+    # The old template said "cut the mean ECE by -43 % to 10 %" for these numbers.
+    text = interpret.describe_relative_changes([-0.43, -0.10, 0.08], "the mean ECE", unit="groups")
+    assert text == "The mean ECE improved in 2 of 3 groups (fell by 10 % to 43 %) and deteriorated in 1 (rose by 8 %)."
+
+
+@given(value=unit)
+def test_correlation_words_follow_sign_and_size(value):
+    text = interpret.describe_correlation(value)
+    word = interpret.correlation_word(value)
+    if word == "no":
+        assert "no association" in text
+    else:
+        assert f"a {word} {'positive' if value > 0 else 'negative'} association" in text
+    assert ("positive" in text) == (value > 0 and word != "no")
+
+
+@pytest.mark.parametrize("value, word", [(0.05, "no"), (0.2, "weak"), (-0.4, "moderate"), (0.6, "strong"), (-0.95, "very strong")])
+def test_correlation_word_bands(value, word):
+    assert interpret.correlation_word(value) == word
+
+
+@given(ours=unit, study=unit)
+def test_compare_with_study_direction(ours, study):
+    text = interpret.compare_with_study(ours, study, "τ_b")
+    if abs(ours - study) < interpret.CLOSE_CORRELATION:
+        assert "close to" in text
+    elif ours > study:
+        assert "higher than" in text
+    else:
+        assert "lower than" in text
+
+
+@given(tau=unit, reversed_pairs=st.integers(0, 45))
+def test_describe_agreement_never_calls_disagreement_agreement(tau, reversed_pairs):
+    text = interpret.describe_agreement(tau, reversed_pairs=reversed_pairs, n_pairs=45, study_tau=0.5)
+    if reversed_pairs == 0:
+        assert "agree on every choice" in text
+    else:
+        assert f"{reversed_pairs} of 45 pairwise decisions" in text
+        assert "every choice" not in text
+    assert "the study's (0.500)" in text
+
+
+def test_describe_agreement_with_p_and_interval():
+    text = interpret.describe_agreement(0.62, interval=(0.3, 0.85), p=0.0004)
+    assert "strong positive" in text and "excludes zero" in text and "p < 0.001" in text
+
+
+@pytest.mark.parametrize("p, text", [(0.0, "p < 0.001"), (0.0009, "p < 0.001"), (0.001, "p = 0.001"), (0.04567, "p = 0.046"), (1.0, "p = 1")])
+def test_format_p(p, text):
+    assert interpret.format_p(p) == text
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.2, float("nan")])
+def test_format_p_rejects_non_probabilities(bad):
+    with pytest.raises(ValueError):
+        interpret.format_p(bad)
+
+
+@given(diff=values, low=values, width=st.floats(min_value=0, max_value=10, allow_nan=False))
+def test_describe_leader_calls_a_tie_a_tie(diff, low, width):
+    text = interpret.describe_leader("a", "b", 0.5, 0.3, diff, (low, low + width))
+    if low > 0 or low + width < 0:
+        assert "separate a from b" in text and "tie" not in text
+    else:
+        assert "treat the two as a tie" in text
+
+
+@given(crs=unit, auroc=unit)
+def test_describe_predictors_names_the_better_one(crs, auroc):
+    text = interpret.describe_predictors(crs, auroc)
+    if abs(crs - auroc) < interpret.CLOSE_CORRELATION:
+        assert "about equally well" in text
+    elif crs > auroc:
+        assert text.startswith("The CRS predicts")
+    else:
+        assert text.startswith("AUROC predicts")
+
+
+@given(a=st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3), b=st.sets(st.sampled_from("abcdef"), min_size=1, max_size=3))
+def test_describe_overlap(a, b):
+    first, second = sorted(a), sorted(b)
+    text = interpret.describe_overlap(first, second)
+    if set(a) == set(b):
+        assert "are the same" in text
+    else:
+        assert f"share {len(a & b)} of" in text
+        for name in set(a) - set(b):
+            assert name in text.split(";")[1]
+
+
+def test_describe_selection_outcomes():
+    none_clear = interpret.describe_selection([], ["a"], [], 5)
+    assert "No encoder clears the gate" in none_clear
+    no_tier = interpret.describe_selection([], [], ["a"], 5)
+    assert "cannot separate" in no_tier
+    mismatch = interpret.describe_selection([], ["b"], ["a"], 5)
+    assert "both in the leading tier" in mismatch
+    good = interpret.describe_selection(["mae"], ["mae"], ["mae"], 5, untrained=["cnn_random"])
+    assert good.endswith("mae advances for deployment evaluation.")
+    assert "Caution" not in good
+    # An untrained baseline advancing is never reported without comment.
+    baseline = interpret.describe_selection(["cnn_random"], ["cnn_random"], ["cnn_random"], 5, untrained=["cnn_random"])
+    assert "Caution: cnn_random has no pretraining" in baseline
+
+
+@given(fixed=st.floats(0, 1, allow_nan=False), cohort=st.floats(0, 1, allow_nan=False))
+def test_describe_displacement(fixed, cohort):
+    text = interpret.describe_displacement(fixed, cohort)
+    assert ("No published score moved" in text) == (fixed == 0)
+    assert ("not being held fixed" in text) == (fixed != 0)
+
+
+@given(share=st.floats(0, 1, allow_nan=False))
+def test_describe_share(share):
+    text = interpret.describe_share(share, "X happens")
+    if share == 0:
+        assert "none of the draws" in text
+    elif share == 1:
+        assert "every draw" in text
+    else:
+        assert "of draws" in text and "none" not in text and "every" not in text
+
+
+@given(relative=values)
+def test_size_word_is_monotone(relative):
+    order = ["negligible", "small", "moderate", "large"]
+    word = interpret.size_word(relative)
+    assert word in order
+    assert order.index(interpret.size_word(relative * 2)) >= order.index(word)
+
+
+def test_describe_predictors_with_a_place():
+    assert interpret.describe_predictors(0.2, 0.067, where="On the second site").startswith("On the second site, the CRS predicts")
+
+
+def test_counts_are_compared_without_decimals():
+    assert interpret.compare_with_study(6, 15, "encoders") == "This build's encoders (6) is lower than the study's (15)."
+
+
+def test_describe_leaders_and_saturation_and_difference():
+    import pandas as pd
+
+    assert "3 different encoders lead the 4 axes" in interpret.describe_leaders({"D": "a", "C": "b", "L": "a", "R": "c"})
+    table = pd.DataFrame({"at_worst": [0, 0], "at_best": [0, 0], "n": [3, 3]}, index=["D", "C"])
+    assert interpret.describe_saturation(table).startswith("No normalised value")
+    assert "raises" in interpret.describe_difference(0.03, "Adaptation", "AUROC")
+    assert "deterioration" in interpret.describe_difference(0.03, "Adaptation", "ECE", better="lower")
+    assert "essentially unchanged" in interpret.describe_difference(0.0001, "Adaptation", "AUROC")
+    assert interpret.describe_counts({"a": 1}, "encoders") == "1 a encoders."

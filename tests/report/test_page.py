@@ -1,0 +1,37 @@
+from types import SimpleNamespace
+
+import pandas as pd
+
+from crsbench_lib.report import page
+from crsbench_lib.report.banner import provenance
+
+
+def _ctx(table, standard, simulated):
+    return SimpleNamespace(results=table, provenance=provenance(table, standard, profile="quick", simulated=simulated))
+
+
+def test_header_shows_the_simulated_banner_first_and_provenance_collapsed(table, standard):
+    header = page.chapter_header(_ctx(table, standard, True), {"arm": "frozen", "results_path": "/home/x/run/results.parquet"})
+    html = header._repr_html_()
+    assert html.startswith(f'<div class="{page.BANNER_CLASS}"')
+    assert "<details" in html and "<summary>" in html
+    for field in ("standard hash", "results hash", "parameters", "packages", "numpy"):
+        assert field in html
+    # The build machine's path is reduced to the file name.
+    assert "/home/x" not in html and "results_path=results.parquet" in html
+
+
+def test_header_without_simulation_has_no_banner(table, standard):
+    html = page.chapter_header(_ctx(table, standard, False))._repr_html_()
+    assert page.BANNER_CLASS not in html and "<details" in html
+
+
+def test_caption_prefix():
+    assert page.caption_prefix(True) == page.SIMULATED_CAPTION
+    assert page.caption_prefix(False) != page.caption_prefix(True)
+
+
+def test_display_value_keeps_plain_values():
+    assert page.display_value(3) == "3"
+    assert page.display_value("frozen") == "frozen"
+    assert page.display_value(None) == "None"
