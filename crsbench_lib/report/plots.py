@@ -745,7 +745,7 @@ def augmentation_effect(effect: pd.DataFrame) -> Figure:
         return placeholder("no aug/noaug pair in this results table")
     fig, axes = _new(height_ratio=0.22 + 0.1 * len(shown), ncols=2, sharey=True)
     y = np.arange(len(shown))
-    panels = (("clean", "clean AUROC (higher is better)"), ("corruption_loss", "mean corruption AUROC loss (lower is better)"))
+    panels = (("clean", "clean AUROC\n(higher is better)"), ("corruption_loss", "mean corruption AUROC loss\n(lower is better)"))
     for ax, (stem, label) in zip(axes, panels, strict=True):
         before = shown[f"{stem}_plain"].to_numpy(dtype=float)
         after = shown[f"{stem}_aug"].to_numpy(dtype=float)
