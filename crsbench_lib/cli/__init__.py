@@ -3,13 +3,16 @@
 Each module of this package that defines ``register(subparsers)`` adds its
 sub-commands; the work itself lives in the library. A user error
 (:class:`~crsbench_lib.errors.CRSBenchError`, or a full disk met anywhere) is
-printed as one line on stderr with exit status 2; an interrupt exits with 130 without a traceback.
+printed as one line on stderr with exit status 2; an interrupt exits with 130
+without a traceback, and a closed output pipe (``crsbench agree ... | head``)
+ends quietly with the conventional status 141 (128 + SIGPIPE).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -20,6 +23,7 @@ from crsbench_lib.errors import CRSBenchError
 
 EXIT_USER_ERROR = 2
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -77,9 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``crsbench`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)  # inside: --help into a closed pipe ends quietly too
         result = args.handler(args)
+        # Flush inside the try, so that a reader which closed the pipe is met here.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except CRSBenchError as exc:
         print(f"crsbench: error: {exc}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -95,6 +104,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("crsbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return int(result or 0)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's final flush cannot fail again.
+
+    This is the recipe of the Python documentation (``signal``, "Note on SIGPIPE").
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in tests)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

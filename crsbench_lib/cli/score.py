@@ -1,15 +1,23 @@
-"""``crsbench score``: rank a results table's encoders by CRS against a reference standard."""
+"""``crsbench score``: rank a results table's encoders by CRS against a reference standard.
+
+After the table it lists the axis terms the table cannot measure, and warns (on
+stderr) when the table lies outside the standard's panel or anchors, with the
+command that freezes a standard fitting the user's own data.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.results.io import read_results
+from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import saturation_counts, score_results
+from crsbench_lib.scoring.fit import absent_terms, fit_warnings
 from crsbench_lib.standard import ReferenceStandard, default_standard_path, load_standard
 
 FLOAT_FORMAT = "{:.3f}".format
@@ -44,6 +52,10 @@ def _run(args: argparse.Namespace) -> int:
     saturation = saturation_counts(scores)
     counts = ", ".join(f"{axis} {row.at_worst}/{row.at_best}" for axis, row in saturation.iterrows())
     print(f"values on an anchor (at worst/at best): {counts}")
+    absent = absent_terms(raw_axes(results, arm=args.arm, label_fractions=standard.label_fractions))
+    print(f"absent terms: {'; '.join(absent) if absent else 'none'}")
+    for line in fit_warnings(scores, standard):
+        print(f"crsbench: warning: {line}", file=sys.stderr)
     if args.out is not None:
         destination = Path(args.out)
         with atomic_path(destination, suffix=".csv") as tmp:

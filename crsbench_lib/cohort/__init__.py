@@ -73,7 +73,7 @@ fundus, while on cxr this small, layout-blind network does not beat the pixel
 probe, whose linear weights can read the heart's and the angles' positions.
 """
 
-from crsbench_lib.cohort.corruptions import CORRUPTION_VERSION, corrupt, corruption_families
+from crsbench_lib.cohort.corruptions import CORRUPTION_DOMAINS, CORRUPTION_VERSION, corrupt, corruption_families
 from crsbench_lib.cohort.datasets import (
     DEFAULT_SIZES,
     GENERATOR_VERSION,
@@ -87,6 +87,7 @@ from crsbench_lib.cohort.datasets import (
 )
 
 __all__ = [
+    "CORRUPTION_DOMAINS",
     "CORRUPTION_VERSION",
     "DEFAULT_SIZES",
     "GENERATOR_VERSION",

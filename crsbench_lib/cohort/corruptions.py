@@ -86,6 +86,8 @@ SEVERITY_TABLE: dict[str, dict[str, Row]] = {
     },
     "radiology": _RADIOGRAPH,
 }
+#: Domains with a corruption catalogue (a real dataset's ``domain`` key names one).
+CORRUPTION_DOMAINS: tuple[str, ...] = tuple(SEVERITY_TABLE)
 _DOMAIN_ALIASES = {"derm": "dermatology", "fundus": "ophthalmology", "cxr": "radiology"}
 #: Table used for a family on an image set of unknown domain: the first domain that defines it.
 _DEFAULT_DOMAIN = {f: d for d in reversed(SEVERITY_TABLE) for f in SEVERITY_TABLE[d]}

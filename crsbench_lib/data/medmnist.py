@@ -4,10 +4,16 @@ A MedMNIST file holds ``train_images``, ``train_labels``, ``val_images``,
 ``val_labels``, ``test_images`` and ``test_labels``; images are ``uint8``
 ``(N, H, W)`` (grey) or ``(N, H, W, 3)`` (RGB); labels are ``(N, 1)`` for
 single-label tasks, ``(N, L)`` for multi-label tasks (ChestMNIST), and in some
-circulating copies ``(N,)``. Files are named ``{flag}.npz`` at 28 px and
-``{flag}_{size}.npz`` at 64, 128 and 224 px (MedMNIST+).
+circulating copies ``(N,)``.
 
-Nothing is downloaded unless ``download=True`` is passed explicitly.
+File naming rule: a dataset folder ``root`` holds ``root/{flag}.npz`` at 28 px
+and ``root/{flag}_{size}.npz`` at 64, 128 and 224 px (MedMNIST+), e.g.
+``~/.medmnist/dermamnist.npz`` and ``~/.medmnist/dermamnist_224.npz``.
+
+Nothing is downloaded unless ``download=True`` is passed explicitly (the
+``crsbench run --allow-download`` flag or ``allow_download: true`` in a profile).
+Files are read with ``allow_pickle=False``: a file that is not a NumPy archive
+is refused, never unpickled.
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ SIZES: tuple[int, ...] = (28, 64, 128, 224)
 # Zenodo record of MedMNIST v3 (MedMNIST+ sizes included).
 DOWNLOAD_URL = "https://zenodo.org/records/10519652/files/{file}?download=1"
 REQUIRED_KEYS: tuple[str, ...] = tuple(f"{s}_{k}" for s in SPLITS for k in ("images", "labels"))
+NAMING_RULE = "root/{flag}.npz at 28 px, root/{flag}_{size}.npz at 64, 128 or 224 px"
+DOWNLOAD_HINT = "pass --allow-download to crsbench run, or set allow_download: true in the profile"
+# Errors numpy raises on a file that is not an .npz archive; their texts are not
+# shown, since with allow_pickle=False numpy's text advises unsafe unpickling.
+_UNREADABLE = (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,33 @@ def medmnist_filename(flag: str, size: int = 28) -> str:
     if size not in SIZES:
         raise DataError(f"MedMNIST size must be one of {SIZES}, got {size}")
     return f"{flag}.npz" if size == 28 else f"{flag}_{size}.npz"
+
+
+def medmnist_path(flag: str, root: Path, size: int = 28) -> Path:
+    """Where the reader looks for a flag's file (see the module's naming rule).
+
+    ``root`` may also name the file itself, if its name follows the rule.
+
+    Raises
+    ------
+    DataError
+        If ``root`` is a file whose name is not :func:`medmnist_filename`.
+
+    Examples
+    --------
+    >>> medmnist_path("dermamnist", Path("/data"), 224).as_posix()
+    '/data/dermamnist_224.npz'
+    """
+    root = Path(root)
+    expected = medmnist_filename(flag, size)
+    if root.is_file() or root.suffix == ".npz":
+        if root.name == expected:
+            return root
+        raise DataError(
+            f"{root}: root names a file, but a MedMNIST root is the folder holding {expected} "
+            f"({NAMING_RULE}); set root to {root.parent} and name the file {expected}"
+        )
+    return root / expected
 
 
 def download_medmnist(flag: str, root: Path, size: int = 28) -> Path:
@@ -111,8 +149,19 @@ def _infer_task(labels: np.ndarray) -> tuple[TaskType, int]:
     return ("binary" if n <= 2 else "multiclass"), max(n, 2)
 
 
+def _unreadable(path: Path, what: str) -> DataError:
+    return DataError(
+        f"{path}: {what} is not a readable NumPy .npz archive with keys {', '.join(REQUIRED_KEYS)}"
+    )
+
+
 def load_medmnist(
-    flag: str, root: Path, size: int = 28, download: bool = False, calibration_size: int | None = None
+    flag: str,
+    root: Path,
+    size: int = 28,
+    download: bool = False,
+    domain: str | None = None,
+    calibration_size: int | None = None,
 ) -> ImageDataset:
     """Read a MedMNIST ``.npz`` from a local folder.
 
@@ -122,12 +171,16 @@ def load_medmnist(
         MedMNIST flag (``dermamnist``, ``chestmnist``...). Flags outside
         :data:`FLAGS` are accepted; their task is inferred from the labels.
     root : pathlib.Path
-        Folder holding the file (:func:`medmnist_filename`).
+        Folder holding the file (:func:`medmnist_filename`), or the file itself.
     size : {28, 64, 128, 224}
         Image side of the file.
     download : bool
         Download the file into ``root`` if it is absent (network access).
         Default ``False``: the reader never touches the network otherwise.
+    domain : str, optional
+        Imaging domain (``dermatology``, ``ophthalmology``, ``radiology``...),
+        which selects the corruption families. Default: the flag's domain in
+        :data:`FLAGS`; required for any other flag.
     calibration_size : int, optional
         Calibration-split size of every seed's resample (default: the file's
         validation split size).
@@ -146,14 +199,26 @@ def load_medmnist(
     ------
     DataError
         If the file is missing (and ``download`` is false), not a readable
-        ``.npz``, lacks a key, or holds malformed images or labels.
+        ``.npz``, lacks a key, holds malformed images or labels, or a split's
+        image and label counts differ; or the flag is not standard and no
+        ``domain`` is given.
+
+    Examples
+    --------
+    >>> load_medmnist("dermamnist", Path("~/.medmnist").expanduser())  # doctest: +SKIP
     """
-    root = Path(root)
-    path = root / medmnist_filename(flag, size)
+    path = medmnist_path(flag, root, size)
+    info = FLAGS.get(flag)
+    resolved_domain = domain if domain is not None else (info.domain if info is not None else None)
+    if resolved_domain is None:
+        raise DataError(
+            f"MedMNIST flag {flag!r} is not a standard flag, so its domain is unknown: set the dataset's "
+            f"domain key (e.g. domain: radiology), which selects the corruption families"
+        )
     if not path.exists():
         if not download:
-            raise DataError(f"{path}: MedMNIST file not found (pass download=True to fetch it)")
-        download_medmnist(flag, root, size)
+            raise DataError(f"{path}: MedMNIST file for flag {flag!r} not found ({NAMING_RULE}); {DOWNLOAD_HINT}")
+        download_medmnist(flag, path.parent, size)
     try:
         with np.load(path, allow_pickle=False) as npz:
             keys = set(npz.files)
@@ -163,13 +228,11 @@ def load_medmnist(
             train_labels = np.asarray(npz["train_labels"])
     except DataError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise DataError(f"{path}: not a readable .npz file ({exc})") from exc
-    info = FLAGS.get(flag)
+    except _UNREADABLE as exc:
+        raise _unreadable(path, "the file") from exc
     if info is not None:
-        domain, task, n_classes = info.domain, info.task, info.n_classes
+        task, n_classes = info.task, info.n_classes
     else:
-        domain = "unknown"
         task, n_classes = _infer_task(train_labels[:, 0] if train_labels.ndim == 2 and train_labels.shape[1] == 1 else train_labels)
     version = file_sha256(path)
 
@@ -180,8 +243,13 @@ def load_medmnist(
                 labels = _labels(np.asarray(npz[f"{split}_labels"]), task, path, f"{split}_labels")
         except DataError:
             raise
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
-            raise DataError(f"{path}: cannot read {split} arrays ({exc})") from exc
+        except _UNREADABLE as exc:
+            raise _unreadable(path, f"the {split} split") from exc
+        if len(images) != len(labels):
+            raise DataError(
+                f"{path}: split {split}: {split}_images holds {len(images)} images but "
+                f"{split}_labels holds {len(labels)} labels"
+            )
         if task != "multilabel" and labels.size and (labels.min() < 0 or labels.max() >= n_classes):
             raise DataError(f"{path}: {split}_labels outside 0..{n_classes - 1}")
         if task == "multilabel" and labels.shape[1] != n_classes:
@@ -190,5 +258,5 @@ def load_medmnist(
 
     name = flag if size == 28 else f"{flag}_{size}"
     class_names = tuple(f"{flag}_{k}" for k in range(n_classes))
-    return ImageDataset(name=name, domain=domain, task=task, class_names=class_names, version=version, loader=loader,
-                        calibration_size=calibration_size)
+    return ImageDataset(name=name, domain=resolved_domain, task=task, class_names=class_names, version=version,
+                        loader=loader, calibration_size=calibration_size)

@@ -94,7 +94,9 @@ def offline_unless(allow_download: bool) -> Iterator[None]:
 
 
 def _load_error(kind: str, ref: str, allow_download: bool, exc: Exception) -> EncoderError:
-    hint = "" if allow_download else " (offline: pass allow_download=True to fetch it)"
+    hint = "" if allow_download else (
+        " (offline: pass --allow-download to crsbench run, or set allow_download: true in the profile)"
+    )
     return EncoderError(f"{kind}:{ref}: cannot load the model{hint}: {type(exc).__name__}: {exc}".splitlines()[0])
 
 

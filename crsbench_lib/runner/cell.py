@@ -149,7 +149,9 @@ def load_dataset(spec: DatasetSpec) -> ImageDataset:
     elif spec.kind == "medmnist":
         from crsbench_lib.data.medmnist import load_medmnist
 
-        dataset = load_medmnist(options["flag"], Path(options["root"]), size=options["size"], download=False)
+        dataset = load_medmnist(options["flag"], Path(options["root"]), size=options["size"],
+                                download=options["download"], domain=options["domain"],
+                                calibration_size=options["calibration_size"])
         dataset.name = spec.name
     else:
         from crsbench_lib.data.manifest import load_manifest
@@ -175,8 +177,11 @@ def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
     from crsbench_lib.encoders.neural import NEURAL_ZOO
     from crsbench_lib.encoders.registry import build_encoder, hub_prefix
 
-    takes_torch_options = name in NEURAL_ZOO or hub_prefix(name) is not None
-    encoder = build_encoder(name, image_side=side, **(options if takes_torch_options else {}))
+    hub = hub_prefix(name) is not None
+    kwargs: dict[str, Any] = dict(options) if name in NEURAL_ZOO or hub else {}
+    if hub:
+        kwargs["allow_download"] = profile.allow_download
+    encoder = build_encoder(name, image_side=side, **kwargs)
     while len(_ENCODERS) >= _MAX_ENCODERS:
         _ENCODERS.pop(next(iter(_ENCODERS)))
     _ENCODERS[memo] = encoder

@@ -12,6 +12,13 @@ key path at fault, e.g. ``configs/x.yaml: datasets[1].sizes.train must be a
 positive integer``. Checks that need the file system (the standard file, a
 MedMNIST folder, a manifest) also run here, before any work starts.
 
+Downloads happen only when asked: the top-level key ``allow_download: true``
+(or ``crsbench run --allow-download``) lets MedMNIST files and hub encoder
+weights that are absent be fetched. It is not part of the config hash, since
+a fetched file is checked by its content hash wherever it came from. Likewise
+``embedding.device: auto`` (the default) picks CUDA where torch has it; a
+device that this torch lacks is refused when the profile is loaded.
+
 The *config hash* is the SHA-256 of the canonical JSON (sorted keys, no
 whitespace) of the validated, default-filled config, with the standard's label
 fractions and ECE bins in place of its path, so that moving a file does not
@@ -30,6 +37,8 @@ from typing import Any
 import yaml
 
 from crsbench_lib.cohort.datasets import DEFAULT_SIZES as DEFAULT_PHANTOM_SIZES
+from crsbench_lib.data.medmnist import DOWNLOAD_HINT, NAMING_RULE, medmnist_path
+from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
@@ -64,8 +73,9 @@ class DatasetSpec:
         Dataset name in the results table (unique within a profile).
     options : dict
         The kind's settings, default-filled (``sizes``/``image_side``/``data_seed``
-        for phantom; ``flag``/``root``/``size`` for MedMNIST; ``csv`` for a manifest).
-        Paths are resolved (absolute).
+        for phantom; ``flag``/``root``/``size``/``domain``/``download`` for
+        MedMNIST; ``csv``/``domain`` for a manifest). Paths are resolved
+        (absolute); a MedMNIST ``root`` is the folder holding the file.
     written : dict
         The entry as written in the file (default-filled, paths as written): the
         part of the config hash and of the cell keys that belongs to this dataset.
@@ -226,6 +236,8 @@ class Profile:
     lora : LoraSpec
     embedding : EmbeddingSpec
     description : str
+    allow_download : bool
+        Whether absent MedMNIST files and hub weights may be fetched (not hashed).
     config_hash : str
         SHA-256 hex digest of ``canonical_json(config)``, set on construction.
     """
@@ -245,6 +257,7 @@ class Profile:
     lora: LoraSpec
     embedding: EmbeddingSpec
     description: str = ""
+    allow_download: bool = False
     config_hash: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
@@ -383,7 +396,7 @@ DEFAULT_LORA: dict[str, Any] = {
     "max_train": None,
 }
 DEFAULT_CORRUPTIONS: dict[str, Any] = {"families": ALL, "severities": list(SEVERITIES), "n_images": 500, "seed": 0}
-DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "cpu", "amp": "none"}
+DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "auto", "amp": "none"}
 AMP_CHOICES: tuple[str, ...] = ("none", "bf16", "fp16")
 TOP_KEYS: tuple[str, ...] = (
     "name",
@@ -397,6 +410,7 @@ TOP_KEYS: tuple[str, ...] = (
     "probe",
     "lora",
     "embedding",
+    "allow_download",
 )
 
 
@@ -442,7 +456,47 @@ def _calibration_size(raw: Mapping[str, Any], path: str, check: _Checker) -> int
     return None if value is None else check.positive_int(value, f"{path}.calibration_size")
 
 
-def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: bool) -> DatasetSpec:
+def _corruption_domain(value: Any, path: str, check: _Checker) -> str:
+    """A ``domain`` key: one of the domains that have a corruption catalogue."""
+    from crsbench_lib.cohort import CORRUPTION_DOMAINS
+
+    return check.string(value, path, CORRUPTION_DOMAINS)
+
+
+def _check_flag_domain(flag: str, path: str, check: _Checker) -> None:
+    """Without a ``domain`` key, the flag must be a standard one of a domain with corruptions."""
+    from crsbench_lib.cohort import CORRUPTION_DOMAINS
+
+    info = MEDMNIST_FLAGS.get(flag)
+    if info is None:
+        why = f"flag {flag!r} is not a standard MedMNIST flag"
+    elif info.domain not in CORRUPTION_DOMAINS:
+        why = f"flag {flag!r} is {info.domain}, which has no corruption catalogue"
+    else:
+        return
+    raise check.fail(
+        f"{path}.domain",
+        f"is required: {why}; set it to {', '.join(CORRUPTION_DOMAINS)} (it selects the corruption families)",
+    )
+
+
+def _medmnist_file(flag: str, root: Path, size: int, path: str, check: _Checker, allow_download: bool) -> Path:
+    """The file a MedMNIST entry reads, checked before any work (unless it may be downloaded)."""
+    try:
+        file = medmnist_path(flag, root, size)
+    except CRSBenchError as exc:
+        raise check.fail(f"{path}.root", str(exc)) from exc
+    if not file.is_file() and not allow_download:
+        raise check.fail(
+            f"{path}.root",
+            f"has no MedMNIST file for flag {flag!r}: expected {file} ({NAMING_RULE}); {DOWNLOAD_HINT}",
+        )
+    return file
+
+
+def _dataset_spec(
+    entry: Any, i: int, base: Path, check: _Checker, check_files: bool, allow_download: bool = False
+) -> DatasetSpec:
     path = f"datasets[{i}]"
     if not isinstance(entry, Mapping):
         raise check.fail(path, "must be a mapping with a 'kind'")
@@ -462,9 +516,13 @@ def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: 
         written = {"kind": kind, "name": name, "sizes": sizes, "image_side": image_side, "data_seed": data_seed}
         return DatasetSpec(kind, name, dict(written), written)
     if kind == "medmnist":
-        raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size", "image_side", "calibration_size"),
+        raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size", "image_side", "domain",
+                                          "calibration_size"),
                             ("flag", "root"))
         flag = check.string(raw["flag"], f"{path}.flag")
+        domain = None if raw.get("domain") is None else _corruption_domain(raw["domain"], f"{path}.domain", check)
+        if domain is None:
+            _check_flag_domain(flag, path, check)
         root_text = check.string(raw["root"], f"{path}.root")
         size = check.positive_int(raw.get("size", 28), f"{path}.size")
         if size not in MEDMNIST_SIZES:
@@ -475,18 +533,28 @@ def _dataset_spec(entry: Any, i: int, base: Path, check: _Checker, check_files: 
                                   f"{path}.image_side")
         name = check.string(raw.get("name", flag), f"{path}.name")
         root = _resolve(root_text, base)
-        if check_files and not root.is_dir():
-            raise check.fail(f"{path}.root", f"names a missing dataset folder: {root}")
+        if check_files:
+            root = _medmnist_file(flag, root, size, path, check, allow_download).parent
         calibration = _calibration_size(raw, path, check)
         written = {"kind": kind, "name": name, "flag": flag, "root": root_text, "size": size, "image_side": side,
                    "calibration_size": calibration}
-        return DatasetSpec(kind, name, {"flag": flag, "root": root, "size": size, "image_side": side,
-                                        "calibration_size": calibration}, written)
+        if domain is not None:  # written only when set, so profiles without it keep their hash
+            written["domain"] = domain
+        options = {"flag": flag, "root": root, "size": size, "image_side": side, "domain": domain,
+                   "download": allow_download, "calibration_size": calibration}
+        return DatasetSpec(kind, name, options, written)
     raw = check.mapping(entry, path, ("kind", "name", "csv", "domain", "task", "label_columns", "image_side", "colour",
                                       "calibration_size"), ("csv", "name"))
     csv_text = check.string(raw["csv"], f"{path}.csv")
     name = check.string(raw["name"], f"{path}.name")
-    domain = check.string(raw.get("domain", "unknown"), f"{path}.domain")
+    if raw.get("domain") is None:
+        from crsbench_lib.cohort import CORRUPTION_DOMAINS
+
+        raise check.fail(
+            f"{path}.domain",
+            f"is required for a manifest: set it to {', '.join(CORRUPTION_DOMAINS)} (it selects the corruption families)",
+        )
+    domain = _corruption_domain(raw["domain"], f"{path}.domain", check)
     task = None if raw.get("task") is None else check.string(raw["task"], f"{path}.task", TASKS)
     label_columns = None
     if raw.get("label_columns") is not None:
@@ -633,16 +701,50 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
     )
 
 
-def _embedding_section(value: Any, check: _Checker) -> EmbeddingSpec:
+def _embedding_section(value: Any, check: _Checker, check_device: bool) -> EmbeddingSpec:
     raw = {**DEFAULT_EMBEDDING, **check.mapping(value, "embedding", tuple(DEFAULT_EMBEDDING))}
-    return EmbeddingSpec(
+    spec = EmbeddingSpec(
         batch_size=check.positive_int(raw["batch_size"], "embedding.batch_size"),
         device=check.string(raw["device"], "embedding.device"),
         amp=check.string(raw["amp"], "embedding.amp", AMP_CHOICES),
     )
+    if check_device:
+        _check_device(spec, check)
+    return spec
 
 
-def validate_config(raw: Any, source: str = "config", base: Path | None = None, check_files: bool = True) -> Profile:
+def _check_device(spec: EmbeddingSpec, check: _Checker) -> None:
+    """Refuse a device this machine's torch lacks, before any work starts.
+
+    ``cpu`` and ``auto`` (CUDA if torch has it, else CPU) always exist, so torch
+    is imported only for other devices.
+    """
+    if spec.device in ("cpu", "auto"):
+        return
+    import torch
+
+    kind = spec.device.split(":", 1)[0]
+    try:
+        torch.device(spec.device)
+    except (RuntimeError, TypeError):
+        raise check.fail("embedding.device", f"must be auto, cpu, cuda, cuda:N or mps, got {spec.device!r}") from None
+    available = {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}.get(kind, True)
+    if not available:
+        amp = f" (with embedding.amp: {spec.amp})" if spec.amp != "none" else ""
+        raise check.fail(
+            "embedding.device",
+            f"is {spec.device!r}{amp}, but this torch ({torch.__version__}) has no {kind.upper()} device; "
+            "set embedding.device: auto (or cpu) to run on what this machine has",
+        )
+
+
+def validate_config(
+    raw: Any,
+    source: str = "config",
+    base: Path | None = None,
+    check_files: bool = True,
+    allow_download: bool | None = None,
+) -> Profile:
     """Validate a parsed config mapping and return the :class:`Profile`.
 
     Each section is checked by its own function, in file order, so the first
@@ -657,8 +759,12 @@ def validate_config(raw: Any, source: str = "config", base: Path | None = None, 
     base : pathlib.Path, optional
         Folder against which relative paths resolve (the config file's folder).
     check_files : bool
-        Whether to check that the standard, MedMNIST folders and manifests exist
-        (and read the standard). Always true for runs.
+        Whether to check that the standard, MedMNIST files and manifests exist
+        (and read the standard), and that the embedding device exists. Always
+        true for runs.
+    allow_download : bool, optional
+        Overrides the file's ``allow_download`` key (``crsbench run
+        --allow-download``); a MedMNIST file that may be downloaded need not exist.
 
     Returns
     -------
@@ -678,9 +784,13 @@ def validate_config(raw: Any, source: str = "config", base: Path | None = None, 
     description = top.get("description", "")
     if not isinstance(description, str):
         raise check.fail("description", "must be a string")
+    if allow_download is None:
+        allow_download = top.get("allow_download", False)
+        if not isinstance(allow_download, bool):
+            raise check.fail("allow_download", "must be true or false")
     standard_path, label_fractions, ece_bins, standard_version = _standard_section(top, base, check, check_files)
     entries = check.sequence(top["datasets"], "datasets")
-    datasets = tuple(_dataset_spec(e, i, base, check, check_files) for i, e in enumerate(entries))
+    datasets = tuple(_dataset_spec(e, i, base, check, check_files, allow_download) for i, e in enumerate(entries))
     check.unique([d.name for d in datasets], "datasets")  # message names the position of the repeat
     encoders = _encoders_section(top["encoders"], check, check_files)
     return Profile(
@@ -697,8 +807,9 @@ def validate_config(raw: Any, source: str = "config", base: Path | None = None, 
         arms=_arms_section(top.get("arms", ["frozen"]), check),
         probe=_probe_section(top.get("probe", {}), check),
         lora=_lora_section(top.get("lora", {}), encoders, check),
-        embedding=_embedding_section(top.get("embedding", {}), check),
+        embedding=_embedding_section(top.get("embedding", {}), check, check_files),
         description=description,
+        allow_download=allow_download,
     )
 
 
@@ -724,7 +835,9 @@ def profile_path(name_or_path: str | os.PathLike[str]) -> Path:
     return shipped
 
 
-def load_profile(name_or_path: str | os.PathLike[str], check_files: bool = True) -> Profile:
+def load_profile(
+    name_or_path: str | os.PathLike[str], check_files: bool = True, allow_download: bool | None = None
+) -> Profile:
     """Load and validate a profile by shipped name (``quick``) or file path.
 
     Parameters
@@ -733,6 +846,8 @@ def load_profile(name_or_path: str | os.PathLike[str], check_files: bool = True)
         ``quick``, ``default``, ``paper`` or a path to a ``.yaml`` file.
     check_files : bool
         Check that files the profile names exist (see :func:`validate_config`).
+    allow_download : bool, optional
+        Overrides the profile's ``allow_download`` key.
 
     Returns
     -------
@@ -756,7 +871,8 @@ def load_profile(name_or_path: str | os.PathLike[str], check_files: bool = True)
         raise ConfigError(f"{path}: not valid YAML{where}") from exc
     if raw is None:
         raise ConfigError(f"{path}: the config file is empty")
-    profile = validate_config(raw, source=str(path), base=path.resolve().parent, check_files=check_files)
+    profile = validate_config(raw, source=str(path), base=path.resolve().parent, check_files=check_files,
+                              allow_download=allow_download)
     return _with_source(profile, path.resolve())
 
 

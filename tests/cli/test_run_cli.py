@@ -94,7 +94,12 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     ("change", "message"),
     [
         ({"datasets": [{"kind": "medmnist", "flag": "dermamnist", "root": "no/such/folder"}]},
-         "datasets[0].root names a missing dataset folder"),
+         "datasets[0].root has no MedMNIST file for flag 'dermamnist': expected "),
+        ({"datasets": [{"kind": "medmnist", "flag": "dermamnist", "root": "no/such/folder"}]},
+         "pass --allow-download to crsbench run, or set allow_download: true in the profile"),
+        ({"datasets": [{"kind": "medmnist", "flag": "mymnist", "root": "."}]},
+         "datasets[0].domain is required: flag 'mymnist' is not a standard MedMNIST flag"),
+        ({"embedding": {"device": "nosuchdevice"}}, "embedding.device must be auto, cpu"),
         ({"encoders": ["pixels", "resnet9000"]}, "encoders[1] names unknown encoder 'resnet9000'"),
         ({"seeds": []}, "seeds must not be empty"),
         ({"probe": {"max_iter": 0}}, "probe.max_iter must be a positive integer"),
@@ -106,6 +111,26 @@ def test_bad_config_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys, chan
     assert code == 2
     assert err.startswith("crsbench: error: ") and message in err and err.count("\n") == 1
     assert out == "" and not out_dir.exists()
+
+
+def test_cuda_without_cuda_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)
+    out_dir = tmp_path / "out"
+    config = write(tmp_path, {**TINY, "embedding": {"device": "cuda", "amp": "bf16"}})
+    code, out, err = run_cli(["--config", str(config), "--out", str(out_dir)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "embedding.device is 'cuda' (with embedding.amp: bf16)" in err and "set embedding.device: auto" in err
+    assert out == "" and not out_dir.exists()
+
+
+def test_garbage_npz_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys) -> None:
+    (tmp_path / "dermamnist.npz").write_bytes(b"\x80\x04\x95garbage, not an archive")
+    config = write(tmp_path, {**TINY, "datasets": [{"kind": "medmnist", "flag": "dermamnist", "root": "."}]})
+    code, out, err = run_cli(["--config", str(config), "--out", str(tmp_path / "out"), "--no-progress"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{tmp_path / 'dermamnist.npz'}: the file is not a readable NumPy .npz archive" in err
+    assert "pickle" not in err.lower()
+    assert not (tmp_path / "out" / "results.parquet").exists()
 
 
 def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, cache: Path, capsys, monkeypatch) -> None:
@@ -129,12 +154,23 @@ def test_usage_errors(tmp_path: Path, cache: Path, capsys) -> None:
     assert code == 2 and "unknown profile 'no-such-profile'" in err
 
 
-def test_run_prints_a_summary(tmp_path: Path, cache: Path, capsys) -> None:
+def test_run_prints_a_summary(tmp_path: Path, cache: Path, capsys, monkeypatch) -> None:
     config = {**TINY, "encoders": ["pixels"], "seeds": [0], "datasets": TINY["datasets"][:1]}
     code, out, _ = run_cli(["--config", str(write(tmp_path, config)), "--out", str(tmp_path / "o"), "--no-progress"],
                            capsys)
     assert code == 0 and "results.parquet" in out and "1 cells (1 computed, 0 reused)" in out
     assert (tmp_path / "o" / "manifest.json").is_file()
+    assert "reference-run" not in out  # no summary is shipped for this profile
+
+    # With a shipped reference-run summary of the profile, the run says whether it reproduces it.
+    summary = tmp_path / "reference-run-tiny.json"
+    assert main(["reproduce", "write", str(tmp_path / "o" / "results.parquet"), "--profile", "tiny",
+                 "--out", str(summary)]) == 0
+    monkeypatch.setattr("crsbench_lib.cli.run.shipped_summary", lambda name: tmp_path / f"reference-run-{name}.json")
+    capsys.readouterr()
+    code, out, _ = run_cli(["--config", str(write(tmp_path, config)), "--out", str(tmp_path / "o2"), "--no-progress"],
+                           capsys)
+    assert code == 0 and "reference-run-tiny.json: reproduces the reference run of profile tiny exactly" in out
 
 
 @pytest.mark.slow

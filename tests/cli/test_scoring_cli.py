@@ -56,6 +56,23 @@ def test_score_prints_ranked_table_and_writes_csv(results_path, standard_path, t
     assert set(table["standard_version"]) == {"cli-v1"}
 
 
+def test_score_lists_absent_terms_and_warns_outside_the_panel(results_path, standard_path, tmp_path, capsys):
+    assert main(["score", str(results_path), "--standard", str(standard_path)]) == 0
+    captured = capsys.readouterr()
+    assert "absent terms: none" in captured.out and "dominance 0" not in captured.err
+    table = synthetic_results(n_encoders=4, corruptions=("noise",), shift_dataset=None, random_state=2)
+    worse = tmp_path / "worse.parquet"
+    write_results(table.assign(ece=(table["ece"] + 0.3).clip(0.0, 1.0)), worse)
+    assert main(["score", str(worse), "--standard", str(standard_path)]) == 0
+    captured = capsys.readouterr()
+    assert "absent terms: R: no shift term (no dataset has a second site)" in captured.out
+    warnings = captured.err.splitlines()
+    assert all(line.startswith("crsbench: warning: ") for line in warnings)
+    assert any("every encoder has dominance 0" in line and "on axis C" in line for line in warnings)
+    assert any("axis C: 4 of 4 encoders lie beyond the worst anchor" in line for line in warnings)
+    assert "crsbench freeze RESULTS" in warnings[-1]
+
+
 def test_agree_prints_figures(results_path, standard_path, capsys):
     assert main(["agree", str(results_path), "--standard", str(standard_path)]) == 0
     text = capsys.readouterr().out

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crsbench_lib.data.medmnist import load_medmnist, medmnist_filename
+from crsbench_lib.data.medmnist import load_medmnist, medmnist_filename, medmnist_path
 from crsbench_lib.errors import DataError
 
 
@@ -53,21 +53,61 @@ def test_multilabel_grey_size_64(tmp_path: Path) -> None:
     assert test.images.shape == (6, 64, 64) and test.labels.shape == (6, 14) and test.labels.dtype == np.uint8
 
 
-def test_unknown_flag_infers_task(tmp_path: Path) -> None:
+def test_unknown_flag_infers_task_given_a_domain(tmp_path: Path) -> None:
     write_npz(tmp_path / "mymnist.npz", labels="n")
-    ds = load_medmnist("mymnist", tmp_path)
-    assert ds.task == "multiclass" and ds.domain == "unknown"
+    ds = load_medmnist("mymnist", tmp_path, domain="radiology")
+    assert ds.task == "multiclass" and ds.domain == "radiology"
+
+
+def test_unknown_flag_without_domain_names_the_key(tmp_path: Path) -> None:
+    write_npz(tmp_path / "mymnist.npz", labels="n")
+    with pytest.raises(DataError, match=r"'mymnist'.*domain key") as info:
+        load_medmnist("mymnist", tmp_path)
+    assert "\n" not in str(info.value)
+
+
+def test_domain_key_overrides_a_standard_flag(tmp_path: Path) -> None:
+    write_npz(tmp_path / "dermamnist.npz")
+    assert load_medmnist("dermamnist", tmp_path, domain="radiology").domain == "radiology"
 
 
 def test_missing_file_no_download(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"dermamnist\.npz.*download=True"):
+    with pytest.raises(DataError) as info:
         load_medmnist("dermamnist", tmp_path)
+    message = str(info.value)
+    assert str(tmp_path / "dermamnist.npz") in message and "'dermamnist'" in message
+    assert "--allow-download" in message and "allow_download: true" in message
+    assert "root/{flag}_{size}.npz" in message
 
 
-def test_malformed_file(tmp_path: Path) -> None:
-    (tmp_path / "dermamnist.npz").write_bytes(b"this is not a zip archive")
-    with pytest.raises(DataError, match=r"dermamnist\.npz.*not a readable"):
+def test_root_may_name_the_file_itself(tmp_path: Path) -> None:
+    write_npz(tmp_path / "dermamnist.npz")
+    assert load_medmnist("dermamnist", tmp_path / "dermamnist.npz").split("test").images.shape[0] == 6
+
+
+def test_root_naming_another_file_is_explained(tmp_path: Path) -> None:
+    write_npz(tmp_path / "derma.npz")
+    with pytest.raises(DataError, match=r"root names a file.*dermamnist\.npz"):
+        medmnist_path("dermamnist", tmp_path / "derma.npz")
+
+
+@pytest.mark.parametrize("content", [b"this is not a zip archive", b"\x80\x04K\x01.", b""])
+def test_malformed_file_gives_no_pickle_advice(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "dermamnist.npz").write_bytes(content)
+    with pytest.raises(DataError, match=r"dermamnist\.npz.*not a readable NumPy \.npz archive") as info:
         load_medmnist("dermamnist", tmp_path)
+    assert "pickle" not in str(info.value).lower()
+
+
+def test_count_mismatch_names_file_and_split(tmp_path: Path) -> None:
+    write_npz(tmp_path / "dermamnist.npz")
+    with np.load(tmp_path / "dermamnist.npz") as npz:
+        arrays = dict(npz)
+    arrays["val_labels"] = arrays["val_labels"][:4]
+    np.savez(tmp_path / "dermamnist.npz", **arrays)
+    ds = load_medmnist("dermamnist", tmp_path)
+    with pytest.raises(DataError, match=r"dermamnist\.npz: split val: val_images holds 6 images but val_labels holds 4"):
+        ds.source_split("val")
 
 
 def test_missing_key(tmp_path: Path) -> None:
@@ -89,3 +129,22 @@ def test_float_images_rejected(tmp_path: Path) -> None:
     np.savez(tmp_path / "pneumoniamnist.npz", **arrays)
     with pytest.raises(DataError, match="uint8"):
         load_medmnist("pneumoniamnist", tmp_path).source_split("train")
+
+
+def test_download_on_request_fetches_the_named_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import urllib.request
+
+    write_npz(tmp_path / "source.npz")
+    payload = (tmp_path / "source.npz").read_bytes()
+    asked: list[str] = []
+
+    def fake_urlopen(url: str, timeout: float) -> io.BytesIO:
+        asked.append(url)
+        return io.BytesIO(payload)
+
+    monkeypatch.setattr(urllib.request, "urlopen", fake_urlopen)
+    ds = load_medmnist("dermamnist", tmp_path / "new", size=64, download=True)
+    assert asked == ["https://zenodo.org/records/10519652/files/dermamnist_64.npz?download=1"]
+    assert (tmp_path / "new" / "dermamnist_64.npz").read_bytes() == payload
+    assert ds.source_split("train").images.shape[0] == 6

@@ -54,7 +54,7 @@ def test_hf_pooling_and_amp(tiny_vit_dir: Path, rgb_batch: np.ndarray) -> None:
 
 
 def test_hf_offline_by_default() -> None:
-    with pytest.raises(EncoderError, match=r"hf:no-such-org/no-such-model.*allow_download=True"):
+    with pytest.raises(EncoderError, match=r"hf:no-such-org/no-such-model.*--allow-download.*allow_download: true"):
         build_encoder("hf:no-such-org/no-such-model")
 
 

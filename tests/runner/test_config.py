@@ -52,6 +52,20 @@ def test_default_profile_meets_the_cohort_floors() -> None:
     assert any(d.name == "cxr" for d in profile.datasets)
 
 
+def test_medmnist_cpu_profile_states_its_layout_and_runs_offline_on_cpu() -> None:
+    from crsbench_lib.encoders.registry import DEFAULT_ZOO
+    from crsbench_lib.paths import configs_dir
+
+    profile = load_profile("medmnist-cpu", check_files=False)
+    assert [(d.kind, d.options["flag"], d.options["size"]) for d in profile.datasets] == [
+        ("medmnist", "dermamnist", 28), ("medmnist", "retinamnist", 28), ("medmnist", "pneumoniamnist", 28)]
+    assert set(profile.encoders) == set(DEFAULT_ZOO) and profile.arms == ("frozen", "lora")
+    assert profile.embedding.device == "cpu" and not profile.allow_download
+    header = (configs_dir() / "medmnist-cpu.yaml").read_text().split("\nname:")[0]
+    for line in ("~/.medmnist/dermamnist.npz", "root/{flag}.npz", "--allow-download"):
+        assert line in header
+
+
 def test_paper_profile_validates_without_files() -> None:
     profile = load_profile("paper", check_files=False)
     assert all(e.startswith(("hf:", "timm:", "open_clip:")) for e in profile.encoders)
@@ -119,21 +133,83 @@ def test_missing_required_key(tmp_path: Path) -> None:
         load_profile(write(tmp_path, config))
 
 
-def test_missing_dataset_folder_and_manifest(tmp_path: Path) -> None:
+def test_missing_medmnist_file_and_manifest(tmp_path: Path) -> None:
     medmnist = with_(datasets=[{"kind": "medmnist", "flag": "dermamnist", "root": "no-such-folder"}])
-    with pytest.raises(ConfigError, match=r"datasets\[0\].root names a missing dataset folder"):
+    with pytest.raises(ConfigError) as info:
         load_profile(write(tmp_path, medmnist))
-    manifest = with_(datasets=[{"kind": "manifest", "name": "mine", "csv": "nope.csv"}])
+    message = str(info.value)
+    assert "datasets[0].root has no MedMNIST file for flag 'dermamnist'" in message
+    assert str(tmp_path / "no-such-folder" / "dermamnist.npz") in message
+    assert "--allow-download" in message and "allow_download: true" in message and "\n" not in message
+    manifest = with_(datasets=[{"kind": "manifest", "name": "mine", "csv": "nope.csv", "domain": "dermatology"}])
     with pytest.raises(ConfigError, match=r"datasets\[0\].csv names a missing manifest file"):
         load_profile(write(tmp_path, manifest))
 
 
 def test_relative_paths_resolve_against_the_config_file(tmp_path: Path) -> None:
     (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dermamnist.npz").write_bytes(b"")
     config = with_(datasets=[{"kind": "medmnist", "flag": "dermamnist", "root": "data", "size": 28}])
     profile = load_profile(write(tmp_path, config))
     assert profile.datasets[0].options["root"] == (tmp_path / "data").resolve()
     assert profile.datasets[0].name == "dermamnist"
+
+
+def test_medmnist_root_may_name_the_file(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dermamnist_64.npz").write_bytes(b"")
+    config = with_(datasets=[{"kind": "medmnist", "flag": "dermamnist", "root": "data/dermamnist_64.npz", "size": 64}])
+    assert load_profile(write(tmp_path, config)).datasets[0].options["root"] == (tmp_path / "data").resolve()
+    wrong = with_(datasets=[{"kind": "medmnist", "flag": "dermamnist", "root": "data/dermamnist_64.npz"}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.root .*root names a file.*dermamnist\.npz"):
+        load_profile(write(tmp_path, wrong))
+
+
+def test_allow_download_key_and_override(tmp_path: Path) -> None:
+    entry = {"kind": "medmnist", "flag": "dermamnist", "root": "absent"}
+    allowed = load_profile(write(tmp_path, with_(datasets=[entry], allow_download=True)))
+    assert allowed.allow_download and allowed.datasets[0].options["download"] is True
+    denied = with_(datasets=[entry])
+    assert load_profile(write(tmp_path, denied), allow_download=True).allow_download
+    plain = load_profile(write(tmp_path, BASE, "plain.yaml"))
+    same = load_profile(write(tmp_path, with_(allow_download=True), "same.yaml"))
+    assert not plain.allow_download and plain.config_hash == same.config_hash
+    with pytest.raises(ConfigError, match="allow_download must be true or false"):
+        load_profile(write(tmp_path, with_(allow_download="yes")))
+
+
+def test_domain_key(tmp_path: Path) -> None:
+    (tmp_path / "mymnist.npz").write_bytes(b"")
+    unknown = with_(datasets=[{"kind": "medmnist", "flag": "mymnist", "root": "."}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.domain is required: flag 'mymnist'") as info:
+        load_profile(write(tmp_path, unknown))
+    assert "\n" not in str(info.value)
+    given = with_(datasets=[{"kind": "medmnist", "flag": "mymnist", "root": ".", "domain": "radiology"}])
+    spec = load_profile(write(tmp_path, given)).datasets[0]
+    assert spec.options["domain"] == "radiology" and spec.written["domain"] == "radiology"
+    (tmp_path / "pathmnist.npz").write_bytes(b"")
+    pathology = with_(datasets=[{"kind": "medmnist", "flag": "pathmnist", "root": "."}])
+    with pytest.raises(ConfigError, match=r"domain is required: flag 'pathmnist' is pathology"):
+        load_profile(write(tmp_path, pathology))
+    bad = with_(datasets=[{"kind": "medmnist", "flag": "mymnist", "root": ".", "domain": "cardiology"}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.domain must be one of dermatology"):
+        load_profile(write(tmp_path, bad))
+    manifest = with_(datasets=[{"kind": "manifest", "name": "m", "csv": "m.csv"}])
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.domain is required for a manifest"):
+        validate_config(manifest, check_files=False)
+
+
+def test_device_auto_default_and_missing_cuda(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    assert load_profile(write(tmp_path, BASE)).embedding.device == "auto"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for embedding in ({"device": "cuda"}, {"device": "cuda:1", "amp": "bf16"}):
+        with pytest.raises(ConfigError, match=r"embedding\.device is 'cuda.*has no CUDA device; set embedding\.device: auto"):
+            load_profile(write(tmp_path, with_(embedding=embedding)))
+    with pytest.raises(ConfigError, match=r"embedding\.device must be auto, cpu"):
+        load_profile(write(tmp_path, with_(embedding={"device": "gpu0"})))
+    assert validate_config(with_(embedding={"device": "cuda"}), check_files=False).embedding.device == "cuda"
 
 
 def test_unknown_profile_and_bad_yaml(tmp_path: Path) -> None:

@@ -1,0 +1,72 @@
+"""Fit of a table to its standard: misfit warnings name the axis; absent terms are listed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crsbench_lib.results.synthetic import synthetic_results
+from crsbench_lib.scoring.axes import raw_axes
+from crsbench_lib.scoring.crs import score_results
+from crsbench_lib.scoring.fit import FREEZE_HINT, absent_terms, anchor_excess, axes_below_panel, fit_warnings
+from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.standard import AXES, load_template
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return synthetic_results(n_encoders=6, corruptions=("noise",), random_state=3)
+
+
+def test_a_table_is_inside_its_own_panel(table: pd.DataFrame) -> None:
+    own = freeze_standard(table, "own-v1")
+    scores = score_results(table, own)
+    assert axes_below_panel(scores, own) == []
+    # Only anchor clipping can remain (a retention above 1 passes L's best anchor).
+    assert not any("dominance" in line for line in fit_warnings(scores, own))
+    assert {e.side for e in anchor_excess(scores, own)} <= {"best"}
+
+
+def test_a_worse_calibrated_table_is_outside_the_panel(table: pd.DataFrame) -> None:
+    own = freeze_standard(table, "own-v1")
+    worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0))
+    scores = score_results(worse, own)
+    assert (scores["dominance"] == 0).all()
+    assert axes_below_panel(scores, own) == ["C"]
+    lines = fit_warnings(scores, own)
+    assert lines[0].startswith("every encoder has dominance 0 against the panel of standard own-v1: on axis C")
+    assert any(line.startswith("axis C: 6 of 6 encoders lie beyond the worst anchor (0.2") for line in lines)
+    assert lines[-1].endswith(FREEZE_HINT) and "crsbench freeze" in lines[-1]
+    assert all("\n" not in line for line in lines)
+
+
+def test_anchor_excess_sides_and_extremes() -> None:
+    std = load_template()
+    worst_d, best_d = std.anchors["D"]
+    worst_c, _ = std.anchors["C"]
+    scores = pd.DataFrame({"D": [worst_d - 0.1, worst_d - 0.05, best_d], "C": [worst_c + 0.3, 0.0, 0.0],
+                           "L": [0.9] * 3, "R": [0.0] * 3})
+    found = {(e.axis, e.side): e for e in anchor_excess(scores, std)}
+    assert set(found) == {("D", "worst"), ("C", "worst")}
+    assert found["D", "worst"].n == 2 and found["D", "worst"].extreme == pytest.approx(worst_d - 0.1)
+    assert found["C", "worst"].extreme == pytest.approx(worst_c + 0.3)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(*[st.floats(0.0, 1.0)] * 4), min_size=1, max_size=8))
+def test_values_between_the_anchors_are_never_beyond(points: list[tuple[float, ...]]) -> None:
+    std = load_template()
+    columns = {}
+    for j, axis in enumerate(AXES):
+        worst, best = std.anchors[axis]
+        columns[axis] = [worst + p[j] * (best - worst) for p in points]
+    assert anchor_excess(pd.DataFrame(columns), std) == []
+
+
+def test_absent_terms(table: pd.DataFrame) -> None:
+    assert absent_terms(raw_axes(table)) == []
+    no_site = synthetic_results(n_encoders=3, corruptions=("noise",), shift_dataset=None)
+    assert absent_terms(raw_axes(no_site)) == ["R: no shift term (no dataset has a second site)"]
