@@ -20,7 +20,7 @@ class Encoder(ABC):
     Attributes
     ----------
     name : str
-        Registry name (``pixels``, ``hog``, ``cnn_generalist``, ``timm:<id>``...).
+        Registry name (``pixels``, ``hog``, ``multitask_broad_aug_s``, ``timm:<id>``...).
     family : str
         ``handcrafted``, ``neural`` or ``hub``.
     embedding_dim : int

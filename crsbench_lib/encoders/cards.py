@@ -14,7 +14,7 @@ import pandas as pd
 
 from crsbench_lib.encoders.handcrafted import HANDCRAFTED
 from crsbench_lib.encoders.neural import CNN_WIDTHS, NEURAL_ZOO, SmallViT, count_parameters
-from crsbench_lib.encoders.recipes import FAMILIES, NeuralSpec
+from crsbench_lib.encoders.recipes import ACQUISITION_AUGMENTATIONS, FAMILIES, NeuralSpec
 from crsbench_lib.encoders.weights import load_state, read_manifest, weights_dir
 
 #: Columns of :func:`zoo_cards`, in order.
@@ -169,3 +169,58 @@ def zoo_summary(cards: pd.DataFrame) -> str:
         f" its shipped state took {minutes:.0f} minutes of single-threaded pretraining, summed over pieces,"
         f" at a median load average of {load:.0f}."
     )
+
+
+#: Columns of :func:`augmentation_pairs`, in order.
+PAIR_COLUMNS: tuple[str, ...] = ("augmented", "plain", "architecture", "recipe", "pool")
+
+
+def _has_acquisition(augmentations: str) -> bool | None:
+    """True if a card's augmentations list every acquisition augmentation, False if none, None if some."""
+    listed = {a.strip() for a in str(augmentations).split(",")}
+    present = [a in listed for a in ACQUISITION_AUGMENTATIONS]
+    return True if all(present) else (False if not any(present) else None)
+
+
+def augmentation_pairs(cards: pd.DataFrame) -> pd.DataFrame:
+    """Pairs of neural encoders that differ only by acquisition augmentation.
+
+    Two neural cards form a pair when their architecture, recipe and pool are
+    the same and one lists every augmentation of
+    :data:`~crsbench_lib.encoders.recipes.ACQUISITION_AUGMENTATIONS` while the
+    other lists none of them: the ``aug`` and ``noaug`` variants of a recipe.
+
+    Parameters
+    ----------
+    cards : pandas.DataFrame
+        Cards as returned by :func:`zoo_cards`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`PAIR_COLUMNS`, one row per pair in card order of the
+        augmented encoder; empty when no pair exists.
+
+    Raises
+    ------
+    ValueError
+        If a required card column is missing.
+
+    Examples
+    --------
+    >>> pairs = augmentation_pairs(zoo_cards())
+    >>> pairs.set_index("augmented").loc["simclr_broad_aug_s", "plain"]
+    'simclr_broad_noaug_s'
+    """
+    needed = ("name", "kind", "architecture", "recipe", "pool", "augmentations")
+    missing = [c for c in needed if c not in cards.columns]
+    if missing:
+        raise ValueError(f"augmentation_pairs: cards lack column(s) {', '.join(missing)}")
+    neural = cards[cards["kind"] == "neural"]
+    acquisition = neural["augmentations"].map(_has_acquisition)
+    key = ["architecture", "recipe", "pool"]
+    augmented = neural[acquisition == True]  # noqa: E712 (None marks partial lists, which pair with nothing)
+    plain = neural[acquisition == False]  # noqa: E712
+    rows = augmented[["name"] + key].merge(plain[["name"] + key], on=key, suffixes=("_aug", "_plain"))
+    rows = rows.rename(columns={"name_aug": "augmented", "name_plain": "plain"})
+    return rows[list(PAIR_COLUMNS)].reset_index(drop=True)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from crsbench_lib.errors import NotebookError
 from crsbench_lib.paths import project_root, standards_dir
-from crsbench_lib.report.banner import Provenance, provenance
+from crsbench_lib.report.banner import Provenance, build_date, provenance
 from crsbench_lib.results.predictions import DatasetPredictions, load_prediction_arrays, restrict_arrays
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, run_dir
 from crsbench_lib.scoring.freeze import freeze_standard
@@ -274,8 +274,10 @@ def load_context(
     return BookContext(
         results=table,
         standard=standard,
+        # The date a chapter's numbers were computed (SOURCE_DATE_EPOCH pins it for reproducible builds).
         provenance=provenance(table, standard, profile=profile,
-                              simulated=simulated if simulated is not None else simulated_from_manifest(path)),
+                              simulated=simulated if simulated is not None else simulated_from_manifest(path),
+                              built=build_date()),
         results_path=path,
     )
 

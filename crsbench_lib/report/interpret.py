@@ -651,3 +651,56 @@ def describe_excess_verdict(
     change = describe_change(before, after, "the mean ECE excess over its floor", better="lower",
                              interval=(low, high), level=level, digits=digits)
     return f"{calibrator} {verdict}: {change[:1].lower()}{change[1:]}"
+
+
+def _change_clause(delta: float, quantity: str, better: Better, digits: int) -> str:
+    """``"raises the clean AUROC by 0.012, an improvement"`` (or "leaves ... unchanged")."""
+    if round(delta, digits) == 0:
+        return f"leaves {quantity} essentially unchanged ({_fmt(delta, digits)})"
+    verb = "raises" if delta > 0 else "lowers"
+    verdict = "an improvement" if (delta > 0) == (better == "higher") else "a deterioration"
+    return f"{verb} {quantity} by {_fmt(abs(delta), digits)}, {verdict}"
+
+
+def describe_augmentation(effect: "object", digits: int = 3) -> str:
+    """What acquisition augmentation buys, one sentence per aug/noaug pair.
+
+    Parameters
+    ----------
+    effect : pandas.DataFrame
+        Rows of :func:`crsbench_lib.report.summaries.augmentation_effect`
+        (``augmented, plain, in_results, clean_gain, loss_change``).
+    digits : int
+        Decimals of the differences.
+
+    Returns
+    -------
+    str
+        For a pair in the table, the sign, size and verdict of the clean-AUROC
+        gain (higher is better) and of the change of the mean corruption AUROC
+        loss (lower is better); for a pair missing from the table, that it is
+        absent; for no pair at all, that the zoo has none.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = {"augmented": "a_aug", "plain": "a_noaug", "in_results": True, "clean_gain": 0.01, "loss_change": -0.02}
+    >>> describe_augmentation(pd.DataFrame([row]))
+    'Acquisition augmentation (a_aug against a_noaug) raises the clean AUROC by 0.010, an improvement, and lowers the mean corruption AUROC loss by 0.020, an improvement.'
+    """
+    sentences = []
+    for row in effect.itertuples(index=False):
+        pair = f"{row.augmented} against {row.plain}"
+        if not bool(row.in_results):
+            sentences.append(f"The pair {pair} is absent from this results table, so this run cannot say what "
+                             "acquisition augmentation buys there.")
+            continue
+        clean = _change_clause(_finite(row.clean_gain, "clean_gain"), "the clean AUROC", "higher", digits)
+        if math.isnan(float(row.loss_change)):
+            loss = "the table has no corruption rows to measure its robustness"
+        else:
+            loss = _change_clause(float(row.loss_change), "the mean corruption AUROC loss", "lower", digits)
+        sentences.append(f"Acquisition augmentation ({pair}) {clean}, and {loss}.")
+    if not sentences:
+        return "The zoo has no pair of encoders that differ only by acquisition augmentation."
+    return " ".join(sentences)

@@ -721,3 +721,42 @@ def placeholder(message: str) -> Figure:
     ax.text(0.5, 0.5, message, ha="center", va="center", color=MUTED)
     ax.set_axis_off()
     return fig
+
+
+def augmentation_effect(effect: pd.DataFrame) -> Figure:
+    """Clean AUROC and mean corruption AUROC loss of each aug/noaug pair, without and with augmentation.
+
+    Parameters
+    ----------
+    effect : pandas.DataFrame
+        :func:`crsbench_lib.report.summaries.augmentation_effect`; pairs with
+        ``in_results`` False are left out (the chapter says so in words).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the pair axis: one arrow per pair from the plain to
+        the augmented encoder; a placeholder when no pair is in the table.
+    """
+    _require(effect, ("augmented", "plain", "in_results", "clean_aug", "clean_plain",
+                      "corruption_loss_aug", "corruption_loss_plain"), "augmentation_effect")
+    shown = effect[effect["in_results"].astype(bool)].reset_index(drop=True)
+    if shown.empty:
+        return placeholder("no aug/noaug pair in this results table")
+    fig, axes = _new(height_ratio=0.22 + 0.1 * len(shown), ncols=2, sharey=True)
+    y = np.arange(len(shown))
+    panels = (("clean", "clean AUROC\n(higher is better)"), ("corruption_loss", "mean corruption AUROC loss\n(lower is better)"))
+    for ax, (stem, label) in zip(axes, panels, strict=True):
+        before = shown[f"{stem}_plain"].to_numpy(dtype=float)
+        after = shown[f"{stem}_aug"].to_numpy(dtype=float)
+        for yi, b, a in zip(y, before, after, strict=True):
+            if np.isfinite(b) and np.isfinite(a):
+                ax.annotate("", xy=(a, yi), xytext=(b, yi), arrowprops={"arrowstyle": "->", "color": MUTED})
+        ax.scatter(before, y, color=MUTED, zorder=3, label="without acquisition augmentation")
+        ax.scatter(after, y, color=HIGHLIGHT, zorder=3, label="with acquisition augmentation")
+        ax.set_xlabel(label)
+        ax.margins(x=0.25, y=0.4)
+    axes[0].set_yticks(y, [f"{a}\nvs {p}" for a, p in zip(shown["augmented"], shown["plain"], strict=True)])
+    axes[0].invert_yaxis()
+    axes[1].legend(loc="best", fontsize=7)
+    return fig

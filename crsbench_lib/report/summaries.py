@@ -327,3 +327,68 @@ def displacement_bars(existing: pd.DataFrame) -> pd.DataFrame:
         "fixed": existing["fixed_displacement"].abs().to_numpy(dtype=float),
         "cohort": existing["cohort_displacement"].abs().to_numpy(dtype=float),
     })
+
+
+def augmentation_effect(pairs: pd.DataFrame, results: pd.DataFrame, arm: str = "frozen") -> pd.DataFrame:
+    """What acquisition augmentation buys: clean AUROC and mean corruption AUROC loss of each pair.
+
+    For each encoder the clean AUROC (the ``D`` axis) and the average
+    corruption loss (mean over (corruption, severity) of
+    ``max(0, AUROC_clean - AUROC_c,s)``, a piece of the ``R`` axis) are taken
+    per cell from :func:`crsbench_lib.scoring.axes.raw_axes`, then averaged over
+    seeds and then datasets, like the encoder profile.
+
+    Parameters
+    ----------
+    pairs : pandas.DataFrame
+        ``augmented, plain``: pairs of encoders that differ only by acquisition
+        augmentation (:func:`crsbench_lib.encoders.cards.augmentation_pairs`).
+    results : pandas.DataFrame
+        A results table (validated here).
+    arm : {"frozen", "lora"}
+        Which arm to read.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair, in the order given: ``augmented, plain, in_results``
+        (both encoders are in the table), ``clean_aug, clean_plain,
+        corruption_loss_aug, corruption_loss_plain`` and the differences
+        ``clean_gain = clean_aug - clean_plain`` and ``loss_change =
+        corruption_loss_aug - corruption_loss_plain``. Pairs not in the table
+        keep NaN numbers; a loss is NaN where the table has no corruption rows.
+
+    Raises
+    ------
+    ValueError
+        If ``pairs`` lacks the ``augmented`` or ``plain`` column.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> table = synthetic_results(n_encoders=3, seeds=(0,))
+    >>> pairs = pd.DataFrame({"augmented": ["enc00", "x"], "plain": ["enc01", "y"]})
+    >>> augmentation_effect(pairs, table)["in_results"].tolist()
+    [True, False]
+    """
+    from crsbench_lib.scoring.axes import raw_axes
+
+    missing = [c for c in ("augmented", "plain") if c not in pairs.columns]
+    if missing:
+        raise ValueError(f"augmentation_effect: pairs lack column(s) {', '.join(missing)}")
+    raw = raw_axes(results, arm=arm)
+    per_encoder = (raw.groupby(["encoder", "dataset"])[["D", "avg_corruption_loss"]].mean()
+                   .groupby(level="encoder").mean())
+    out = pd.DataFrame({"augmented": pairs["augmented"].astype(str).to_numpy(),
+                        "plain": pairs["plain"].astype(str).to_numpy()})
+    out["in_results"] = out["augmented"].isin(per_encoder.index) & out["plain"].isin(per_encoder.index)
+    for side in ("aug", "plain"):
+        found = per_encoder.reindex(out["augmented" if side == "aug" else "plain"])
+        out[f"clean_{side}"] = found["D"].to_numpy(dtype=float)
+        out[f"corruption_loss_{side}"] = found["avg_corruption_loss"].to_numpy(dtype=float)
+    # A pair half in the table is still absent: its numbers would compare nothing.
+    numbers = ["clean_aug", "clean_plain", "corruption_loss_aug", "corruption_loss_plain"]
+    out.loc[~out["in_results"], numbers] = np.nan
+    out["clean_gain"] = out["clean_aug"] - out["clean_plain"]
+    out["loss_change"] = out["corruption_loss_aug"] - out["corruption_loss_plain"]
+    return out

@@ -23,7 +23,10 @@ alone and resamples the seeds only.
 
 Vectorised: the per-seed raw axes are computed once as an
 (encoder, dataset, seed, axis) array; a draw is a vector of seed multiplicities,
-so all draws' profiles are one tensor contraction.
+so all draws' profiles are one tensor contraction. In the two-level bootstrap a
+draw of test images is a vector of image multiplicities: each score vector is
+sorted once, and its weighted Mann-Whitney AUROC under every draw is one pass
+over that fixed order in a compiled kernel (numba), in exact integers.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
 from crsbench_lib.results.predictions import DatasetPredictions
@@ -261,99 +265,110 @@ def paired_seed_bootstrap(
 # results table computes them from all images with multiplicity one.
 
 
-@dataclass(frozen=True)
-class _AurocPlan:
-    """Sorted positions of one class's outcomes for many items (score vectors) on one image set.
+@njit(cache=False, nogil=True)
+def _mann_whitney_numerators(order: np.ndarray, positive: np.ndarray, group_end: np.ndarray,
+                             weights_t: np.ndarray) -> np.ndarray:
+    """``sum_{i pos} w_bi (W_neg,b(< s_i) + W_neg,b(<= s_i))`` for every item and draw, (items, B).
 
-    The outcomes (which images are positive) are the same for every item; only
-    the order of the scores differs. ``lo``/``hi`` index the cumulative negative
-    weights (with a leading zero row) strictly below / at most each positive's
-    score, so ties count one half.
-    """
-
-    neg_order: np.ndarray  # (items, n_neg) image positions, sorted by score
-    pos_order: np.ndarray  # (items, n_pos)
-    lo: np.ndarray  # (items, n_pos)
-    hi: np.ndarray  # (items, n_pos)
-    ties: bool  # whether any positive ties a negative (else lo == hi)
-
-
-def _auroc_plan(scores: np.ndarray, positive: np.ndarray) -> _AurocPlan:
-    """Plan of the weighted AUROC kernel for ``scores`` (items, n) against ``positive`` (n,).
-
-    One sort per item (vectorised over items); ties are found in the sorted
-    order, so a positive tied with negatives gets ``lo < hi``.
-    """
-    items, n = scores.shape
-    pos = np.flatnonzero(positive)
-    order = np.argsort(scores, axis=1, kind="stable")
-    ordered = np.take_along_axis(scores, order, axis=1)
-    is_neg = ~positive[order]
-    negatives_upto = np.cumsum(is_neg, axis=1)  # negatives at or before each sorted position
-    position = np.broadcast_to(np.arange(n), (items, n))
-    new_group = np.ones((items, n), dtype=bool)
-    new_group[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    start = np.maximum.accumulate(np.where(new_group, position, 0), axis=1)
-    last = np.ones((items, n), dtype=bool)
-    last[:, :-1] = new_group[:, 1:]
-    end = np.minimum.accumulate(np.where(last, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
-    rows = np.arange(items)[:, None]
-    lo_sorted = negatives_upto[rows, start] - is_neg[rows, start]  # negatives strictly below the tie group
-    hi_sorted = negatives_upto[rows, end]  # negatives up to the end of the tie group
-    lo = np.empty((items, n), dtype=np.int64)
-    hi = np.empty((items, n), dtype=np.int64)
-    np.put_along_axis(lo, order, lo_sorted, axis=1)
-    np.put_along_axis(hi, order, hi_sorted, axis=1)
-    neg_order = order[is_neg].reshape(items, n - pos.size)
-    lo, hi = lo[:, pos], hi[:, pos]
-    return _AurocPlan(neg_order, np.broadcast_to(pos, (items, pos.size)), lo, hi, bool((lo != hi).any()))
-
-
-def _weighted_auroc(plan: _AurocPlan, weights: np.ndarray) -> np.ndarray:
-    """AUROC of every item under every draw's image multiplicities.
-
-    ``AUROC = sum_{i pos} w_i (W_neg(< s_i) + W_neg(= s_i) / 2) / (W_pos W_neg)``,
-    the Mann-Whitney statistic of the resampled set (each image counted with its
-    multiplicity), in exact integer arithmetic (doubled to keep the halves).
+    One pass per item over its images in score order, a tie group at a time:
+    its positives take the negative weight below the group, its negatives are
+    added, its positives take the negative weight up to the group's end. The
+    inner loops run over the draws (contiguous, so the compiler vectorises
+    them), carrying each draw's cumulative negative weight.
 
     Parameters
     ----------
-    plan : _AurocPlan
-    weights : numpy.ndarray
-        Integer ``(B, n)``: multiplicity of each image (columns) in each draw (rows).
+    order : numpy.ndarray
+        ``(items, n)`` image positions sorted by each item's score.
+    positive : numpy.ndarray
+        ``(items, n)`` bool: whether the image at that position of ``order`` is positive.
+    group_end : numpy.ndarray
+        ``(items, n)`` bool: whether that position closes a group of equal scores.
+    weights_t : numpy.ndarray
+        ``(n, B)`` integer multiplicities (images are rows).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(items, B)`` int64.
+    """
+    items, n = order.shape
+    n_draws = weights_t.shape[1]
+    out = np.zeros((items, n_draws), dtype=np.int64)
+    below = np.empty(n_draws, dtype=np.int64)
+    for t in range(items):
+        below[:] = 0
+        total = out[t]
+        start = 0
+        while start < n:
+            stop = start
+            while not group_end[t, stop]:
+                stop += 1
+            if stop == start:  # an untied score: both halves see the same negatives
+                row = weights_t[order[t, start]]
+                if positive[t, start]:
+                    for b in range(n_draws):
+                        total[b] += 2 * row[b] * below[b]
+                else:
+                    for b in range(n_draws):
+                        below[b] += row[b]
+            else:
+                for j in range(start, stop + 1):  # strictly below the group
+                    if positive[t, j]:
+                        row = weights_t[order[t, j]]
+                        for b in range(n_draws):
+                            total[b] += row[b] * below[b]
+                for j in range(start, stop + 1):
+                    if not positive[t, j]:
+                        row = weights_t[order[t, j]]
+                        for b in range(n_draws):
+                            below[b] += row[b]
+                for j in range(start, stop + 1):  # up to the group's end
+                    if positive[t, j]:
+                        row = weights_t[order[t, j]]
+                        for b in range(n_draws):
+                            total[b] += row[b] * below[b]
+            start = stop + 1
+    return out
+
+
+def _weighted_auroc(scores: np.ndarray, positive: np.ndarray, weights_t: np.ndarray) -> np.ndarray:
+    """AUROC of every item's scores under every draw's image multiplicities.
+
+    ``AUROC = sum_{i pos} w_i (W_neg(< s_i) + W_neg(<= s_i)) / (2 W_pos W_neg)``,
+    the Mann-Whitney statistic of the resampled set (each image counted with its
+    multiplicity, ties one half; Mann and Whitney 1947; Hanley and McNeil 1982),
+    in exact integer arithmetic. The score order and its tie groups are fixed
+    per item, so they are found once and every draw is one scan of them
+    (:func:`_mann_whitney_numerators`).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        ``(items, n)`` float64.
+    positive : numpy.ndarray
+        ``(n,)`` bool outcomes, the same for every item.
+    weights_t : numpy.ndarray
+        Integer ``(n, B)``: multiplicity of each image (rows) in each draw (columns).
 
     Returns
     -------
     numpy.ndarray
         ``(items, B)``; NaN where a draw has no positive or no negative.
     """
-    items, n_neg = plan.neg_order.shape
-    n_pos = plan.pos_order.shape[1]
-    n_draws = weights.shape[0]
-    if n_pos == 0 or n_neg == 0:
-        return np.full((items, n_draws), np.nan)
-    # int32 is exact: a doubled numerator is at most 2 W_pos W_neg <= n^2 / 2. The
-    # cumulative sum runs along the last (contiguous) axis.
-    cumulative = np.zeros((n_draws, items, n_neg + 1), dtype=np.int32)
-    np.cumsum(weights[:, plan.neg_order], axis=2, dtype=np.int32, out=cumulative[:, :, 1:])
-    rows = np.arange(items)[:, None]
-    below2 = cumulative[:, rows, plan.lo]  # (B, items, n_pos)
-    if plan.ties:
-        below2 += cumulative[:, rows, plan.hi]
-    else:  # no positive ties a negative: both halves are the count below
-        below2 *= 2
-    w_pos = weights[:, plan.pos_order[0]]  # (B, n_pos): the positives are the same images for every item
-    below2 *= w_pos[:, None, :]
-    numerator2 = below2.sum(axis=2, dtype=np.int32).T.astype(np.int64)  # (items, B)
-    total_pos = w_pos.sum(axis=1, dtype=np.int64)
-    total_neg = cumulative[:, :, -1].astype(np.int64).T
-    denominator = 2 * total_pos[None, :] * total_neg
+    order = np.argsort(scores, axis=1)  # the order within a tie group does not matter
+    ordered = np.take_along_axis(scores, order, axis=1)
+    group_end = np.ones(ordered.shape, dtype=bool)
+    group_end[:, :-1] = ordered[:, 1:] != ordered[:, :-1]
+    numerator2 = _mann_whitney_numerators(order, positive[order], group_end, weights_t)
+    total_pos = weights_t[positive].sum(axis=0, dtype=np.int64)
+    total_neg = weights_t[~positive].sum(axis=0, dtype=np.int64)
+    denominator = 2 * total_pos[None, :] * total_neg[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(denominator > 0, numerator2 / np.maximum(denominator, 1), np.nan)
 
 
-def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray,
-                 chunk_bytes: int) -> np.ndarray:
+def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray) -> np.ndarray:
     """Macro-AUROC (items, B) of probabilities (items, n, W) under draw multiplicities (B, n).
 
     Classes (labels) without both outcomes in a draw are skipped, as in
@@ -367,11 +382,9 @@ def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.n
     else:
         targets = [(proba[:, :, k], labels[:, k] == 1) for k in range(width)]
     per_class = np.empty((len(targets), items, weights.shape[0]))
-    step = max(1, int(chunk_bytes // (4 * 3 * n * weights.shape[0])))
+    weights_t = np.ascontiguousarray(weights.T, dtype=np.int32)  # images as rows: one row per kernel step
     for k, (scores, positive) in enumerate(targets):
-        for start in range(0, items, step):
-            plan = _auroc_plan(scores[start : start + step].astype(np.float64), positive)
-            per_class[k, start : start + step] = _weighted_auroc(plan, weights)
+        per_class[k] = _weighted_auroc(scores.astype(np.float64), positive, weights_t)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a draw with no class defined stays NaN
         return np.nanmean(per_class, axis=0)
@@ -419,7 +432,7 @@ def _draw_images(rng: np.random.Generator, n_images: int, n_draws: int) -> np.nd
 
 def _fill_seed(
     out: np.ndarray, data: DatasetPredictions, s: int, weights: np.ndarray, shift_weights: np.ndarray | None,
-    fractions: Sequence[float], chunk_bytes: int, seed_counts: np.ndarray,
+    fractions: Sequence[float], seed_counts: np.ndarray,
 ) -> None:
     """Write seed ``s``'s raw axes into ``out`` (E, S, B, 4), in the draws that pick the seed only.
 
@@ -436,13 +449,12 @@ def _fill_seed(
         shift_proba=None if data.shift_proba is None else data.shift_proba[:, s : s + 1],
     )
     out[:, s, drawn] = _seed_axes(
-        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, chunk_bytes
+        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions
     )[:, 0]
 
 
 def _seed_axes(
     data: DatasetPredictions, weights: np.ndarray, shift_weights: np.ndarray | None, fractions: Sequence[float],
-    chunk_bytes: int,
 ) -> np.ndarray:
     """Raw axes (E, S, B, 4) of every encoder and seed of ``data`` under multiplicities (B, n)."""
     n_enc, n_seed = len(data.encoders), len(data.seeds)
@@ -453,7 +465,7 @@ def _seed_axes(
         return array.reshape(items, *array.shape[2:])
 
     clean = flat(data.clean)
-    d_axis = _macro_auroc(clean, data.labels, data.task, weights, chunk_bytes)
+    d_axis = _macro_auroc(clean, data.labels, data.task, weights)
     c_axis = _weighted_ece(clean, data.labels, data.task, weights, data.ece_bins)
 
     wanted = [f for f in (round(float(x), 9) for x in fractions) if f < 1.0]
@@ -466,17 +478,17 @@ def _seed_axes(
             ratios = np.zeros((items, n_draws))
             for f in wanted:
                 at = data.fraction_proba[:, :, data.fractions.index(f)]
-                ratios += _macro_auroc(flat(at), data.labels, data.task, weights, chunk_bytes) / d_axis
+                ratios += _macro_auroc(flat(at), data.labels, data.task, weights) / d_axis
             l_axis = ratios / len(wanted)
 
     losses = []
     if data.corruptions:
         sub = weights[:, data.corrupted_images]
         sub_labels = data.labels[data.corrupted_images]
-        reference = _macro_auroc(clean[:, data.corrupted_images], sub_labels, data.task, sub, chunk_bytes)
+        reference = _macro_auroc(clean[:, data.corrupted_images], sub_labels, data.task, sub)
         n_c = len(data.corruptions)
         stacked = data.corrupted_proba.reshape(items * n_c, *data.corrupted_proba.shape[3:])
-        corrupted = _macro_auroc(stacked, sub_labels, data.task, sub, chunk_bytes).reshape(items, n_c, n_draws)
+        corrupted = _macro_auroc(stacked, sub_labels, data.task, sub).reshape(items, n_c, n_draws)
         loss = np.maximum(0.0, reference[:, None, :] - corrupted)
         families = sorted({c for c, _ in data.corruptions})
         per_family = np.stack(
@@ -485,7 +497,7 @@ def _seed_axes(
         )
         losses += [loss.mean(axis=1), per_family.max(axis=1)]
     if data.shift_proba is not None and shift_weights is not None:
-        shift = _macro_auroc(flat(data.shift_proba), data.shift_labels, data.task, shift_weights, chunk_bytes)
+        shift = _macro_auroc(flat(data.shift_proba), data.shift_labels, data.task, shift_weights)
         losses.append(np.maximum(0.0, d_axis - shift))
     r_axis = np.mean(losses, axis=0) if losses else np.full((items, n_draws), np.nan)
     axes = np.stack([d_axis, c_axis, l_axis, r_axis], axis=-1)  # (items, B, 4)
@@ -585,7 +597,6 @@ def two_level_bootstrap(
     random_state: int = 0,
     top_k: int = 3,
     interval: float = 0.95,
-    chunk_mb: float = 64.0,
     n_jobs: int | None = None,
 ) -> TwoLevelBootstrapResult:
     """Two-level paired bootstrap of the CRS ranking from stored predictions.
@@ -617,8 +628,6 @@ def two_level_bootstrap(
         The k of P(top k).
     interval : float
         Coverage of the percentile intervals.
-    chunk_mb : float
-        Memory bound of one AUROC kernel call (per thread).
     n_jobs : int, optional
         Threads computing seeds at once (default: the machine's cores). The
         result does not depend on it.
@@ -664,7 +673,6 @@ def two_level_bootstrap(
             )
     _check_parameters(n_draws, top_k, interval, len(encoders))
     n_draws = int(n_draws)
-    chunk_bytes = int(chunk_mb * 2**20)
     rng = np.random.default_rng(random_state)
     seed_counts = _draw_seeds(rng, len(seeds), n_draws)  # (B, S)
     image_weights: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
@@ -696,7 +704,7 @@ def two_level_bootstrap(
     workers = max(1, (os.cpu_count() or 1) if n_jobs is None else int(n_jobs))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [
-            pool.submit(_fill_seed, axes[name], predictions[name], s, *image_weights[name], fractions, chunk_bytes,
+            pool.submit(_fill_seed, axes[name], predictions[name], s, *image_weights[name], fractions,
                         seed_counts)
             for name, s in tasks
         ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from crsbench_lib.encoders.cards import CARD_COLUMNS, zoo_cards, zoo_summary
 from crsbench_lib.encoders.neural import NEURAL_ZOO
@@ -50,3 +51,36 @@ def test_summary_is_one_sentence() -> None:
     text = zoo_summary(zoo_cards())
     assert text.startswith("The zoo has") and text.count(". ") == 0 and text.endswith(".")
     assert isinstance(zoo_cards(), pd.DataFrame)
+
+
+def test_augmentation_pairs_differ_only_by_acquisition_augmentation() -> None:
+    from crsbench_lib.encoders.cards import PAIR_COLUMNS, augmentation_pairs
+    from crsbench_lib.encoders.recipes import ACQUISITION_AUGMENTATIONS
+
+    pairs = augmentation_pairs(zoo_cards())
+    assert list(pairs.columns) == list(PAIR_COLUMNS) and len(pairs) >= 1
+    for row in pairs.itertuples():
+        aug, plain = NEURAL_ZOO[row.augmented], NEURAL_ZOO[row.plain]
+        assert aug.acquisition_augmentation and not plain.acquisition_augmentation
+        assert (aug.architecture, aug.method, aug.pool) == (plain.architecture, plain.method, plain.pool)
+        assert set(ACQUISITION_AUGMENTATIONS) <= set(aug.augmentations)
+    # Every ablation without acquisition augmentation is paired with its augmented twin.
+    assert {s.name for s in NEURAL_ZOO.values() if s.family == "broad_noaug"} == set(pairs["plain"])
+
+
+def test_augmentation_pairs_need_matching_recipe_and_complete_augmentation() -> None:
+    from crsbench_lib.encoders.cards import augmentation_pairs
+
+    base = {"kind": "neural", "architecture": "CNN", "recipe": "r", "pool": "p"}
+    cards = pd.DataFrame([
+        {**base, "name": "a", "augmentations": "crop, gamma, noise, blur"},
+        {**base, "name": "b", "augmentations": "crop"},
+        {**base, "name": "c", "augmentations": "crop, gamma"},  # partial: pairs with nothing
+        {**base, "name": "d", "augmentations": "crop", "pool": "other"},  # other pool
+        {**base, "name": "e", "augmentations": "none", "kind": "classical"},
+    ])
+    pairs = augmentation_pairs(cards)
+    assert pairs[["augmented", "plain"]].values.tolist() == [["a", "b"]]
+    assert augmentation_pairs(cards[cards["name"] != "b"]).empty
+    with pytest.raises(ValueError, match="pool"):
+        augmentation_pairs(cards.drop(columns="pool"))

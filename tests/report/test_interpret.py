@@ -247,3 +247,35 @@ def test_excess_verdict_says_plainly_when_calibration_does_not_help():
     text = interpret.describe_excess_verdict("isotonic", 0.010, 0.014, (0.001, 0.007))
     assert text.startswith("isotonic does not help, it makes calibration worse: the mean ECE excess over its floor rose")
     assert "cut" not in text and "fell" not in text
+
+
+@given(gain=values, change=values)
+def test_describe_augmentation_follows_the_signs(gain, change):
+    import pandas as pd
+
+    row = {"augmented": "a_aug", "plain": "a_noaug", "in_results": True, "clean_gain": gain, "loss_change": change}
+    text = interpret.describe_augmentation(pd.DataFrame([row]))
+    clean, loss = text.split(", and ")
+    if round(gain, 3) == 0:
+        assert "leaves the clean AUROC essentially unchanged" in clean
+    else:
+        assert ("raises" in clean) == (gain > 0) and ("an improvement" in clean) == (gain > 0)
+    if round(change, 3) == 0:
+        assert "essentially unchanged" in loss
+    else:
+        # A lower corruption loss is the improvement.
+        assert ("lowers" in loss) == (change < 0) and ("an improvement" in loss) == (change < 0)
+
+
+def test_describe_augmentation_names_absent_pairs_and_missing_corruptions():
+    import pandas as pd
+
+    rows = [
+        {"augmented": "x_aug", "plain": "x_noaug", "in_results": False, "clean_gain": float("nan"), "loss_change": float("nan")},
+        {"augmented": "y_aug", "plain": "y_noaug", "in_results": True, "clean_gain": 0.02, "loss_change": float("nan")},
+    ]
+    text = interpret.describe_augmentation(pd.DataFrame(rows))
+    assert "The pair x_aug against x_noaug is absent from this results table" in text
+    assert "raises the clean AUROC by 0.020" in text and "no corruption rows" in text
+    empty = pd.DataFrame(columns=["augmented", "plain", "in_results", "clean_gain", "loss_change"])
+    assert "no pair" in interpret.describe_augmentation(empty)

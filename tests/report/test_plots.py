@@ -130,3 +130,18 @@ def test_calibration_labels_give_the_signed_change_of_ece():
     fig = plots.calibration_before_after(summary)
     texts = [t.get_text().strip() for t in fig.axes[0].texts]
     assert texts == ["+10%", "-30%"]  # a rise is never shown as a reduction
+
+
+def test_augmentation_effect_draws_present_pairs_only(table):
+    pairs = pd.DataFrame({"augmented": ["enc00", "enc02"], "plain": ["enc01", "absent"]})
+    effect = summaries.augmentation_effect(pairs, table)
+    fig = plots.augmentation_effect(effect)
+    _check(fig)
+    left, right = fig.axes
+    assert [t.get_text() for t in left.get_yticklabels()] == ["enc00\nvs enc01"]
+    # One plain and one augmented point per present pair, in each panel.
+    assert [len(c.get_offsets()) for c in right.collections] == [1, 1]
+    none = plots.augmentation_effect(effect.assign(in_results=False))
+    assert "no aug/noaug pair" in none.axes[0].texts[0].get_text()
+    with pytest.raises(ValueError, match="missing column"):
+        plots.augmentation_effect(effect.drop(columns="clean_aug"))

@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from crsbench_lib.report import summaries
@@ -68,3 +69,28 @@ def test_untrained_encoders_reads_descriptions():
     assert summaries.untrained_encoders(zoo) == ["a", "b"]
     with pytest.raises(SchemaError):
         summaries.untrained_encoders(zoo[["name"]])
+
+
+def test_augmentation_effect_matches_the_profile_and_marks_absent_pairs(table):
+    profiles = encoder_profiles(raw_axes(table))
+    raw = raw_axes(table)
+    loss = raw.groupby(["encoder", "dataset"])["avg_corruption_loss"].mean().groupby(level="encoder").mean()
+    pairs = pd.DataFrame({"augmented": ["enc00", "enc02", "missing"], "plain": ["enc01", "gone", "enc03"]})
+    effect = summaries.augmentation_effect(pairs, table)
+    assert effect["in_results"].tolist() == [True, False, False]
+    first = effect.iloc[0]
+    assert first["clean_aug"] == pytest.approx(profiles.loc["enc00", "D"])
+    assert first["clean_gain"] == pytest.approx(profiles.loc["enc00", "D"] - profiles.loc["enc01", "D"])
+    assert first["loss_change"] == pytest.approx(loss["enc00"] - loss["enc01"])
+    # A half-present pair is absent: no number compares it with nothing.
+    assert effect.iloc[1:][["clean_aug", "clean_plain", "clean_gain", "loss_change"]].isna().all().all()
+    with pytest.raises(ValueError, match="plain"):
+        summaries.augmentation_effect(pairs.drop(columns="plain"), table)
+
+
+def test_augmentation_effect_reads_the_requested_arm(table):
+    pairs = pd.DataFrame({"augmented": ["enc00"], "plain": ["enc01"]})
+    frozen = summaries.augmentation_effect(pairs, table, arm="frozen")
+    lora = summaries.augmentation_effect(pairs, table, arm="lora")
+    assert frozen["clean_aug"].iloc[0] == pytest.approx(encoder_profiles(raw_axes(table, arm="frozen")).loc["enc00", "D"])
+    assert lora["clean_aug"].iloc[0] == pytest.approx(encoder_profiles(raw_axes(table, arm="lora")).loc["enc00", "D"])

@@ -48,7 +48,7 @@ def derived_profile(tmp_path: Path, root: Path) -> Path:
         entry["root"] = str(root)
     config.update(
         name="medmnist-tiny",
-        encoders=["pixels", "hog", "cnn_random", "cnn_generalist"],
+        encoders=["pixels", "hog", "cnn_random", "multitask_broad_aug_s"],
         seeds=[0],
         corruptions={"families": "all", "severities": [3], "n_images": 21, "seed": 0},
         probe={**config["probe"], "C": [1.0], "max_iter": 60},
@@ -85,7 +85,7 @@ def test_medmnist_cpu_profile_runs_scores_and_freezes(tmp_path: Path, monkeypatc
 
     standard = tmp_path / "mine-v1.yaml"
     assert main(["freeze", str(results), "--version", "mine-v1", "--out", str(standard)]) == 0
-    assert load_standard(standard).panel_names == ("cnn_generalist", "cnn_random", "hog", "pixels")
+    assert load_standard(standard).panel_names == ("cnn_random", "hog", "multitask_broad_aug_s", "pixels")
     capsys.readouterr()
     assert main(["score", str(results), "--standard", str(standard)]) == 0
     scored = capsys.readouterr()

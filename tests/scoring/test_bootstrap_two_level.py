@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from crsbench_lib.evaluation.cell import rows_from_predictions
 from crsbench_lib.evaluation.metrics import binary_auroc, expected_calibration_error
 from crsbench_lib.results.predictions import ConditionPredictions, dataset_arrays
+from crsbench_lib.scoring import bootstrap
 from crsbench_lib.scoring.axes import AXES, encoder_profiles, raw_axes
-from crsbench_lib.scoring.bootstrap import (
-    _auroc_plan,
-    _draw_images,
-    _weighted_auroc,
-    _weighted_ece,
-    two_level_bootstrap,
-)
+from crsbench_lib.scoring.bootstrap import _draw_images, _weighted_auroc, _weighted_ece, two_level_bootstrap
 from crsbench_lib.standard import ReferenceStandard
 
 ENCODERS = ("alpha", "beta", "gamma", "delta")
@@ -70,6 +68,121 @@ def synthetic_predictions(seed=0, n=80, n_corrupt=50):
     return out
 
 
+# ---------------------------------------------------------------- slow reference of the AUROC kernel
+# The first implementation, kept to prove that the fast kernel computes the same
+# numbers: cumulative negative weights over the score order of every draw at once,
+# (B, items, n) in memory, read at each positive's tie-group bounds.
+
+
+@dataclass(frozen=True)
+class _AurocPlan:
+    """Sorted positions of one class's outcomes for many items (score vectors) on one image set.
+
+    The outcomes (which images are positive) are the same for every item; only
+    the order of the scores differs. ``lo``/``hi`` index the cumulative negative
+    weights (with a leading zero row) strictly below / at most each positive's
+    score, so ties count one half.
+    """
+
+    neg_order: np.ndarray  # (items, n_neg) image positions, sorted by score
+    pos_order: np.ndarray  # (items, n_pos)
+    lo: np.ndarray  # (items, n_pos)
+    hi: np.ndarray  # (items, n_pos)
+    ties: bool  # whether any positive ties a negative (else lo == hi)
+
+
+def _auroc_plan(scores: np.ndarray, positive: np.ndarray) -> _AurocPlan:
+    """Plan of the weighted AUROC kernel for ``scores`` (items, n) against ``positive`` (n,).
+
+    One sort per item (vectorised over items); ties are found in the sorted
+    order, so a positive tied with negatives gets ``lo < hi``.
+    """
+    items, n = scores.shape
+    pos = np.flatnonzero(positive)
+    order = np.argsort(scores, axis=1, kind="stable")
+    ordered = np.take_along_axis(scores, order, axis=1)
+    is_neg = ~positive[order]
+    negatives_upto = np.cumsum(is_neg, axis=1)  # negatives at or before each sorted position
+    position = np.broadcast_to(np.arange(n), (items, n))
+    new_group = np.ones((items, n), dtype=bool)
+    new_group[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    start = np.maximum.accumulate(np.where(new_group, position, 0), axis=1)
+    last = np.ones((items, n), dtype=bool)
+    last[:, :-1] = new_group[:, 1:]
+    end = np.minimum.accumulate(np.where(last, position, n - 1)[:, ::-1], axis=1)[:, ::-1]
+    rows = np.arange(items)[:, None]
+    lo_sorted = negatives_upto[rows, start] - is_neg[rows, start]  # negatives strictly below the tie group
+    hi_sorted = negatives_upto[rows, end]  # negatives up to the end of the tie group
+    lo = np.empty((items, n), dtype=np.int64)
+    hi = np.empty((items, n), dtype=np.int64)
+    np.put_along_axis(lo, order, lo_sorted, axis=1)
+    np.put_along_axis(hi, order, hi_sorted, axis=1)
+    neg_order = order[is_neg].reshape(items, n - pos.size)
+    lo, hi = lo[:, pos], hi[:, pos]
+    return _AurocPlan(neg_order, np.broadcast_to(pos, (items, pos.size)), lo, hi, bool((lo != hi).any()))
+
+
+def _reference_kernel(plan: _AurocPlan, weights: np.ndarray) -> np.ndarray:
+    """AUROC of every item under every draw's image multiplicities.
+
+    ``AUROC = sum_{i pos} w_i (W_neg(< s_i) + W_neg(= s_i) / 2) / (W_pos W_neg)``,
+    the Mann-Whitney statistic of the resampled set (each image counted with its
+    multiplicity), in exact integer arithmetic (doubled to keep the halves).
+
+    Parameters
+    ----------
+    plan : _AurocPlan
+    weights : numpy.ndarray
+        Integer ``(B, n)``: multiplicity of each image (columns) in each draw (rows).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(items, B)``; NaN where a draw has no positive or no negative.
+    """
+    items, n_neg = plan.neg_order.shape
+    n_pos = plan.pos_order.shape[1]
+    n_draws = weights.shape[0]
+    if n_pos == 0 or n_neg == 0:
+        return np.full((items, n_draws), np.nan)
+    # int32 is exact: a doubled numerator is at most 2 W_pos W_neg <= n^2 / 2. The
+    # cumulative sum runs along the last (contiguous) axis.
+    cumulative = np.zeros((n_draws, items, n_neg + 1), dtype=np.int32)
+    np.cumsum(weights[:, plan.neg_order], axis=2, dtype=np.int32, out=cumulative[:, :, 1:])
+    rows = np.arange(items)[:, None]
+    below2 = cumulative[:, rows, plan.lo]  # (B, items, n_pos)
+    if plan.ties:
+        below2 += cumulative[:, rows, plan.hi]
+    else:  # no positive ties a negative: both halves are the count below
+        below2 *= 2
+    w_pos = weights[:, plan.pos_order[0]]  # (B, n_pos): the positives are the same images for every item
+    below2 *= w_pos[:, None, :]
+    numerator2 = below2.sum(axis=2, dtype=np.int32).T.astype(np.int64)  # (items, B)
+    total_pos = w_pos.sum(axis=1, dtype=np.int64)
+    total_neg = cumulative[:, :, -1].astype(np.int64).T
+    denominator = 2 * total_pos[None, :] * total_neg
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator2 / np.maximum(denominator, 1), np.nan)
+
+
+def reference_weighted_auroc(scores: np.ndarray, positive: np.ndarray, weights_t: np.ndarray) -> np.ndarray:
+    return _reference_kernel(_auroc_plan(scores, positive), weights_t.T)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_fast_auroc_kernel_equals_the_reference(seed):
+    rng = np.random.default_rng(seed)
+    n = 90
+    scores = np.vstack([np.round(rng.random((3, n)), 1), rng.random((2, n))])  # heavy ties and none
+    positive = rng.random(n) < 0.2
+    weights = _draw_images(rng, n, 25)
+    weights[0] = 0
+    weights[0, np.flatnonzero(positive)[:2]] = 1  # a draw without negatives: NaN
+    weights_t = np.ascontiguousarray(weights.T, dtype=np.int32)
+    np.testing.assert_array_equal(_weighted_auroc(scores, positive, weights_t),
+                                  reference_weighted_auroc(scores, positive, weights_t))
+
+
 @pytest.fixture(scope="module")
 def predictions():
     return synthetic_predictions()
@@ -101,7 +214,7 @@ def test_weighted_kernels_equal_the_metrics_on_resampled_images():
     scores = np.round(rng.random((4, n)), 2)  # ties
     positive = rng.random(n) < 0.3
     weights = _draw_images(rng, n, 6)
-    got = _weighted_auroc(_auroc_plan(scores, positive), weights)
+    got = _weighted_auroc(scores, positive, weights.T.astype(np.int32))
     for b in range(6):
         idx = np.repeat(np.arange(n), weights[b])
         for t in range(4):
@@ -170,3 +283,14 @@ def test_threads_do_not_change_the_draws(predictions, point_profiles):
     two = two_level_bootstrap(arrays, panel, n_draws=15, random_state=4, n_jobs=2)
     np.testing.assert_array_equal(one.crs_draws, two.crs_draws)
     np.testing.assert_array_equal(one.profile_draws, two.profile_draws)
+
+
+def test_bootstrap_equals_the_reference_kernel_path(predictions, point_profiles, monkeypatch):
+    panel = standard({e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS})
+    arrays = dataset_arrays(predictions)
+    fast = two_level_bootstrap(arrays, panel, n_draws=30, random_state=5)
+    monkeypatch.setattr(bootstrap, "_weighted_auroc", reference_weighted_auroc)
+    slow = two_level_bootstrap(arrays, panel, n_draws=30, random_state=5)
+    np.testing.assert_allclose(fast.profile_draws, slow.profile_draws, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.crs_draws, slow.crs_draws, rtol=0, atol=1e-12)
+    pd.testing.assert_frame_equal(fast.summary, slow.summary, check_exact=False, rtol=0, atol=1e-12)
