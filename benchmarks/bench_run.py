@@ -17,6 +17,7 @@ Usage::
     python benchmarks/bench_run.py --skip-main         # scaling only
     python benchmarks/bench_run.py --profile quick     # cold/warm on quick instead of default
     python benchmarks/bench_run.py --jobs 2
+    python benchmarks/bench_run.py --skip-scaling --keep /tmp/default-run   # keep cache and results
 """
 
 from __future__ import annotations
@@ -95,14 +96,16 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--skip-main", action="store_true", help="skip the cold/warm run of --profile")
     parser.add_argument("--skip-scaling", action="store_true", help="skip the scaling runs")
+    parser.add_argument("--keep", type=Path, help="keep the main run's cache and output under this folder")
     args = parser.parse_args()
     print(f"host: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
 
     with tempfile.TemporaryDirectory(prefix="crsbench-bench-run-") as tmp:
         tmp_path = Path(tmp)
         if not args.skip_main:
-            cache = tmp_path / "cache-main"
-            run_args = ["--profile", args.profile, "--out", str(tmp_path / "out-main"), "--jobs", str(args.jobs)]
+            main_path = args.keep.resolve() if args.keep else tmp_path
+            cache = main_path / "cache-main"
+            run_args = ["--profile", args.profile, "--out", str(main_path / "out-main"), "--jobs", str(args.jobs)]
             cold, peak, summary = timed_run(run_args, cache)
             print(f"cold '{args.profile}' run (--jobs {args.jobs}): {cold:8.1f} s wall, peak RSS {peak / 1024**3:5.2f} GB")
             print(f"  {summary}")

@@ -2,8 +2,10 @@
 
 Each image shows a thorax (soft tissue, spine and mediastinum, clavicles), two
 lungs with vascular markings and ribs, a heart and the diaphragm domes, of a
-patient of random build, positioned with random shift, rotation and
-magnification, at random depth of inspiration. Findings (multi-label):
+patient of random build, positioned with random shift (sd about 1.2 cm),
+rotation (sd about 3 degrees) and magnification, at random depth of
+inspiration: films are centred by hand, so the anatomy is never at the same
+pixels twice. Findings (multi-label):
 
 - cardiomegaly: cardiothoracic ratio drawn around 0.55 instead of 0.45
   (the conventional threshold is 0.5, so the two distributions overlap); the
@@ -11,8 +13,10 @@ magnification, at random depth of inspiration. Findings (multi-label):
   *ratio* to the thorax, a configuration, that carries the finding;
 - effusion: fluid filling a costophrenic angle with a meniscus, one or both
   sides, from a blunted angle to a large collection;
-- nodule: a small round opacity at a random place in a lung (look-alikes:
-  nipple shadows, in about a third of films, and ECG electrodes);
+- nodule: a round opacity of 3-6 cm (a nodule or mass: at 32 px one pixel is
+  about 1.25 cm, so a smaller nodule would be one pixel) at a random place in
+  a lung (look-alikes: nipple shadows, in about a third of films, and ECG
+  electrodes);
 - consolidation: a fuzzy, patchy air-space opacity with air bronchograms at a
   random place in a lung.
 
@@ -71,8 +75,8 @@ class Positioning:
     prevalence: tuple[float, float, float, float] = (0.20, 0.22, 0.15, 0.18)
     magnify: float = 1.0
     inspiration: float = 1.0
-    rotation: float = 0.03
-    shift: float = 0.03
+    rotation: float = 0.05
+    shift: float = 0.06
     markers: float = 0.15
     devices: float = 0.25
 
@@ -92,10 +96,10 @@ SCANNERS: dict[str, Scanner] = {
 #: Patients and positioning per site.
 POSITIONING: dict[str, Positioning] = {
     "A": Positioning(),
-    "B": Positioning(prevalence=(0.28, 0.30, 0.12, 0.25), magnify=1.06, inspiration=0.95, rotation=0.05, shift=0.05, markers=0.7, devices=0.4),
+    "B": Positioning(prevalence=(0.28, 0.30, 0.12, 0.25), magnify=1.06, inspiration=0.95, rotation=0.07, shift=0.08, markers=0.7, devices=0.4),
     "P1": Positioning(prevalence=(0.15, 0.15, 0.12, 0.12), markers=0.3),
-    "P2": Positioning(prevalence=(0.30, 0.32, 0.10, 0.30), magnify=1.04, inspiration=0.96, rotation=0.04, markers=0.5),
-    "P3": Positioning(shift=0.05, markers=0.05),
+    "P2": Positioning(prevalence=(0.30, 0.32, 0.10, 0.30), magnify=1.04, inspiration=0.96, rotation=0.06, markers=0.5),
+    "P3": Positioning(shift=0.08, markers=0.05),
 }
 #: Prevalence of each finding at each site.
 PREVALENCE = {site: np.array(p.prevalence) for site, p in POSITIONING.items()}
@@ -112,6 +116,15 @@ CORRELATION = np.array(
 LABEL_NOISE = 0.02
 #: Cardiothoracic ratio (mean, sd) without and with cardiomegaly.
 CTR = ((0.45, 0.045), (0.55, 0.05))
+# Lesion radius (half-widths of the field, which spans about 40 cm) and contrast
+# ranges. The field is 32 px, so one pixel is about 1.25 cm: a nodule under
+# 3 cm is one or two pixels and cannot be told from an ECG electrode or a
+# vessel end-on, so the radiology phantom's focal finding is a nodule or mass
+# of 3-6 cm (radius 0.08-0.15), and consolidation a segmental to lobar opacity.
+NODULE_RADIUS = (0.08, 0.15)
+NODULE_CONTRAST = (0.12, 0.3)
+CONSOLIDATION_RADIUS = (0.18, 0.32)
+CONSOLIDATION_CONTRAST = (0.1, 0.22)
 
 #: Auxiliary attributes of every image (scene parameters and acquisition nuisances).
 ATTRIBUTES: dict[str, Attribute] = {
@@ -245,8 +258,8 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
     # Nodule and consolidation, placed inside a lung.
     lung_sign = np.where(rng.uniform(size=n) < 0.5, -1.0, 1.0)
     for present, radius, contrast, edge in (
-        (nodule, rng.uniform(0.05, 0.1, n), rng.uniform(0.1, 0.28, n), 1.0),
-        (consol, rng.uniform(0.13, 0.26, n), rng.uniform(0.08, 0.2, n), 4.0),
+        (nodule, rng.uniform(*NODULE_RADIUS, n), rng.uniform(*NODULE_CONTRAST, n), 1.0),
+        (consol, rng.uniform(*CONSOLIDATION_RADIUS, n), rng.uniform(*CONSOLIDATION_CONTRAST, n), 4.0),
     ):
         px_ = lung_sign * (0.38 * body_w / 0.92) + rng.normal(0, 0.09, n)
         py_ = rng.uniform(-0.5, 0.25, n) * insp

@@ -111,6 +111,18 @@ def _classical_card(name: str, entry: dict[str, object] | None, folder: Path) ->
     }
 
 
+def zoo_families() -> dict[str, str]:
+    """The study family key (:data:`~crsbench_lib.encoders.recipes.FAMILIES`) of every zoo encoder.
+
+    Examples
+    --------
+    >>> families = zoo_families()
+    >>> families["pixels"], families["simclr_broad_aug_s"]
+    ('classical', 'broad_ssl')
+    """
+    return {**{name: "classical" for name in HANDCRAFTED}, **{name: spec.family for name, spec in NEURAL_ZOO.items()}}
+
+
 def zoo_cards(folder: str | Path | None = None) -> pd.DataFrame:
     """One card per encoder of the built-in zoo, in registry order.
 

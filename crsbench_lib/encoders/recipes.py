@@ -161,9 +161,9 @@ class NeuralSpec:
 # issue. The session that built the shipped weights shared its two cores with
 # eight other jobs, which set these budgets; raising them is one change here
 # followed by ``crsbench zoo pretrain``.
-SIMCLR_STEPS, SIMCLR_PAIRS = 300, 128
-MULTITASK_STEPS, MULTITASK_BATCH = 400, 144
-MAE_STEPS, MAE_BATCH = 400, 128
+SIMCLR_STEPS, SIMCLR_PAIRS = 1000, 128
+MULTITASK_STEPS, MULTITASK_BATCH = 1200, 144
+MAE_STEPS, MAE_BATCH = 1000, 128
 
 
 def _simclr(name: str, arch: str, family: str, pool: PoolSpec, aug: bool, what: str) -> NeuralSpec:

@@ -1,0 +1,65 @@
+"""Tests of the world's must-show checks (crsbench_lib/report/world.py)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from crsbench_lib.report.world import MIN_LORA_RUNS, world_checks
+
+FAMILIES = {"pixels": "classical", "pca": "classical", "broad": "broad_ssl", "narrow": "narrow"}
+
+
+def _rows(encoder: str, dataset: str, auroc: float, condition: str = "clean", arm: str = "frozen") -> list[dict]:
+    return [
+        {"encoder": encoder, "dataset": dataset, "seed": seed, "arm": arm, "condition": condition,
+         "label_fraction": 1.0, "calibration": "none", "auroc": auroc + (0.01 if seed else -0.01)}
+        for seed in (0, 1)
+    ]
+
+
+def _table(broad: float, shift: float = 0.7, narrow: float = 0.99) -> pd.DataFrame:
+    rows = []
+    for dataset in ("derm", "cxr"):
+        rows += _rows("pixels", dataset, 0.6) + _rows("pca", dataset, 0.62) + _rows("broad", dataset, broad)
+        rows += _rows("narrow", dataset, narrow if dataset == "derm" else 0.7)
+    rows += _rows("broad", "cxr", shift, condition="shift") + _rows("pixels", "cxr", 0.5, condition="shift")
+    return pd.DataFrame(rows)
+
+
+def _holds(checks: pd.DataFrame, check: str, dataset: str) -> bool:
+    return bool(checks.set_index(["check", "dataset"]).at[(check, dataset), "holds"])
+
+
+def test_margins_are_means_over_seeds_against_each_baseline() -> None:
+    checks = world_checks(_table(broad=0.75), FAMILIES)
+    row = checks.set_index(["check", "dataset"]).loc[("margin over pixels", "derm")]
+    assert row["value"] == pytest.approx(0.15)
+    assert row["holds"]
+    tight = world_checks(_table(broad=0.71), FAMILIES)
+    assert not _holds(tight, "margin over pca", "derm")  # 0.09 over PCA
+    assert _holds(tight, "margin over pixels", "derm")  # 0.11 over pixels
+
+
+def test_a_solved_task_and_a_collapsing_second_site_fail() -> None:
+    checks = world_checks(_table(broad=0.8, shift=0.55), FAMILIES)
+    assert not _holds(checks, "highest clean AUROC", "derm")  # the narrow encoder reaches 0.99
+    assert _holds(checks, "highest clean AUROC", "cxr")
+    assert not _holds(checks, "site-B floor", "cxr")  # clean 0.8 > 0.75, site B 0.55
+    # An encoder below the clean threshold may fall: pixels (clean 0.6) at 0.5 does not count.
+    assert _holds(world_checks(_table(broad=0.8, shift=0.65), FAMILIES), "site-B floor", "cxr")
+
+
+def test_zoo_counts_neural_encoders_and_lora_runs() -> None:
+    table = _table(broad=0.8)
+    checks = world_checks(table, FAMILIES).set_index(["check", "dataset"])
+    assert checks.at[("neural encoders", "all"), "value"] == 2
+    assert checks.at[("LoRA runs", "all"), "value"] == 0
+    lora = pd.concat([table.assign(arm="lora", seed=s) for s in range(MIN_LORA_RUNS)], ignore_index=True)
+    assert _holds(world_checks(pd.concat([table, lora]), FAMILIES), "LoRA runs", "all")
+
+
+def test_missing_baseline_does_not_hold() -> None:
+    table = _table(broad=0.9)
+    checks = world_checks(table[table["encoder"] != "pca"], FAMILIES)
+    assert not _holds(checks, "margin over pca", "derm")
