@@ -44,6 +44,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def add_results_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional ``RESULTS`` argument: a results table file (``args.results``)."""
+    parser.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+
+
+def add_html_argument(parser: argparse.ArgumentParser) -> None:
+    """``--html DIR``: the built book (``args.html``; None means the project's ``_build/html``)."""
+    parser.add_argument("--html", metavar="DIR", type=Path, default=None,
+                        help="the built book (default: _build/html of the project)")
+
+
 class _VersionAction(argparse.Action):
     """``--version``: package, default reference standard and git commit, then exit 0.
 
