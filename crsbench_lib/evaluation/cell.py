@@ -36,7 +36,7 @@ from crsbench_lib.evaluation.probe import (
     logits_to_proba,
 )
 from crsbench_lib.results.predictions import ConditionPredictions
-from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, SEVERITIES, validate_results
+from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, CLEAN_CONDITION, SEVERITIES, validate_results
 
 #: Keys ``meta`` must provide, and those that default to "".
 REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
@@ -414,16 +414,7 @@ def evaluate_cell_predictions(
 
         def add(fitted: FittedProbe, labels: np.ndarray, probabilities: np.ndarray, image: np.ndarray,
                 **key: object) -> None:
-            condition = {
-                **base,
-                "condition": "clean",
-                "label_fraction": 1.0,
-                "label_fraction_used": 1.0,
-                "corruption": "none",
-                "severity": 0,
-                "calibration": "none",
-                "probe_c": float(fitted.C),
-            }
+            condition = {**base, **CLEAN_CONDITION, "probe_c": float(fitted.C)}
             condition.update(key)
             out.append(ConditionPredictions.build(condition, image, labels, probabilities, task))
 
