@@ -297,6 +297,19 @@ def evaluate_cell(
     The rows of :func:`evaluate_cell_predictions`'s conditions, computed from
     their stored-precision predictions by :func:`rows_from_predictions`.
     Parameters and errors as :func:`evaluate_cell_predictions`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 90)
+    >>> x = rng.normal(size=(90, 4)) + y[:, None]
+    >>> cell = CellEmbeddings(x[:40], y[:40], x[40:60], y[40:60], x[60:], y[60:],
+    ...                       corrupted={("noise", 3): x[60:] + rng.normal(size=(30, 4))})
+    >>> meta = {"encoder": "demo", "dataset": "toy", "domain": "derm", "arm": "frozen"}
+    >>> rows = evaluate_cell(cell, "binary", 2, seed=0, label_fractions=(0.5,), ece_bins=10,
+    ...                      probe=ProbeConfig(calibrators=()), meta=meta)
+    >>> rows[["condition", "label_fraction", "corruption", "severity"]].values.tolist()
+    [['clean', 1.0, 'none', 0], ['label_fraction', 0.5, 'none', 0], ['corruption', 1.0, 'noise', 3]]
     """
     predictions = evaluate_cell_predictions(
         embeddings, task, n_classes, seed=seed, label_fractions=label_fractions, ece_bins=ece_bins, probe=probe,
@@ -376,6 +389,18 @@ def evaluate_cell_predictions(
         corrupted array longer than the test split, a severity outside 1..5,
         site-B embeddings without labels, calibrators without a calibration
         split, bad meta); the message names the split or condition at fault.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 90)
+    >>> x = rng.normal(size=(90, 4)) + y[:, None]
+    >>> cell = CellEmbeddings(x[:40], y[:40], x[40:60], y[40:60], x[60:], y[60:])
+    >>> meta = {"encoder": "demo", "dataset": "toy", "domain": "derm", "arm": "frozen"}
+    >>> predictions = evaluate_cell_predictions(cell, "binary", 2, seed=0, label_fractions=(0.5,), ece_bins=10,
+    ...                                         probe=ProbeConfig(calibrators=()), meta=meta)
+    >>> [(p.meta["condition"], p.probabilities.shape) for p in predictions]
+    [('clean', (30, 1)), ('label_fraction', (30, 1))]
     """
     with threadpool_limits(limits=CELL_THREADS):
         if not isinstance(embeddings, CellEmbeddings):

@@ -244,6 +244,16 @@ def paired_seed_bootstrap(
         If the standard's panel is empty or its ECE binning differs.
     ConfigError
         On an invalid parameter.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring.freeze import freeze_standard
+    >>> table = synthetic_results(n_encoders=4, seeds=(0, 1, 2), corruptions=("noise",))
+    >>> standard = freeze_standard(table, "demo", created="2026-01-01T00:00:00Z")
+    >>> result = paired_seed_bootstrap(table, standard, n_draws=200, top_k=2)
+    >>> result.crs_draws.shape, len(result.pairwise), float(result.summary["p_rank1"].sum())
+    ((200, 4), 6, 1.0)
     """
     std = as_standard(standard)
     std.require_panel()

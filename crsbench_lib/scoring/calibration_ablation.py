@@ -206,6 +206,16 @@ def calibration_summary(
     ------
     ValueError
         If ``by`` omits ``"calibration"`` or names an unknown column.
+
+    Examples
+    --------
+    >>> paired = pd.DataFrame({
+    ...     "dataset": ["d"] * 4, "calibration": ["temperature"] * 4,
+    ...     "ece_before": [0.10, 0.12, 0.08, 0.09], "ece_after": [0.05, 0.06, 0.05, 0.05],
+    ...     "auroc_before": [0.8] * 4, "auroc_after": [0.8] * 4})
+    >>> row = calibration_summary(paired).iloc[0]
+    >>> int(row["n"]), round(float(row["relative_ece_reduction"]), 4), float(row["auroc_change"])
+    (4, 0.4615, 0.0)
     """
     groups = _grouping(by, paired)
     frame = paired.assign(auroc_change=paired["auroc_after"] - paired["auroc_before"])
