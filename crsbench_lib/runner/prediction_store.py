@@ -41,7 +41,7 @@ class PredictionStore(CellStore):
     >>> import numpy as np
     >>> from crsbench_lib.results.predictions import META_COLUMNS, ConditionPredictions
     >>> meta = {name: "x" for name in META_COLUMNS}
-    >>> meta.update(task="binary", seed=0, severity=0, ece_bins=15, label_fraction=1.0,
+    >>> meta.update(task="binary", seed=0, severity=0, ece_bins=10, label_fraction=1.0,
     ...             label_fraction_used=1.0, probe_c=1.0, condition="clean", calibration="none")
     >>> clean = ConditionPredictions.build(meta, np.arange(4), np.array([0, 1, 0, 1]),
     ...                                    np.array([0.2, 0.7, 0.4, 0.9]), "binary")
