@@ -704,3 +704,53 @@ def describe_augmentation(effect: "object", digits: int = 3) -> str:
     if not sentences:
         return "The zoo has no pair of encoders that differ only by acquisition augmentation."
     return " ".join(sentences)
+
+
+def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: str = "the standard") -> str:
+    """What moving each worst anchor does to the AUROC-CRS agreement and the top k.
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame or None
+        :func:`crsbench_lib.scoring.sensitivity.anchor_sweep` output (columns
+        axis, worst, is_default, tau_auroc_crs, top_k, top_k_changed); None
+        when the results table lacks the panel's raw profiles.
+    digits : int
+    standard_version : str
+        Named when ``sweep`` is None.
+
+    Returns
+    -------
+    str
+        One sentence per axis: the range of Kendall tau-b over the worst
+        anchors tried, and for which worst anchors the top set differs from the
+        one at the standard's own anchors.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [("C", 0.1, False, 0.2, "a, b", True), ("C", 0.2, True, 0.3, "b, c", False)]
+    >>> sweep = pd.DataFrame(rows, columns=["axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed"])
+    >>> describe_anchor_sweep(sweep)
+    'Worst C anchor from 0.1 to 0.2: AUROC-CRS Kendall τ_b from 0.200 to 0.300; the top set changes at 0.1 (a, b).'
+    """
+    if sweep is None:
+        return (f"The anchor sweep renormalises the reference panel of {standard_version}, whose raw profiles "
+                "this results table does not hold; run it on the table the standard was frozen from.")
+    sentences = []
+    for axis, rows in sweep.groupby("axis", sort=False):
+        taus = rows["tau_auroc_crs"].astype(float)
+        low, high = rows["worst"].min(), rows["worst"].max()
+        changed = rows[rows["top_k_changed"].astype(bool)]
+        if changed.empty:
+            top = "the top set stays the same at every value"
+        else:
+            where = "; ".join(f"{w:g} ({names})" for w, names in zip(changed["worst"], changed["top_k"]))
+            top = f"the top set changes at {where}"
+        sentences.append(
+            f"Worst {axis} anchor from {low:g} to {high:g}: AUROC-CRS Kendall τ_b from "
+            f"{_fmt(taus.min(), digits)} to {_fmt(taus.max(), digits)}; {top}."
+        )
+    if not sentences:
+        return "No anchor was varied."
+    return " ".join(sentences)

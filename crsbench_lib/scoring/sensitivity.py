@@ -15,20 +15,30 @@ Reference-panel sensitivity
     without replacement) rescore the encoders; reported: how often the top-k set
     changes and the Kendall tau-b to the default ranking.
 
+Anchor sensitivity
+    Each axis's worst anchor is moved over a grid (the best anchors are the
+    ideal values and stay); for every value the panel is renormalised against
+    the new anchors (the panel members' raw profiles must be among the
+    profiles) and the encoders rescored. Reported per value: the Kendall tau-b
+    between clean AUROC (the raw ``D``) and the CRS, and the top-k set.
+
 Top-k sets break exact ties towards the earlier encoder in the profiles' order.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
-from crsbench_lib.scoring.agreement import kendall_tau_to_reference
-from crsbench_lib.scoring.crs import _profile_array, balance_scores, floor_scores, normalise_array
+from crsbench_lib.scoring.agreement import kendall_tau_b, kendall_tau_to_reference
+from crsbench_lib.scoring.crs import _profile_array, balance_scores, floor_scores, normalise_array, score_profiles
+from crsbench_lib.scoring.freeze import freeze_profiles
 from crsbench_lib.standard import ReferenceStandard
 
 #: Dirichlet concentration of the weight perturbation (sum of the alphas).
@@ -37,6 +47,17 @@ DIRICHLET_CONCENTRATION = 100.0
 DEFAULT_DRAWS = 1000
 #: Size of a random reference panel, as a share of the full panel (rounded up).
 PANEL_SUBSET_SHARE = 2.0 / 3.0
+#: Worst anchors tried per axis by :func:`anchor_sweep` (each grid holds the method's default).
+#: D and L are AUROC-like (worst between chance and a weak encoder); C and R are ECE and
+#: AUROC losses (worst from a tenth to four tenths).
+DEFAULT_WORST_SWEEP: dict[str, tuple[float, ...]] = {
+    "D": (0.5, 0.55, 0.6, 0.65, 0.7),
+    "C": (0.1, 0.15, 0.2, 0.3, 0.4),
+    "L": (0.5, 0.55, 0.6, 0.65, 0.7),
+    "R": (0.1, 0.15, 0.2, 0.3, 0.4),
+}
+#: Columns of :func:`anchor_sweep`.
+ANCHOR_SWEEP_COLUMNS: tuple[str, ...] = ("axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed")
 
 
 def _top_k_members(scores: np.ndarray, k: int) -> np.ndarray:
@@ -305,7 +326,90 @@ def panel_perturbation(
     )
 
 
+def _rescored(profiles: pd.DataFrame, standard: ReferenceStandard) -> pd.DataFrame:
+    """Score ``profiles`` against ``standard`` with its panel renormalised from the raw profiles."""
+    refrozen = freeze_profiles(
+        profiles, standard.version, panel=standard.panel_names, base=standard, arm=standard.arm, created=standard.created
+    )
+    return score_profiles(profiles, refrozen).set_index("encoder").loc[[str(e) for e in profiles.index]]
+
+
+def anchor_sweep(
+    profiles: pd.DataFrame,
+    standard: ReferenceStandard,
+    worst_values: Mapping[str, Sequence[float]] | None = None,
+    top_k: int = 3,
+) -> pd.DataFrame:
+    """How the AUROC-CRS agreement and the top-k move as each worst anchor varies.
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Raw encoder profiles (index encoder, columns D, C, L, R), including
+        every member of the standard's panel.
+    standard : ReferenceStandard
+        The standard whose anchors are varied (one axis at a time).
+    worst_values : mapping of axis to sequence of float, optional
+        Worst anchors to try per axis (default :data:`DEFAULT_WORST_SWEEP`).
+    top_k : int
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per axis and worst value, columns :data:`ANCHOR_SWEEP_COLUMNS`:
+        ``tau_auroc_crs`` is Kendall's tau-b between the raw ``D`` (clean
+        AUROC) and the CRS; ``top_k`` the names of the k highest CRS, highest
+        first; ``top_k_changed`` whether that set differs from the one at the
+        standard's own anchors.
+
+    Raises
+    ------
+    ReferenceStandardError
+        If a panel member is not among the profiles, an axis is unknown, or a
+        worst value equals the axis's best anchor.
+
+    Examples
+    --------
+    >>> from crsbench_lib.scoring.freeze import freeze_profiles
+    >>> profiles = pd.DataFrame({"D": [0.9, 0.8, 0.7], "C": [0.1, 0.02, 0.05],
+    ...                          "L": [0.9, 0.95, 0.8], "R": [0.05, 0.02, 0.1]}, index=["a", "b", "c"])
+    >>> standard = freeze_profiles(profiles, "demo-v1", created="2026-01-01T00:00:00Z")
+    >>> sweep = anchor_sweep(profiles, standard, {"C": (0.1, 0.2)}, top_k=1)
+    >>> sweep[["axis", "worst", "top_k"]].to_dict("records")
+    [{'axis': 'C', 'worst': 0.1, 'top_k': 'b'}, {'axis': 'C', 'worst': 0.2, 'top_k': 'b'}]
+    """
+    grid = DEFAULT_WORST_SWEEP if worst_values is None else worst_values
+    missing = [n for n in standard.panel_names if n not in profiles.index]
+    if missing:
+        raise ReferenceStandardError(f"panel member '{missing[0]}' of '{standard.version}' is not among the profiles")
+    _check_k(top_k, len(profiles))
+    default_top = set(_rescored(profiles, standard)["crs"].nlargest(top_k, keep="first").index)
+    rows = []
+    for axis, values in grid.items():
+        if axis not in standard.anchors:
+            raise ReferenceStandardError(f"unknown axis {axis!r} in the anchor sweep (expected one of D, C, L, R)")
+        worst_default, best = standard.anchors[axis]
+        for worst in values:
+            if float(worst) == best:
+                raise ReferenceStandardError(f"worst anchor {worst} of axis {axis} equals its best anchor")
+            varied = replace(standard, anchors={**standard.anchors, axis: (float(worst), best)})
+            scores = _rescored(profiles, varied)
+            top = scores["crs"].nlargest(top_k, keep="first").index
+            rows.append({
+                "axis": axis,
+                "worst": float(worst),
+                "is_default": float(worst) == worst_default,
+                "tau_auroc_crs": kendall_tau_b(scores["D"].to_numpy(float), scores["crs"].to_numpy(float)),
+                "top_k": ", ".join(map(str, top)),
+                "top_k_changed": set(top) != default_top,
+            })
+    return pd.DataFrame(rows, columns=list(ANCHOR_SWEEP_COLUMNS))
+
+
 __all__ = [
+    "ANCHOR_SWEEP_COLUMNS",
+    "DEFAULT_WORST_SWEEP",
+    "anchor_sweep",
     "DEFAULT_DRAWS",
     "DIRICHLET_CONCENTRATION",
     "PANEL_SUBSET_SHARE",

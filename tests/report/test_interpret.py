@@ -279,3 +279,23 @@ def test_describe_augmentation_names_absent_pairs_and_missing_corruptions():
     assert "raises the clean AUROC by 0.020" in text and "no corruption rows" in text
     empty = pd.DataFrame(columns=["augmented", "plain", "in_results", "clean_gain", "loss_change"])
     assert "no pair" in interpret.describe_augmentation(empty)
+
+
+def test_describe_anchor_sweep_names_ranges_and_changes() -> None:
+    import pandas as pd
+
+    from crsbench_lib.report.interpret import describe_anchor_sweep
+
+    rows = [
+        ("D", 0.5, True, 0.4, "a, b, c", False),
+        ("D", 0.7, False, 0.6, "a, b, c", False),
+        ("R", 0.1, False, -0.1, "d, b, c", True),
+        ("R", 0.2, True, 0.4, "a, b, c", False),
+    ]
+    sweep = pd.DataFrame(rows, columns=["axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed"])
+    text = describe_anchor_sweep(sweep)
+    assert "Worst D anchor from 0.5 to 0.7: AUROC-CRS Kendall τ_b from 0.400 to 0.600; the top set stays the same" in text
+    assert "Worst R anchor from 0.1 to 0.2" in text and "from -0.100 to 0.400" in text
+    assert "changes at 0.1 (d, b, c)" in text
+    assert describe_anchor_sweep(sweep.iloc[:0]) == "No anchor was varied."
+    assert "crs-x-v1" in describe_anchor_sweep(None, standard_version="crs-x-v1")

@@ -1,11 +1,20 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
 from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.scoring.crs import score_profiles
-from crsbench_lib.scoring.freeze import freeze_standard
-from crsbench_lib.scoring.sensitivity import dirichlet_weights, panel_perturbation, weight_perturbation
+from crsbench_lib.scoring.agreement import kendall_tau_b
+from crsbench_lib.scoring.freeze import freeze_profiles, freeze_standard
+from crsbench_lib.scoring.sensitivity import (
+    ANCHOR_SWEEP_COLUMNS,
+    DEFAULT_WORST_SWEEP,
+    anchor_sweep,
+    dirichlet_weights,
+    panel_perturbation,
+    weight_perturbation,
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +74,35 @@ def test_panel_perturbation_needs_two_members(synthetic_table, profiles):
         panel_perturbation(profiles, single)
     with pytest.raises(ConfigError, match="subset_size"):
         panel_perturbation(profiles, freeze_standard(synthetic_table, "two", panel=["enc00", "enc01"]), subset_size=5)
+
+
+def test_anchor_sweep_at_the_default_anchors_reproduces_the_standard(profiles, frozen_standard):
+    sweep = anchor_sweep(profiles, frozen_standard, {a: (w,) for a, (w, _) in frozen_standard.anchors.items()}, top_k=3)
+    assert sweep["is_default"].all() and not sweep["top_k_changed"].any()
+    scores = score_profiles(profiles, frozen_standard)
+    expected = kendall_tau_b(scores["D"].to_numpy(float), scores["crs"].to_numpy(float))
+    assert np.allclose(sweep["tau_auroc_crs"], expected)
+    assert set(sweep["top_k"].iloc[0].split(", ")) == set(scores["encoder"].iloc[:3])
+
+
+def test_anchor_sweep_covers_the_default_grid_and_rejects_bad_anchors(profiles, frozen_standard):
+    sweep = anchor_sweep(profiles, frozen_standard)
+    assert list(sweep.columns) == list(ANCHOR_SWEEP_COLUMNS)
+    assert len(sweep) == sum(len(v) for v in DEFAULT_WORST_SWEEP.values())
+    assert sweep["tau_auroc_crs"].between(-1, 1).all()
+    assert sweep.groupby("axis")["is_default"].sum().eq(1).all()  # each grid holds the method's default
+    with pytest.raises(ReferenceStandardError, match="equals its best"):
+        anchor_sweep(profiles, frozen_standard, {"D": (1.0,)})
+    with pytest.raises(ReferenceStandardError, match="not among the profiles"):
+        anchor_sweep(profiles.iloc[1:], frozen_standard)
+
+
+def test_anchor_sweep_moves_the_ranking_when_an_axis_is_stretched():
+    # b is best calibrated and a has the highest AUROC; a tight C anchor lets C dominate.
+    profiles = pd.DataFrame(
+        {"D": [0.95, 0.7, 0.8], "C": [0.09, 0.005, 0.05], "L": [0.9, 0.9, 0.9], "R": [0.05, 0.05, 0.05]},
+        index=["a", "b", "c"],
+    )
+    standard = freeze_profiles(profiles, "demo-v1", created="2026-01-01T00:00:00Z")
+    sweep = anchor_sweep(profiles, standard, {"C": (0.1, 0.4)}, top_k=1).set_index("worst")
+    assert sweep.at[0.1, "top_k"] != sweep.at[0.4, "top_k"]

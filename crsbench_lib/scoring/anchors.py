@@ -1,0 +1,83 @@
+"""What a standard's anchors mean: one normalised point of each axis in AUROC or ECE points, and why.
+
+The anchors fix the scale of every axis (crs-method section 4): the normalised
+value is ``s = clip((x - worst) / (best - worst), 0, 1)``, so one normalised
+point (0.01 of ``s``) is ``|best - worst| / 100`` of the raw axis. The anchors
+are chosen from what the raw values mean for a clinical team, never from a
+cohort's results (which would make a score depend on its neighbours):
+
+- ``D`` (macro-AUROC): worst 0.5 is chance ranking, best 1.0 perfect ranking.
+- ``C`` (ECE): worst 0.20 is a predictor whose stated risk is off by 20
+  percentage points on average, at which a probability can no longer be read
+  as a risk (a stated 60 % is anywhere from 40 % to 80 %); best 0 is perfect
+  calibration. A finite test set puts a floor under the measured ECE (the
+  ``ece_floor`` column), so ``s_C`` of 1 is out of reach even for a calibrated
+  probe.
+- ``L`` (AUROC kept at scarce labels, as a share of the full-label AUROC):
+  worst 0.5 keeps at most chance discrimination (half of an AUROC of 1 or
+  less), best 1.0 loses nothing.
+- ``R`` (AUROC lost under corruption and at a second site): worst 0.20 is the
+  loss that takes a good encoder (0.85) to a weak one (0.65) under routine
+  acquisition changes; best 0 loses nothing.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from crsbench_lib.standard import AXES, ReferenceStandard
+
+#: The raw unit of each axis.
+AXIS_UNITS: dict[str, str] = {
+    "D": "macro-AUROC",
+    "C": "ECE",
+    "L": "AUROC retention ratio",
+    "R": "AUROC loss",
+}
+#: Why each axis's anchors sit where they do (see the module docstring).
+ANCHOR_REASONS: dict[str, str] = {
+    "D": "worst = chance ranking (AUROC 0.5); best = perfect ranking",
+    "C": "worst = stated risk off by 20 percentage points on average, no longer readable as a risk; best = perfectly calibrated",
+    "L": "worst = at most chance discrimination left with scarce labels; best = no loss at scarce labels",
+    "R": "worst = a good encoder (0.85) turned weak (0.65) by routine acquisition changes; best = no loss",
+}
+#: Columns of :func:`anchor_table`.
+ANCHOR_COLUMNS: tuple[str, ...] = ("axis", "unit", "worst", "best", "per_point", "reason")
+
+
+def anchor_table(standard: ReferenceStandard) -> pd.DataFrame:
+    """The standard's anchors with what one normalised point means and why they sit there.
+
+    Parameters
+    ----------
+    standard : ReferenceStandard
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per axis (order D, C, L, R), columns :data:`ANCHOR_COLUMNS`;
+        ``per_point`` is ``|best - worst| / 100``, the raw change that moves
+        the normalised value by 0.01.
+
+    Examples
+    --------
+    >>> from crsbench_lib.standard import load_template
+    >>> table = anchor_table(load_template())
+    >>> table.set_index("axis").loc["C", ["worst", "best", "per_point"]].tolist()
+    [0.2, 0.0, 0.002]
+    """
+    rows = []
+    for axis in AXES:
+        worst, best = standard.anchors[axis]
+        rows.append({
+            "axis": axis,
+            "unit": AXIS_UNITS[axis],
+            "worst": worst,
+            "best": best,
+            "per_point": round(abs(best - worst) / 100.0, 12),
+            "reason": ANCHOR_REASONS[axis],
+        })
+    return pd.DataFrame(rows, columns=list(ANCHOR_COLUMNS))
+
+
+__all__ = ["ANCHOR_COLUMNS", "ANCHOR_REASONS", "AXIS_UNITS", "anchor_table"]

@@ -1,0 +1,26 @@
+"""Tests of the anchor rationale table (crsbench_lib/scoring/anchors.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from crsbench_lib.scoring.anchors import ANCHOR_COLUMNS, anchor_table
+from crsbench_lib.standard import AXES, load_template
+
+
+def test_one_point_is_a_hundredth_of_the_anchor_span() -> None:
+    template = load_template()
+    table = anchor_table(template).set_index("axis")
+    assert list(table.index) == list(AXES)
+    assert list(table.reset_index().columns) == list(ANCHOR_COLUMNS)
+    for axis, (worst, best) in template.anchors.items():
+        assert table.at[axis, "per_point"] == pytest.approx(abs(best - worst) / 100)
+        assert table.at[axis, "reason"]
+
+
+def test_the_table_follows_the_standard_not_the_defaults() -> None:
+    template = load_template()
+    wide = replace(template, anchors={**template.anchors, "R": (0.4, 0.0)})
+    assert anchor_table(wide).set_index("axis").at["R", "per_point"] == pytest.approx(0.004)
