@@ -754,3 +754,51 @@ def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: st
     if not sentences:
         return "No anchor was varied."
     return " ".join(sentences)
+
+
+def describe_world_checks(checks: "object", digits: int = 3) -> str:
+    """The world's must-show checks in sentences: what holds, what does not, by how much.
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        :func:`crsbench_lib.report.world.world_checks` output (columns check,
+        dataset, value, rule, holds).
+    digits : int
+
+    Returns
+    -------
+    str
+        One sentence for the margins of the best broad encoder over each
+        baseline (per dataset), then one per other check that fails, then how
+        many checks hold.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [("margin over pixels", "derm", 0.12, "best broad encoder - pixels >= 0.10", True),
+    ...         ("margin over pixels", "cxr", 0.04, "best broad encoder - pixels >= 0.10", False)]
+    >>> describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
+    'The best broad encoder beats pixels by 0.120 clean AUROC on derm and 0.040 on cxr (rule: best broad encoder - pixels >= 0.10; not met on cxr). 1 of 2 checks hold.'
+    """
+    sentences = []
+    margins = checks[checks["check"].str.startswith("margin over ")]
+    for check, rows in margins.groupby("check", sort=False):
+        baseline = check.removeprefix("margin over ")
+        if rows["value"].isna().any():
+            sentences.append(f"The margin over {baseline} cannot be measured: {baseline} or every broad encoder "
+                             "is absent from this run.")
+            continue
+        values = [f"{_fmt(v, digits)} clean AUROC on {d}" if k == 0 else f"{_fmt(v, digits)} on {d}"
+                  for k, (v, d) in enumerate(zip(rows["value"], rows["dataset"]))]
+        joined = values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+        failed = [str(d) for d, ok in zip(rows["dataset"], rows["holds"]) if not ok]
+        verdict = "met on every dataset" if not failed else "not met on " + ", ".join(failed)
+        sentences.append(f"The best broad encoder beats {baseline} by {joined} (rule: {rows['rule'].iloc[0]}; {verdict}).")
+    others = checks[~checks["check"].str.startswith("margin over ") & ~checks["holds"].astype(bool)]
+    for row in others.itertuples(index=False):
+        where = "" if row.dataset == "all" else f" on {row.dataset}"
+        sentences.append(f"The check '{row.check}'{where} fails: {_fmt(row.value, digits)} against the rule {row.rule}.")
+    n_hold = int(checks["holds"].astype(bool).sum())
+    sentences.append(f"{n_hold} of {len(checks)} checks hold.")
+    return " ".join(sentences)

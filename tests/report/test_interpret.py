@@ -299,3 +299,24 @@ def test_describe_anchor_sweep_names_ranges_and_changes() -> None:
     assert "changes at 0.1 (d, b, c)" in text
     assert describe_anchor_sweep(sweep.iloc[:0]) == "No anchor was varied."
     assert "crs-x-v1" in describe_anchor_sweep(None, standard_version="crs-x-v1")
+
+
+def test_describe_world_checks_reports_margins_and_failures() -> None:
+    import pandas as pd
+
+    from crsbench_lib.report.interpret import describe_world_checks
+
+    rows = [
+        ("margin over pixels", "derm", 0.15, "best broad encoder - pixels >= 0.10", True),
+        ("margin over pixels", "fundus", 0.2, "best broad encoder - pixels >= 0.10", True),
+        ("highest clean AUROC", "derm", 0.99, "< 0.98", False),
+        ("LoRA runs", "all", 108.0, ">= 90", True),
+    ]
+    text = describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
+    assert "beats pixels by 0.150 clean AUROC on derm and 0.200 on fundus" in text
+    assert "met on every dataset" in text
+    assert "The check 'highest clean AUROC' on derm fails: 0.990 against the rule < 0.98." in text
+    assert text.endswith("3 of 4 checks hold.")
+    absent = pd.DataFrame([("margin over pca", "derm", float("nan"), "best broad encoder - pca >= 0.10", False)],
+                          columns=["check", "dataset", "value", "rule", "holds"])
+    assert "The margin over pca cannot be measured" in describe_world_checks(absent)
