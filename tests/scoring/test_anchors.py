@@ -24,3 +24,15 @@ def test_the_table_follows_the_standard_not_the_defaults() -> None:
     template = load_template()
     wide = replace(template, anchors={**template.anchors, "R": (0.4, 0.0)})
     assert anchor_table(wide).set_index("axis").at["R", "per_point"] == pytest.approx(0.004)
+
+
+def test_the_standards_readme_table_matches_the_template() -> None:
+    from crsbench_lib.paths import project_root
+
+    text = (project_root() / "standards" / "README.md").read_text()
+    table = anchor_table(load_template()).set_index("axis")
+    for axis in AXES:
+        line = next(line for line in text.splitlines() if line.startswith(f"| {axis} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert float(cells[2]) == table.at[axis, "worst"] and float(cells[3]) == table.at[axis, "best"], axis
+        assert float(cells[4].split()[0]) == pytest.approx(table.at[axis, "per_point"]), axis
