@@ -73,9 +73,9 @@ def published_comparison(
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> table = synthetic_results(n_encoders=5, seeds=(0, 1), corruptions=("noise",), severities=(1,))
+    >>> table = synthetic_results(n_encoders=5, seeds=(0, 1), corruptions=("noise", "blur"), severities=(1,))
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> published_comparison(table, std, n_draws=20).loc[0, "this_build"]
+    >>> float(published_comparison(table, std, n_draws=20).loc[0, "this_build"])
     5.0
     """
     scores = crs.score_results(results, standard)
