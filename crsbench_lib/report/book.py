@@ -293,6 +293,7 @@ def render_book(
         :class:`~crsbench_lib.report.banner.Provenance` (package version,
         standard, results hash, build date).
     """
+    from crsbench_lib.report import own_data
     from crsbench_lib.report.banner import build_date, provenance, release_markdown
     from crsbench_lib.report.context import portable_path, resolve_standard, simulated_from_manifest
     from crsbench_lib.report.notebooks import execute_all
@@ -314,8 +315,9 @@ def render_book(
     executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
                            use_cache=use_cache, progress=progress, cache=cache)
     table = read_results(results_path)
-    banner = provenance(table, resolve_standard(standard_path, table), profile=profile, simulated=simulated,
-                        built=build_date())
+    standard = resolve_standard(standard_path, table)
+    banner = provenance(table, standard, profile=profile, simulated=simulated, built=build_date())
+    run = own_data.read_run_data(results_path)
     fields = banner.as_dict()
     substitutions = {
         "provenance": banner.text(),
@@ -328,6 +330,10 @@ def render_book(
         "build_date": banner.build_date,
         "release": release_markdown(banner),
         "execution_table": execution_table(executed),
+        # The prose pages describe the run's own data (not the phantom cohort, unless it is the cohort).
+        "cohort_text": own_data.intro_text(run),
+        "fit_report": own_data.fit_markdown(table, standard),
+        "rebuild": own_data.rebuild_markdown(run, profile),
     }
     stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base,
                                 repository=os.environ.get(REPOSITORY_ENV) or None)

@@ -242,6 +242,19 @@ def site_text(shift_datasets: Sequence[str]) -> str:
             "markers or prevalence). Probes trained on the first site are tested on the second.")
 
 
+def site_caption(shift_datasets: Sequence[str]) -> str:
+    """Caption of the cohort chapter's second-site figure.
+
+    Examples
+    --------
+    >>> site_caption(["cxr"])
+    'cxr: the same task at the first site (top) and at the second (bottom).'
+    """
+    if not shift_datasets:
+        return "No dataset of this run has a second site: there is nothing to compare."
+    return f"{shift_datasets[0]}: the same task at the first site (top) and at the second (bottom)."
+
+
 def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | None = None) -> list[str]:
     """Whether the standard fits a table, and the terms it cannot measure, as sentences.
 
