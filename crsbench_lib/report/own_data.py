@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from crsbench_lib.report.context import PHANTOM_KIND
+from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
 from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import score_results
@@ -320,3 +321,47 @@ def rebuild_markdown(data: RunData | None, profile: str) -> str:
         where = f"the shipped profile `{profile}`"
     return (f"This book was built from {where}. From the folder holding that file, rebuild it with "
             f"`{command}` (finished cells are reused; add `--standard FILE` for another reference standard).")
+
+
+LIMITS_COLUMNS: tuple[str, str] = ("aspect", "what this build cannot represent")
+
+
+def build_limits(data: RunData | None, results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -> pd.DataFrame:
+    """What this build cannot represent, beside the study: the simulation's limits, or the run's own.
+
+    Parameters
+    ----------
+    data : RunData or None
+        The run (:func:`read_run_data`); on the phantom cohort the table is
+        :data:`~crsbench_lib.report.differences.SIMULATION_LIMITS`.
+    results : pandas.DataFrame
+        The results table (seeds, test sizes and second sites are read from it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`LIMITS_COLUMNS`.
+    """
+    if data is not None and data.simulated:
+        return simulation_limits().set_axis(list(LIMITS_COLUMNS), axis=1)
+    clean = results[results["condition"] == "clean"]
+    sizes = clean.groupby("dataset", observed=True)["n_test"].max()
+    shifted = sorted(map(str, results.loc[results["condition"] == "shift", "dataset"].unique()))
+    n_datasets, n_seeds = results["dataset"].nunique(), results["seed"].nunique()
+    span = f"{int(sizes.min())}" if sizes.min() == sizes.max() else f"{int(sizes.min())} to {int(sizes.max())}"
+    corruptions = dict(SIMULATION_LIMITS)["corruptions"]
+    rows = [
+        ("datasets", f"{n_datasets} dataset{'s' if n_datasets != 1 else ''}, not the study's benchmarks in "
+                     f"{_join(list(figures.domains))}: the numbers speak for these tasks only."),
+        ("encoders", f"{results['encoder'].nunique()} encoders, not the study's {figures.n_encoders} foundation "
+                     "models."),
+        ("shift", site_text(shifted)),
+        ("corruptions", corruptions),
+        ("scale", f"{n_seeds} seed{'s' if n_seeds != 1 else ''} and {span} test images per dataset."),
+    ]
+    return pd.DataFrame(rows, columns=list(LIMITS_COLUMNS))
+
+
+def limits_caption(data: RunData | None) -> str:
+    """Caption of :func:`build_limits`' table."""
+    return "Limits of the simulated cohort" if data is not None and data.simulated else "Limits of this run"

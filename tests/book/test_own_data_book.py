@@ -4,8 +4,8 @@ The shipped ``medmnist-cpu`` profile is pointed at two tiny MedMNIST-layout
 files written here (``root/{flag}.npz``, 60 images each at 28 px), with a small
 grid (the hand-crafted encoders, one seed, one severity, the frozen arm). The
 run is scored, a standard is frozen from it, and the book's data-dependent
-pages (the cohort chapter, the comparison with the study, the intro and the
-reproduce page) are rendered against that standard.
+pages (the cohort chapter, the two comparisons with the study, the intro and
+the reproduce page) are rendered against that standard.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow
 
 FLAGS_USED = ("dermamnist", "pneumoniamnist")
 SIZES = {"train": 30, "val": 15, "test": 15}
-CHAPTERS = ["cohort", "published"]
+CHAPTERS = ["cohort", "published", "differences"]
 
 
 def write_medmnist(folder: Path, flag: str, rng: np.random.Generator) -> None:
@@ -119,3 +119,6 @@ def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: 
     published = page_text(html_dir / "notebooks" / "published.html")
     assert "What is compared. The study's column is what it reported" in published.replace("’", "'")
     assert "dermamnist and pneumoniamnist" in published
+    differences = page_text(html_dir / "notebooks" / "differences.html")
+    assert "Limits of this run" in differences and "Procedural phantoms" not in differences
+    assert "No dataset of this run has a second site" in differences

@@ -101,3 +101,20 @@ def test_rebuild_command(profile, command):
     run = RunData(profile, f"{profile}.yaml", (MEDMNIST,))
     assert f"`{command}`" in own_data.rebuild_markdown(run, profile)
     assert "crsbench book --profile quick" in own_data.rebuild_markdown(None, "quick")
+
+
+def test_build_limits_are_the_simulation_s_on_the_phantom_cohort_and_the_run_s_otherwise(table):
+    from crsbench_lib.report.differences import SIMULATION_LIMITS
+
+    phantom = own_data.build_limits(RunData("default", "default.yaml", (PHANTOM,)), table)
+    assert phantom.values.tolist() == [list(row) for row in SIMULATION_LIMITS]
+    assert own_data.limits_caption(RunData("default", "default.yaml", (PHANTOM,))) == "Limits of the simulated cohort"
+    mine = RunData("mine", "mine.yaml", (MEDMNIST,))
+    no_shift = table[table["condition"] != "shift"]
+    limits = own_data.build_limits(mine, no_shift).set_index("aspect")["what this build cannot represent"]
+    assert list(limits.index) == ["datasets", "encoders", "shift", "corruptions", "scale"]
+    assert limits["shift"] == own_data.site_text([])
+    n_test = no_shift.loc[no_shift["condition"] == "clean", "n_test"].max()
+    assert limits["scale"].startswith(f"{no_shift['seed'].nunique()} seeds and ") and str(n_test) in limits["scale"]
+    assert "phantom" not in " ".join(limits) and "simulat" not in " ".join(limits)
+    assert own_data.limits_caption(mine) == "Limits of this run"
