@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,8 @@ PHANTOM_INTRO = (
     "foundation models of the study. Every page built on it says so in its banner. The `paper` profile runs the "
     "same chapters on real data and real models."
 )
+# A command or option quoted in a scoring message: 'crsbench freeze ...', '--standard FILE'.
+_COMMAND = re.compile(r"'((?:crsbench |--)[^']*)'")
 NO_MANIFEST = (
     "No run manifest lies beside the results table, so this build cannot say which datasets produced it."
 )
@@ -295,8 +298,8 @@ def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | No
 
 
 def fit_markdown(results: pd.DataFrame, standard: ReferenceStandard, arm: str | None = None) -> str:
-    """:func:`fit_report` as a Markdown list."""
-    return "\n".join(f"- {line}" for line in fit_report(results, standard, arm))
+    """:func:`fit_report` as a Markdown list, quoted commands as code (so ``--`` is never typeset as a dash)."""
+    return "\n".join("- " + _COMMAND.sub(r"`\1`", line) for line in fit_report(results, standard, arm))
 
 
 def study_label(data: RunData | None, figures: PublishedFigures = PUBLISHED) -> str:
