@@ -44,6 +44,33 @@ def positive_int(text: str) -> int:
     return value
 
 
+def add_results_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional ``RESULTS`` argument: a results table file (``args.results``).
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_results_argument(parser)
+    >>> parser.parse_args(["run/results.parquet"]).results
+    'run/results.parquet'
+    """
+    parser.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+
+
+def add_html_argument(parser: argparse.ArgumentParser) -> None:
+    """``--html DIR``: the built book (``args.html``; None means the project's ``_build/html``).
+
+    Examples
+    --------
+    >>> parser = argparse.ArgumentParser()
+    >>> add_html_argument(parser)
+    >>> parser.parse_args([]).html is None, parser.parse_args(["--html", "site"]).html.name
+    (True, 'site')
+    """
+    parser.add_argument("--html", metavar="DIR", type=Path, default=None,
+                        help="the built book (default: _build/html of the project)")
+
+
 class _VersionAction(argparse.Action):
     """``--version``: package, default reference standard and git commit, then exit 0.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from crsbench_lib.cli import add_results_argument
 from crsbench_lib.cli.score import add_standard_argument, format_table, resolve_standard
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.agreement import rank_table, score_agreement
@@ -42,6 +43,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Kendall tau-b, Spearman rho, reversed pairs and mean absolute rank displacement between "
         "the ranking by aggregate AUROC and the ranking by CRS.",
     )
-    parser.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_results_argument(parser)
     add_standard_argument(parser)
     parser.set_defaults(handler=_run)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from crsbench_lib.cli import add_results_argument
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.standard import save_standard
@@ -30,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Copy anchors, weights, label fractions and ECE bins from a base standard (default: the "
         "shipped template) and store the panel's normalised profiles, computed from RESULTS.",
     )
-    parser.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_results_argument(parser)
     parser.add_argument("--version", required=True, metavar="ID", help="version id of the new standard")
     parser.add_argument("--panel", nargs="+", metavar="NAME", help="panel encoders (default: all of the table)")
     parser.add_argument("--base", metavar="FILE", help="standard to copy settings from (default: the template)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from crsbench_lib.cli import add_html_argument
+
 
 def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.report.pdf import build_pdf
@@ -26,8 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "hash and build date. Build the book first with 'make book'."
         ),
     )
-    parser.add_argument("--html", metavar="DIR", type=Path, default=None,
-                        help="the built book (default: _build/html of the project)")
+    add_html_argument(parser)
     parser.add_argument("--out", metavar="FILE", type=Path, default=None,
                         help="the PDF (default: _build/pdf/crsbench-book.pdf)")
     parser.set_defaults(handler=_handle)

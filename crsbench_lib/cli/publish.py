@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from crsbench_lib.cli import add_html_argument
+
 
 def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.report.publish import publish_site
@@ -29,8 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "with 'make book'."
         ),
     )
-    parser.add_argument("--html", metavar="DIR", type=Path, default=None,
-                        help="the built book (default: _build/html of the project)")
+    add_html_argument(parser)
     parser.add_argument("--remote", metavar="REMOTE", default=DEFAULT_REMOTE,
                         help=f"remote name, URL or path to push to (default: {DEFAULT_REMOTE})")
     parser.add_argument("--branch", metavar="NAME", default=DEFAULT_BRANCH,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from crsbench_lib.cli import add_results_argument
 from crsbench_lib.errors import ReferenceStandardError
 from crsbench_lib.registry import Registry, default_registry_path, verify_registry
 from crsbench_lib.registry.entries import NORM_FIELDS, RAW_FIELDS
@@ -172,7 +173,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     commands.required = True
 
     add = commands.add_parser("add", help="score encoders of a results table and publish the entries")
-    add.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_results_argument(add)
     add.add_argument("--standard", required=True, metavar="FILE",
                      help="reference standard file (registered if new) or a registered version id")
     add.add_argument("--encoder", action="append", metavar="NAME", help="encoder to add (repeatable; default all)")

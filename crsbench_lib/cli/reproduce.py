@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from crsbench_lib.cli import add_results_argument
 from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.reproduce import (
@@ -52,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=type(parser))
     actions.required = True
     write = actions.add_parser("write", help="summarise a results table")
-    write.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_results_argument(write)
     write.add_argument("--profile", required=True, metavar="NAME", help="profile the table was run with")
     write.add_argument("--tolerance", type=float, default=DEFAULT_TOLERANCE,
                        help=f"largest raw-axis difference that counts as a reproduction (default {DEFAULT_TOLERANCE})")
@@ -60,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="where to write (default: the shipped standards/reference-run-<profile>.json)")
     write.set_defaults(handler=_write)
     check = actions.add_parser("check", help="compare a results table with a summary")
-    check.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_results_argument(check)
     which = check.add_mutually_exclusive_group(required=True)
     which.add_argument("--profile", metavar="NAME", help="compare with the shipped summary of this profile")
     which.add_argument("--summary", type=Path, metavar="FILE", help="compare with this summary file")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from crsbench_lib.cli import add_results_argument
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.axes import raw_axes
@@ -72,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Score every encoder of a results table against a fixed reference standard and print "
         "the ranked table (raw axes, normalised axes, components, CRS, rank, standard version).",
     )
-    parser.add_argument("results", metavar="RESULTS", help="results table (.parquet or .csv)")
+    add_results_argument(parser)
     add_standard_argument(parser)
     parser.add_argument("--out", metavar="FILE.csv", help="also write the ranked table as CSV")
     parser.set_defaults(handler=_run)

@@ -36,7 +36,7 @@ from crsbench_lib.evaluation.probe import (
     logits_to_proba,
 )
 from crsbench_lib.results.predictions import ConditionPredictions
-from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, SEVERITIES, validate_results
+from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, CLEAN_CONDITION, SEVERITIES, validate_results
 
 #: Keys ``meta`` must provide, and those that default to "".
 REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
@@ -297,6 +297,19 @@ def evaluate_cell(
     The rows of :func:`evaluate_cell_predictions`'s conditions, computed from
     their stored-precision predictions by :func:`rows_from_predictions`.
     Parameters and errors as :func:`evaluate_cell_predictions`.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 90)
+    >>> x = rng.normal(size=(90, 4)) + y[:, None]
+    >>> cell = CellEmbeddings(x[:40], y[:40], x[40:60], y[40:60], x[60:], y[60:],
+    ...                       corrupted={("noise", 3): x[60:] + rng.normal(size=(30, 4))})
+    >>> meta = {"encoder": "demo", "dataset": "toy", "domain": "derm", "arm": "frozen"}
+    >>> rows = evaluate_cell(cell, "binary", 2, seed=0, label_fractions=(0.5,), ece_bins=10,
+    ...                      probe=ProbeConfig(calibrators=()), meta=meta)
+    >>> rows[["condition", "label_fraction", "corruption", "severity"]].values.tolist()
+    [['clean', 1.0, 'none', 0], ['label_fraction', 0.5, 'none', 0], ['corruption', 1.0, 'noise', 3]]
     """
     predictions = evaluate_cell_predictions(
         embeddings, task, n_classes, seed=seed, label_fractions=label_fractions, ece_bins=ece_bins, probe=probe,
@@ -376,151 +389,140 @@ def evaluate_cell_predictions(
         corrupted array longer than the test split, a severity outside 1..5,
         site-B embeddings without labels, calibrators without a calibration
         split, bad meta); the message names the split or condition at fault.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 90)
+    >>> x = rng.normal(size=(90, 4)) + y[:, None]
+    >>> cell = CellEmbeddings(x[:40], y[:40], x[40:60], y[40:60], x[60:], y[60:])
+    >>> meta = {"encoder": "demo", "dataset": "toy", "domain": "derm", "arm": "frozen"}
+    >>> predictions = evaluate_cell_predictions(cell, "binary", 2, seed=0, label_fractions=(0.5,), ece_bins=10,
+    ...                                         probe=ProbeConfig(calibrators=()), meta=meta)
+    >>> [(p.meta["condition"], p.probabilities.shape) for p in predictions]
+    [('clean', (30, 1)), ('label_fraction', (30, 1))]
     """
     with threadpool_limits(limits=CELL_THREADS):
-        return _evaluate_cell(
-            embeddings, task, n_classes, seed=seed, label_fractions=label_fractions,
-            ece_bins=ece_bins, probe=probe, meta=meta,
-        )
+        if not isinstance(embeddings, CellEmbeddings):
+            raise EvaluationError(f"evaluate_cell: embeddings must be CellEmbeddings, got {type(embeddings).__name__}")
+        if not isinstance(probe, ProbeConfig):
+            raise EvaluationError(f"evaluate_cell: probe must be a ProbeConfig, got {type(probe).__name__}")
+        n_classes = check_n_classes(task, n_classes)
+        info = _check_meta(meta)
+        fractions = _check_fraction_list(label_fractions)
+        seed = int(seed)
+        if isinstance(ece_bins, bool) or not isinstance(ece_bins, (int, np.integer)) or ece_bins < 1:
+            raise EvaluationError(f"ece_bins (n_bins) must be a positive integer, got {ece_bins!r}")
 
+        train = check_embeddings(embeddings.train, "train embeddings")
+        val = check_embeddings(embeddings.val, "validation embeddings")
+        test = check_embeddings(embeddings.test, "test embeddings")
+        y_train = check_labels(embeddings.train_labels, task, n_classes, "train labels", train.shape[0])
+        y_val = check_labels(embeddings.val_labels, task, n_classes, "validation labels", val.shape[0])
+        y_test = check_labels(embeddings.test_labels, task, n_classes, "test labels", test.shape[0])
+        if task != "multilabel" and train.shape[0] < n_classes:
+            raise EvaluationError(f"the train split has {train.shape[0]} examples, fewer than the {n_classes} classes")
+        unknown = [f for f in embeddings.fraction_features if float(f) not in fractions]
+        if unknown:
+            raise EvaluationError(f"fraction_features holds label fraction {unknown[0]!r}, which is not requested")
 
-def _evaluate_cell(
-    embeddings: CellEmbeddings,
-    task: str,
-    n_classes: int,
-    *,
-    seed: int,
-    label_fractions: Sequence[float],
-    ece_bins: int,
-    probe: ProbeConfig,
-    meta: Mapping[str, object],
-) -> list[ConditionPredictions]:
-    if not isinstance(embeddings, CellEmbeddings):
-        raise EvaluationError(f"evaluate_cell: embeddings must be CellEmbeddings, got {type(embeddings).__name__}")
-    if not isinstance(probe, ProbeConfig):
-        raise EvaluationError(f"evaluate_cell: probe must be a ProbeConfig, got {type(probe).__name__}")
-    n_classes = check_n_classes(task, n_classes)
-    info = _check_meta(meta)
-    fractions = _check_fraction_list(label_fractions)
-    seed = int(seed)
-    if isinstance(ece_bins, bool) or not isinstance(ece_bins, (int, np.integer)) or ece_bins < 1:
-        raise EvaluationError(f"ece_bins (n_bins) must be a positive integer, got {ece_bins!r}")
-
-    train = check_embeddings(embeddings.train, "train embeddings")
-    val = check_embeddings(embeddings.val, "validation embeddings")
-    test = check_embeddings(embeddings.test, "test embeddings")
-    y_train = check_labels(embeddings.train_labels, task, n_classes, "train labels", train.shape[0])
-    y_val = check_labels(embeddings.val_labels, task, n_classes, "validation labels", val.shape[0])
-    y_test = check_labels(embeddings.test_labels, task, n_classes, "test labels", test.shape[0])
-    if task != "multilabel" and train.shape[0] < n_classes:
-        raise EvaluationError(f"the train split has {train.shape[0]} examples, fewer than the {n_classes} classes")
-    unknown = [f for f in embeddings.fraction_features if float(f) not in fractions]
-    if unknown:
-        raise EvaluationError(f"fraction_features holds label fraction {unknown[0]!r}, which is not requested")
-
-    base = {
-        **info,
-        "task": task,
-        "seed": seed,
-        "ece_bins": int(ece_bins),
-        "c_rule": probe.c_rule,
-        "calibrator_split": CALIBRATOR_SPLIT,
-    }
-    out: list[ConditionPredictions] = []
-    test_index = np.arange(test.shape[0])
-
-    def add(fitted: FittedProbe, labels: np.ndarray, probabilities: np.ndarray, image: np.ndarray,
-            **key: object) -> None:
-        condition = {
-            **base,
-            "condition": "clean",
-            "label_fraction": 1.0,
-            "label_fraction_used": 1.0,
-            "corruption": "none",
-            "severity": 0,
-            "calibration": "none",
-            "probe_c": float(fitted.C),
+        base = {
+            **info,
+            "task": task,
+            "seed": seed,
+            "ece_bins": int(ece_bins),
+            "c_rule": probe.c_rule,
+            "calibrator_split": CALIBRATOR_SPLIT,
         }
-        condition.update(key)
-        out.append(ConditionPredictions.build(condition, image, labels, probabilities, task))
+        out: list[ConditionPredictions] = []
+        test_index = np.arange(test.shape[0])
 
-    clean = _fit(train, y_train, val, y_val, task, n_classes, seed, probe, "clean probe")
-    test_logits = clean.logits(test, "test embeddings")
-    add(clean, y_test, logits_to_proba(test_logits, task), test_index)
+        def add(fitted: FittedProbe, labels: np.ndarray, probabilities: np.ndarray, image: np.ndarray,
+                **key: object) -> None:
+            condition = {**base, **CLEAN_CONDITION, "probe_c": float(fitted.C)}
+            condition.update(key)
+            out.append(ConditionPredictions.build(condition, image, labels, probabilities, task))
 
-    if probe.calibrators:
-        if embeddings.calibration is None or embeddings.calibration_labels is None:
-            raise EvaluationError("calibrators are requested but the cell has no calibration split")
-        calibration = check_embeddings(embeddings.calibration, "calibration embeddings")
-        y_cal = check_labels(embeddings.calibration_labels, task, n_classes, "calibration labels", calibration.shape[0])
-        cal_logits = clean.logits(calibration, "calibration embeddings")
-        for method in probe.calibrators:
-            try:
-                calibrator = fit_calibrator(method, cal_logits, y_cal, task)
-            except EvaluationError as exc:
-                raise EvaluationError(f"{method} calibration: {exc}") from None
-            add(clean, y_test, calibrator.predict_proba(test_logits), test_index, calibration=method)
+        clean = _fit(train, y_train, val, y_val, task, n_classes, seed, probe, "clean probe")
+        test_logits = clean.logits(test, "test embeddings")
+        add(clean, y_test, logits_to_proba(test_logits, task), test_index)
 
-    if fractions:
-        train_subsets = label_fraction_subsets(y_train, fractions, seed, task)
-        val_subsets = validation_subsets(y_val, fractions, seed, task, probe.val_fraction_policy)
-        for f in fractions:
-            idx, vidx = train_subsets[f], val_subsets[f]
-            what = f"label fraction {f:g}"
-            f_train, f_val, f_test = train[idx], val[vidx], test
-            if f in embeddings.fraction_features:
-                f_train, f_val, f_test = (
-                    check_embeddings(a, f"{what} {name} embeddings")
-                    for a, name in zip(embeddings.fraction_features[f], ("train", "validation", "test"))
-                )
-                if (f_train.shape[0], f_val.shape[0], f_test.shape[0]) != (idx.size, vidx.size, test.shape[0]):
-                    raise EvaluationError(
-                        f"{what}: adapted embeddings must cover the fraction's {idx.size} train and {vidx.size} "
-                        f"validation examples and the {test.shape[0]} test images, got {f_train.shape[0]}, "
-                        f"{f_val.shape[0]} and {f_test.shape[0]}"
+        if probe.calibrators:
+            if embeddings.calibration is None or embeddings.calibration_labels is None:
+                raise EvaluationError("calibrators are requested but the cell has no calibration split")
+            calibration = check_embeddings(embeddings.calibration, "calibration embeddings")
+            y_cal = check_labels(
+                embeddings.calibration_labels, task, n_classes, "calibration labels", calibration.shape[0]
+            )
+            cal_logits = clean.logits(calibration, "calibration embeddings")
+            for method in probe.calibrators:
+                try:
+                    calibrator = fit_calibrator(method, cal_logits, y_cal, task)
+                except EvaluationError as exc:
+                    raise EvaluationError(f"{method} calibration: {exc}") from None
+                add(clean, y_test, calibrator.predict_proba(test_logits), test_index, calibration=method)
+
+        if fractions:
+            train_subsets = label_fraction_subsets(y_train, fractions, seed, task)
+            val_subsets = validation_subsets(y_val, fractions, seed, task, probe.val_fraction_policy)
+            for f in fractions:
+                idx, vidx = train_subsets[f], val_subsets[f]
+                what = f"label fraction {f:g}"
+                f_train, f_val, f_test = train[idx], val[vidx], test
+                if f in embeddings.fraction_features:
+                    f_train, f_val, f_test = (
+                        check_embeddings(a, f"{what} {name} embeddings")
+                        for a, name in zip(embeddings.fraction_features[f], ("train", "validation", "test"))
                     )
-            fitted = _fit(f_train, y_train[idx], f_val, y_val[vidx], task, n_classes, seed, probe, what)
+                    if (f_train.shape[0], f_val.shape[0], f_test.shape[0]) != (idx.size, vidx.size, test.shape[0]):
+                        raise EvaluationError(
+                            f"{what}: adapted embeddings must cover the fraction's {idx.size} train and {vidx.size} "
+                            f"validation examples and the {test.shape[0]} test images, got {f_train.shape[0]}, "
+                            f"{f_val.shape[0]} and {f_test.shape[0]}"
+                        )
+                fitted = _fit(f_train, y_train[idx], f_val, y_val[vidx], task, n_classes, seed, probe, what)
+                add(
+                    fitted,
+                    y_test,
+                    fitted.predict_proba(f_test, "test embeddings"),
+                    test_index,
+                    condition="label_fraction",
+                    label_fraction=f,
+                    label_fraction_used=idx.size / train.shape[0],
+                )
+
+        for key in embeddings.corrupted:
+            if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str)):
+                raise EvaluationError(f"corrupted embeddings must be keyed by (corruption, severity), got {key!r}")
+            if key[0] in ("", "none") or isinstance(key[1], bool) or key[1] not in SEVERITIES:
+                raise EvaluationError(
+                    f"corrupted embeddings {key!r}: corruption must be named (not 'none') and severity must be "
+                    f"one of {SEVERITIES}"
+                )
+        for key in sorted(embeddings.corrupted, key=lambda k: (k[0], int(k[1]))):
+            corruption, severity = key
+            name = f"corrupted test embeddings ({corruption}, severity {severity})"
+            array = check_embeddings(embeddings.corrupted[key], name)
+            if array.shape[0] > y_test.shape[0]:
+                raise EvaluationError(f"{name}: {array.shape[0]} rows, more than the {y_test.shape[0]} test labels")
+            n = array.shape[0]
             add(
-                fitted,
-                y_test,
-                fitted.predict_proba(f_test, "test embeddings"),
-                test_index,
-                condition="label_fraction",
-                label_fraction=f,
-                label_fraction_used=idx.size / train.shape[0],
+                clean,
+                y_test[:n],
+                clean.predict_proba(array, name),
+                test_index[:n],
+                condition="corruption",
+                corruption=corruption,
+                severity=int(severity),
             )
 
-    for key in embeddings.corrupted:
-        if not (isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], str)):
-            raise EvaluationError(f"corrupted embeddings must be keyed by (corruption, severity), got {key!r}")
-        if key[0] in ("", "none") or isinstance(key[1], bool) or key[1] not in SEVERITIES:
-            raise EvaluationError(
-                f"corrupted embeddings {key!r}: corruption must be named (not 'none') and severity must be one of {SEVERITIES}"
-            )
-    for key in sorted(embeddings.corrupted, key=lambda k: (k[0], int(k[1]))):
-        corruption, severity = key
-        name = f"corrupted test embeddings ({corruption}, severity {severity})"
-        array = check_embeddings(embeddings.corrupted[key], name)
-        if array.shape[0] > y_test.shape[0]:
-            raise EvaluationError(f"{name}: {array.shape[0]} rows, more than the {y_test.shape[0]} test labels")
-        n = array.shape[0]
-        add(
-            clean,
-            y_test[:n],
-            clean.predict_proba(array, name),
-            test_index[:n],
-            condition="corruption",
-            corruption=corruption,
-            severity=int(severity),
-        )
-
-    if embeddings.shift_test is not None:
-        if embeddings.shift_labels is None:
-            raise EvaluationError("shift_test is given without shift_labels")
-        shift = check_embeddings(embeddings.shift_test, "site-B test embeddings")
-        y_shift = check_labels(embeddings.shift_labels, task, n_classes, "site-B test labels", shift.shape[0])
-        probabilities = clean.predict_proba(shift, "site-B test embeddings")
-        add(clean, y_shift, probabilities, np.arange(shift.shape[0]), condition="shift")
-    elif embeddings.shift_labels is not None:
-        raise EvaluationError("shift_labels is given without shift_test")
-    return out
+        if embeddings.shift_test is not None:
+            if embeddings.shift_labels is None:
+                raise EvaluationError("shift_test is given without shift_labels")
+            shift = check_embeddings(embeddings.shift_test, "site-B test embeddings")
+            y_shift = check_labels(embeddings.shift_labels, task, n_classes, "site-B test labels", shift.shape[0])
+            probabilities = clean.predict_proba(shift, "site-B test embeddings")
+            add(clean, y_shift, probabilities, np.arange(shift.shape[0]), condition="shift")
+        elif embeddings.shift_labels is not None:
+            raise EvaluationError("shift_labels is given without shift_test")
+        return out

@@ -26,7 +26,9 @@ key and duplicate detection is exact:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -45,6 +47,16 @@ DEFAULT_C_RULE: str = C_RULES[0]
 CALIBRATOR_SPLIT = "calibration"
 #: Corruption severities of the protocol (column ``severity``; 0 outside corruption rows).
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+#: The condition fields of a clean evaluation at 100% labels, uncalibrated: the neutral
+#: values (see above) from which every other condition changes only its own fields.
+CLEAN_CONDITION: Mapping[str, object] = MappingProxyType({
+    "condition": "clean",
+    "label_fraction": 1.0,
+    "label_fraction_used": 1.0,
+    "corruption": "none",
+    "severity": 0,
+    "calibration": "none",
+})
 
 
 @dataclass(frozen=True)

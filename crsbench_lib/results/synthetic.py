@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.results.schema import SEVERITIES, validate_results
+from crsbench_lib.results.schema import CLEAN_CONDITION, SEVERITIES, validate_results
 
 DEFAULT_FRACTIONS: tuple[float, ...] = (0.25, 0.10, 0.05, 0.01)
 DEFAULT_CORRUPTIONS: tuple[str, ...] = ("noise", "blur", "jpeg", "pixelate", "brightness", "contrast")
@@ -72,12 +72,7 @@ def synthetic_results(
             "task": ds[2],
             "seed": seed,
             "arm": arm,
-            "condition": "clean",
-            "label_fraction": 1.0,
-            "label_fraction_used": 1.0,
-            "corruption": "none",
-            "severity": 0,
-            "calibration": "none",
+            **CLEAN_CONDITION,
             "auroc": auroc,
             "ece": ece,
             "brier": float(np.clip(0.5 - 0.4 * (auroc - 0.5) + ece / 2, 0, 1)),

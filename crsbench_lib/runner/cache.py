@@ -73,12 +73,15 @@ class CellStore:
     ('intact', 'missing')
     """
 
+    #: Folder of the run's output folder that holds this store's files.
+    subdir: str = CELLS_DIR
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.folder = Path(root) / CELLS_DIR
+        self.folder = Path(root) / self.subdir
         self.folder.mkdir(parents=True, exist_ok=True)
-        # Rows that passed every check, by key: checking is mostly schema validation, and a
+        # Contents that passed every check, by key: checking is mostly schema validation, and a
         # run checks each reused cell before the work and assembles it after.
-        self._verified: dict[str, pd.DataFrame] = {}
+        self._verified: dict[str, Any] = {}
 
     def path(self, key: str) -> Path:
         """Parquet file of the cell with this key."""
@@ -129,6 +132,10 @@ class CellStore:
         the same frame (the run holds the folder's lock, so nobody else
         writes it in between).
         """
+        return self._load_verified(key)
+
+    def _load_verified(self, key: str) -> Any:
+        """The decoded content of ``key`` once its sidecar and checksum hold (memoised)."""
         if key in self._verified:
             return self._verified[key]
         sidecar = self._read_sidecar(key)
@@ -140,13 +147,21 @@ class CellStore:
         if hashlib.sha256(data).hexdigest() != sidecar["sha256"]:
             raise CacheError(f"{path}: sha256 does not match its sidecar ({len(data)} bytes, "
                              f"{sidecar.get('bytes')} recorded)")
+        content = self._decode(data, path)
+        self._verified[key] = content
+        return content
+
+    def _decode(self, data: bytes, path: Path) -> pd.DataFrame:
+        """The cell's rows from its checksum-verified Parquet bytes.
+
+        A store of other content (:class:`~crsbench_lib.runner.prediction_store.PredictionStore`)
+        overrides this and :meth:`save`; the sidecar, checksums and atomic writes stay here.
+        """
         try:
-            frame = validate_results(pd.read_parquet(io.BytesIO(data), engine="pyarrow"), source=str(path))
+            return validate_results(pd.read_parquet(io.BytesIO(data), engine="pyarrow"), source=str(path))
         except (CRSBenchError, OSError, ValueError) as exc:
             # A matching checksum with bad rows: written by a version with another schema.
             raise CacheError(f"{path}: not a valid cell ({_first_line(exc)})") from exc
-        self._verified[key] = frame
-        return frame
 
     def _read_sidecar(self, key: str) -> dict[str, Any]:
         path = self.info_path(key)
@@ -194,10 +209,13 @@ class CellStore:
             If the folder is unwritable or full (the cell is then not stored).
         """
         table = validate_results(rows, source=f"cell {info.get('cell', key)}")
-        self._verified.pop(key, None)
         buffer = io.BytesIO()
         table.to_parquet(buffer, index=False, engine="pyarrow")
-        data = buffer.getvalue()
+        return self._store(key, buffer.getvalue(), info)
+
+    def _store(self, key: str, data: bytes, info: Mapping[str, Any]) -> Path:
+        """Write ``data`` and its checksummed sidecar for ``key``; returns the data file."""
+        self._verified.pop(key, None)
         content = {**dict(info), "format": CELL_FORMAT, "key": key,
                    "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
         sidecar = {**content, "sidecar_sha256": _digest(content)}

@@ -14,10 +14,7 @@ both its rows and its predictions are intact.
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,10 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from crsbench_lib.atomic import atomic_write_bytes, atomic_write_text
 from crsbench_lib.errors import CacheError, CRSBenchError
 from crsbench_lib.results.predictions import PREDICTIONS_DIR, ConditionPredictions, predictions_from_table, predictions_table
-from crsbench_lib.runner import cache
 from crsbench_lib.runner.cache import CellStore
 
 
@@ -39,12 +34,24 @@ class PredictionStore(CellStore):
     ----------
     root : path-like
         The run's output folder; predictions live in ``root / "predictions"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> from crsbench_lib.results.predictions import META_COLUMNS, ConditionPredictions
+    >>> meta = {name: "x" for name in META_COLUMNS}
+    >>> meta.update(task="binary", seed=0, severity=0, ece_bins=10, label_fraction=1.0,
+    ...             label_fraction_used=1.0, probe_c=1.0, condition="clean", calibration="none")
+    >>> clean = ConditionPredictions.build(meta, np.arange(4), np.array([0, 1, 0, 1]),
+    ...                                    np.array([0.2, 0.7, 0.4, 0.9]), "binary")
+    >>> store = PredictionStore(tempfile.mkdtemp())
+    >>> _ = store.save("k1", [clean], {"cell": "demo"})
+    >>> store.inspect("k1")[0].value, len(store.load("k1"))
+    ('intact', 1)
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        super().__init__(root)
-        self.folder = Path(root) / PREDICTIONS_DIR
-        self.folder.mkdir(parents=True, exist_ok=True)
+    subdir = PREDICTIONS_DIR
 
     def load(self, key: str) -> list[ConditionPredictions]:  # type: ignore[override]
         """The stored predictions of a cell, after the cell store's checks.
@@ -54,41 +61,20 @@ class PredictionStore(CellStore):
         CacheError
             If either file is missing or unreadable, or a checksum does not match.
         """
-        if key in self._verified:
-            return self._verified[key]
-        sidecar = self._read_sidecar(key)
-        path = self.path(key)
+        return self._load_verified(key)
+
+    def _decode(self, data: bytes, path: Path) -> list[ConditionPredictions]:  # type: ignore[override]
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CacheError(f"{path}: unreadable ({exc.strerror or type(exc).__name__})") from exc
-        if hashlib.sha256(data).hexdigest() != sidecar["sha256"]:
-            raise CacheError(f"{path}: sha256 does not match its sidecar")
-        try:
-            predictions = predictions_from_table(pq.read_table(pa.BufferReader(data)), str(path))
+            return predictions_from_table(pq.read_table(pa.BufferReader(data)), str(path))
         except (CRSBenchError, OSError, ValueError, pa.ArrowException) as exc:
             raise CacheError(f"{path}: not valid predictions ({type(exc).__name__})") from exc
-        self._verified[key] = predictions
-        return predictions
 
     def save(self, key: str, predictions: Sequence[ConditionPredictions],  # type: ignore[override]
              info: Mapping[str, Any] | None = None) -> Path:
         """Store a cell's predictions, sidecar first (each atomically)."""
-        self._verified.pop(key, None)
         buffer = io.BytesIO()
         pq.write_table(predictions_table(predictions), buffer, compression="zstd")
-        data = buffer.getvalue()
-        content = {**dict(info or {}), "format": cache.CELL_FORMAT, "key": key,
-                   "sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
-        sidecar = {**content, "sidecar_sha256": cache._digest(content)}
-        path = self.path(key)
-        atomic_write_text(self.info_path(key), json.dumps(sidecar, sort_keys=True, indent=1))
-        try:
-            atomic_write_bytes(path, data)
-        except BaseException:
-            self.info_path(key).unlink(missing_ok=True)
-            raise
-        return path
+        return self._store(key, buffer.getvalue(), info or {})
 
     def size_bytes(self) -> int:
         """Total size of the stored prediction files."""

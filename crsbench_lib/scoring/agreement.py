@@ -213,6 +213,18 @@ def rank_table(auroc: pd.Series, crs: pd.Series) -> pd.DataFrame:
     return table.iloc[order].reset_index(drop=True)
 
 
+def _paired_rows(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two score arrays as float rows of one shape (B, n); a vector pairs with every row of the other."""
+    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float)))
+    return x, y
+
+
+def _ratio_or_nan(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """``numerator / denominator`` per row, NaN where the denominator is 0 (a constant row)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
+
+
 def kendall_tau_b_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Kendall tau-b between paired rows of two score arrays.
 
@@ -235,15 +247,14 @@ def kendall_tau_b_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> kendall_tau_b_rows(np.arange(4.0), np.array([[0.0, 1, 2, 3], [3, 2, 1, 0]]))
     array([ 1., -1.])
     """
-    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float)))
+    x, y = _paired_rows(a, b)
     i, j = np.triu_indices(x.shape[1], k=1)
     dx = np.sign(x[:, i] - x[:, j])
     dy = np.sign(y[:, i] - y[:, j])
     numerator = (dx * dy).sum(axis=1)
     n0 = float(i.size)
     denominator = np.sqrt((n0 - (dx == 0).sum(axis=1)) * (n0 - (dy == 0).sum(axis=1)))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
+    return _ratio_or_nan(numerator, denominator)
 
 
 def spearman_rho_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -264,14 +275,13 @@ def spearman_rho_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> spearman_rho_rows(np.arange(4.0), np.array([[0.0, 1, 2, 3], [3, 2, 1, 0]]))
     array([ 1., -1.])
     """
-    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float)))
+    x, y = _paired_rows(a, b)
     rx = rankdata(x, method="average", axis=1)
     ry = rankdata(y, method="average", axis=1)
     rx = rx - rx.mean(axis=1, keepdims=True)
     ry = ry - ry.mean(axis=1, keepdims=True)
     denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, (rx * ry).sum(axis=1) / np.where(denominator > 0, denominator, 1.0), np.nan)
+    return _ratio_or_nan((rx * ry).sum(axis=1), denominator)
 
 
 def kendall_tau_to_reference(reference: np.ndarray, draws: np.ndarray) -> np.ndarray:

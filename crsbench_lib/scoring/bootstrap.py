@@ -143,6 +143,68 @@ def _first_k(crs: np.ndarray, k: int) -> np.ndarray:
     return member
 
 
+def _draw_summary(
+    crs: np.ndarray, encoders: Sequence[str], point: pd.DataFrame, order: np.ndarray, top_k: int, interval: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-encoder summary and the pairwise differences of the CRS draws.
+
+    Parameters
+    ----------
+    crs : numpy.ndarray
+        (B, E) CRS draws, columns in ``encoders`` order.
+    encoders : sequence of str
+        Column names of ``crs``.
+    point : pandas.DataFrame
+        Point estimate in rank order, with ``encoder``, ``rank`` and ``crs``.
+    order : numpy.ndarray
+        Column of ``crs`` of each row of ``point``.
+    top_k : int
+        The k of P(top k).
+    interval : float
+        Coverage of the percentile intervals.
+
+    Returns
+    -------
+    summary : pandas.DataFrame
+        Per encoder in point-rank order: encoder, rank, crs (point), crs_mean,
+        crs_low, crs_high (percentile interval), p_rank1, p_top{k}.
+    pairwise : pandas.DataFrame
+        Per pair (encoder_a ranked above encoder_b at the point): diff (point
+        CRS_a - CRS_b), diff_low, diff_high, overlaps_zero, p_a_above_b.
+    """
+    tail = (1.0 - interval) / 2.0 * 100.0
+    n_b, n_e = crs.shape
+    winners = np.argmax(crs, axis=1)  # first maximum: ties go to the alphabetical first
+    p_rank1 = np.bincount(winners, minlength=n_e) / n_b
+    p_top = _first_k(crs, top_k).mean(axis=0)
+    low, high = np.percentile(crs, [tail, 100.0 - tail], axis=0)
+    point_crs = point["crs"].to_numpy()
+    summary = pd.DataFrame({
+        "encoder": point["encoder"].to_numpy(),
+        "rank": point["rank"].to_numpy(),
+        "crs": point_crs,
+        "crs_mean": crs.mean(axis=0)[order],
+        "crs_low": low[order],
+        "crs_high": high[order],
+        "p_rank1": p_rank1[order],
+        f"p_top{top_k}": p_top[order],
+    })
+    a_idx, b_idx = np.triu_indices(n_e, k=1)
+    first, second = order[a_idx], order[b_idx]
+    diffs = crs[:, first] - crs[:, second]
+    d_low, d_high = np.percentile(diffs, [tail, 100.0 - tail], axis=0)
+    pairwise = pd.DataFrame({
+        "encoder_a": [encoders[i] for i in first],
+        "encoder_b": [encoders[i] for i in second],
+        "diff": point_crs[a_idx] - point_crs[b_idx],
+        "diff_low": d_low,
+        "diff_high": d_high,
+        "overlaps_zero": (d_low <= 0.0) & (d_high >= 0.0),
+        "p_a_above_b": (diffs > 0).mean(axis=0),
+    })
+    return summary, pairwise
+
+
 def paired_seed_bootstrap(
     results: pd.DataFrame,
     standard: ReferenceStandard | str | os.PathLike[str] | None,
@@ -182,6 +244,16 @@ def paired_seed_bootstrap(
         If the standard's panel is empty or its ECE binning differs.
     ConfigError
         On an invalid parameter.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring.freeze import freeze_standard
+    >>> table = synthetic_results(n_encoders=4, seeds=(0, 1, 2), corruptions=("noise",))
+    >>> standard = freeze_standard(table, "demo", created="2026-01-01T00:00:00Z")
+    >>> result = paired_seed_bootstrap(table, standard, n_draws=200, top_k=2)
+    >>> result.crs_draws.shape, len(result.pairwise), float(result.summary["p_rank1"].sum())
+    ((200, 4), 6, 1.0)
     """
     std = as_standard(standard)
     std.require_panel()
@@ -200,46 +272,11 @@ def paired_seed_bootstrap(
 
     multiplicities = seed_multiplicities(len(seeds), int(n_draws), random_state)
     profiles = resampled_profiles(values, multiplicities)  # (B, E, 4)
-    n_b, n_e = profiles.shape[:2]
     crs = _leave_self_out_crs(profiles, encoders, std)
 
-    tail = (1.0 - interval) / 2.0 * 100.0
-    winners = np.argmax(crs, axis=1)  # first maximum: ties go to the alphabetical first
-    p_rank1 = np.bincount(winners, minlength=n_e) / n_b
-    p_top = _first_k(crs, int(top_k)).mean(axis=0)
-    low, high = np.percentile(crs, [tail, 100.0 - tail], axis=0)
     position = {name: i for i, name in enumerate(encoders)}
-    point_order = [position[e] for e in point["encoder"]]
-    summary = pd.DataFrame(
-        {
-            "encoder": point["encoder"].to_numpy(),
-            "rank": point["rank"].to_numpy(),
-            "crs": point["crs"].to_numpy(),
-            "crs_mean": crs.mean(axis=0)[point_order],
-            "crs_low": low[point_order],
-            "crs_high": high[point_order],
-            "p_rank1": p_rank1[point_order],
-            f"p_top{int(top_k)}": p_top[point_order],
-        }
-    )
-
-    a_idx, b_idx = np.triu_indices(n_e, k=1)
-    ordered = np.asarray(point_order)
-    first, second = ordered[a_idx], ordered[b_idx]
-    diffs = crs[:, first] - crs[:, second]
-    d_low, d_high = np.percentile(diffs, [tail, 100.0 - tail], axis=0)
-    point_crs = dict(zip(point["encoder"], point["crs"], strict=True))
-    pairwise = pd.DataFrame(
-        {
-            "encoder_a": [encoders[i] for i in first],
-            "encoder_b": [encoders[i] for i in second],
-            "diff": [point_crs[encoders[i]] - point_crs[encoders[j]] for i, j in zip(first, second, strict=True)],
-            "diff_low": d_low,
-            "diff_high": d_high,
-            "overlaps_zero": (d_low <= 0.0) & (d_high >= 0.0),
-            "p_a_above_b": (diffs > 0).mean(axis=0),
-        }
-    )
+    summary, pairwise = _draw_summary(crs, encoders, point, np.asarray([position[e] for e in point["encoder"]]),
+                                      int(top_k), interval)
     return BootstrapResult(
         encoders=tuple(encoders),
         seeds=tuple(seeds),
@@ -726,34 +763,7 @@ def two_level_bootstrap(
         "auroc": point_auroc[order],
     })
 
-    tail = (1.0 - interval) / 2.0 * 100.0
-    n_b, n_e = crs.shape
-    p_rank1 = np.bincount(np.argmax(crs, axis=1), minlength=n_e) / n_b
-    p_top = _first_k(crs, int(top_k)).mean(axis=0)
-    low, high = np.percentile(crs, [tail, 100.0 - tail], axis=0)
-    summary = pd.DataFrame({
-        "encoder": point["encoder"].to_numpy(),
-        "rank": point["rank"].to_numpy(),
-        "crs": point["crs"].to_numpy(),
-        "crs_mean": crs.mean(axis=0)[order],
-        "crs_low": low[order],
-        "crs_high": high[order],
-        "p_rank1": p_rank1[order],
-        f"p_top{int(top_k)}": p_top[order],
-    })
-    a_idx, b_idx = np.triu_indices(n_e, k=1)
-    first_idx, second_idx = order[a_idx], order[b_idx]
-    diffs = crs[:, first_idx] - crs[:, second_idx]
-    d_low, d_high = np.percentile(diffs, [tail, 100.0 - tail], axis=0)
-    pairwise = pd.DataFrame({
-        "encoder_a": [encoders[i] for i in first_idx],
-        "encoder_b": [encoders[i] for i in second_idx],
-        "diff": point_crs[first_idx] - point_crs[second_idx],
-        "diff_low": d_low,
-        "diff_high": d_high,
-        "overlaps_zero": (d_low <= 0.0) & (d_high >= 0.0),
-        "p_a_above_b": (diffs > 0).mean(axis=0),
-    })
+    summary, pairwise = _draw_summary(crs, encoders, point, order, int(top_k), interval)
     return TwoLevelBootstrapResult(
         encoders=tuple(encoders),
         seeds=tuple(seeds),

@@ -1,10 +1,11 @@
 """Post-hoc calibration ablation (crs-method section 6, item 6).
 
 Each post-hoc calibrator (temperature scaling, vector/Platt scaling, isotonic
-regression) is fitted on the validation split and applied to the test split by
-the evaluation engine, which writes one row per calibrator beside the
-uncalibrated (``calibration == "none"``) row of the same clean evaluation. This
-module pairs those rows and summarises, per group (dataset by default):
+regression) is fitted on the calibration split (crs-method section 9, amendment
+2) and applied to the test split by the evaluation engine, which writes one row
+per calibrator beside the uncalibrated (``calibration == "none"``) row of the
+same clean evaluation. This module pairs those rows and summarises, per group
+(dataset by default):
 
 * ``ece_before`` / ``ece_after``: mean ECE without and with the calibrator;
 * ``relative_ece_reduction = (ece_before - ece_after) / ece_before``, the share
@@ -167,6 +168,17 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
     return out.sort_values(keys + ["calibration"], kind="mergesort").reset_index(drop=True)
 
 
+def _grouping(by: Sequence[str], paired: pd.DataFrame) -> list[str]:
+    """The grouping columns of a summary of ``paired``: known columns, ``calibration`` among them."""
+    groups = list(by)
+    if "calibration" not in groups:
+        raise ValueError("by must include 'calibration': each calibrator is summarised on its own")
+    unknown = [g for g in groups if g not in paired.columns]
+    if unknown:
+        raise ValueError(f"unknown grouping column(s) {unknown}; expected columns of the paired table")
+    return groups
+
+
 def calibration_summary(
     paired: pd.DataFrame,
     by: Sequence[str] = ("dataset", "calibration"),
@@ -194,13 +206,18 @@ def calibration_summary(
     ------
     ValueError
         If ``by`` omits ``"calibration"`` or names an unknown column.
+
+    Examples
+    --------
+    >>> paired = pd.DataFrame({
+    ...     "dataset": ["d"] * 4, "calibration": ["temperature"] * 4,
+    ...     "ece_before": [0.10, 0.12, 0.08, 0.09], "ece_after": [0.05, 0.06, 0.05, 0.05],
+    ...     "auroc_before": [0.8] * 4, "auroc_after": [0.8] * 4})
+    >>> row = calibration_summary(paired).iloc[0]
+    >>> int(row["n"]), round(float(row["relative_ece_reduction"]), 4), float(row["auroc_change"])
+    (4, 0.4615, 0.0)
     """
-    groups = list(by)
-    if "calibration" not in groups:
-        raise ValueError("by must include 'calibration': each calibrator is summarised on its own")
-    unknown = [g for g in groups if g not in paired.columns]
-    if unknown:
-        raise ValueError(f"unknown grouping column(s) {unknown}; expected columns of the paired table")
+    groups = _grouping(by, paired)
     frame = paired.assign(auroc_change=paired["auroc_after"] - paired["auroc_before"])
     summary = frame.groupby(groups, sort=True, observed=True).agg(
         n=("ece_before", "size"),
@@ -301,12 +318,7 @@ def excess_ablation(
     >>> round(float(row["excess_change"]), 4), row["verdict"]
     (-0.045, 'helped')
     """
-    groups = list(by)
-    if "calibration" not in groups:
-        raise ValueError("by must include 'calibration': each calibrator is summarised on its own")
-    unknown = [g for g in groups if g not in paired.columns]
-    if unknown:
-        raise ValueError(f"unknown grouping column(s) {unknown}; expected columns of the paired table")
+    groups = _grouping(by, paired)
     missing = [c for c in ("excess_before", "excess_after") if c not in paired.columns]
     if missing or paired[["excess_before", "excess_after"]].isna().to_numpy().any():
         raise SchemaError(

@@ -31,6 +31,12 @@ def _base_standard(base: ReferenceStandard | str | os.PathLike[str] | None) -> R
     return load_standard(base)
 
 
+def _check_version(version: object) -> None:
+    # Checked before the table is read, so that a bad name fails at once.
+    if not isinstance(version, str) or not version.strip():
+        raise ReferenceStandardError("field 'version' must be a non-empty string")
+
+
 def freeze_profiles(
     profiles: pd.DataFrame,
     version: str,
@@ -80,9 +86,17 @@ def freeze_profiles(
     ReferenceStandardError
         If the version is empty, a panel name is not an encoder of
         ``profiles``, a name repeats, or the panel is empty.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> profiles = pd.DataFrame({"D": [0.9, 0.7], "C": [0.05, 0.1], "L": [0.95, 0.9], "R": [0.02, 0.08]},
+    ...                         index=["a", "b"])
+    >>> std = freeze_profiles(profiles, "demo-v1", created="2026-01-01T00:00:00Z")
+    >>> std.version, std.panel_names, std.panel_profiles.shape
+    ('demo-v1', ('a', 'b'), (2, 4))
     """
-    if not isinstance(version, str) or not version.strip():
-        raise ReferenceStandardError("field 'version' must be a non-empty string")
+    _check_version(version)
     base_std = _base_standard(base)
     if panel is None:
         names = [str(n) for n in profiles.index]
@@ -156,9 +170,16 @@ def freeze_standard(
     ReferenceStandardError
         If the version is empty, a panel name is not an encoder of the table,
         a name repeats, the panel is empty, or the ECE binning differs.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> std = freeze_standard(synthetic_results(n_encoders=3, seeds=(0,)), "demo-v1",
+    ...                       created="2026-01-01T00:00:00Z")
+    >>> std.version, len(std.panel_names), std.arm
+    ('demo-v1', 3, 'frozen')
     """
-    if not isinstance(version, str) or not version.strip():
-        raise ReferenceStandardError("field 'version' must be a non-empty string")
+    _check_version(version)
     base_std = _base_standard(base)
     table = validate_results(results)
     check_ece_bins(table, base_std, arm)

@@ -4,6 +4,8 @@ import pytest
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results import COLUMNS, empty_results, read_results, to_csv, validate_results, write_results
+from crsbench_lib.results.schema import CLEAN_CONDITION
+from crsbench_lib.results.select import clean_mask
 from crsbench_lib.results.synthetic import synthetic_results
 
 
@@ -16,6 +18,15 @@ def test_synthetic_table_is_valid(table):
     assert set(table["condition"]) == {"clean", "label_fraction", "corruption", "shift"}
     assert list(table.columns[: len(COLUMNS)]) == [c.name for c in COLUMNS]
     assert table["seed"].dtype == np.int64
+
+
+def test_clean_condition_is_what_clean_mask_selects(table):
+    fields = table[list(CLEAN_CONDITION)]
+    matches = np.logical_and.reduce([fields[k].to_numpy() == v for k, v in CLEAN_CONDITION.items()])
+    assert matches.any()
+    assert np.array_equal(matches, clean_mask(table, calibration="none"))
+    with pytest.raises(TypeError):
+        CLEAN_CONDITION["severity"] = 1  # type: ignore[index]
 
 
 def test_empty_table_validates():

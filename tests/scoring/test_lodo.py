@@ -6,6 +6,7 @@ from scipy import stats
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
 from crsbench_lib.scoring import crs, encoder_profiles, freeze_standard, lodo, raw_axes
+from crsbench_lib.standard import ReferenceStandard
 
 
 def raw_table(rng: np.random.Generator, n_enc: int = 6, datasets=("derm", "fundus", "cxr"), seeds=(0, 1)) -> pd.DataFrame:
@@ -129,13 +130,18 @@ def test_site_b_prediction_uses_a_crs_without_the_shift_term(table, standard):
         lodo.site_b_prediction(site_a, standard)
 
 
-def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
+def _both_arms() -> tuple[pd.DataFrame, ReferenceStandard]:
+    """A table with a frozen and a lora arm, and the standard frozen from it."""
     both = synthetic_results(n_encoders=5, seeds=(0,), corruptions=("noise",), severities=(1, 3), arms=("frozen", "lora"))
     # Adaptation helps on every axis, so the adapted profiles dominate frozen panel entries.
     lora = both["arm"] == "lora"
     both.loc[lora, "auroc"] = (both.loc[lora, "auroc"] + 0.05).clip(upper=0.999)
     both.loc[lora, "ece"] = both.loc[lora, "ece"] / 2
-    standard = freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
+    return both, freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
+
+
+def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
+    both, standard = _both_arms()
     site_a = both[both["condition"] != "shift"]
     refrozen = freeze_standard(site_a, "s", base=standard, arm="frozen", created="2026-01-01T00:00:00Z")
     predictor = crs.score_results(site_a, refrozen, arm="lora").set_index("encoder")["crs"].sort_index()
@@ -151,11 +157,8 @@ def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
 
 
 def test_lodo_of_the_lora_arm_refreezes_the_panel_from_the_frozen_arm():
-    both = synthetic_results(n_encoders=5, seeds=(0,), corruptions=("noise",), severities=(1, 3), arms=("frozen", "lora"))
+    both, standard = _both_arms()
     lora = both["arm"] == "lora"
-    both.loc[lora, "auroc"] = (both.loc[lora, "auroc"] + 0.05).clip(upper=0.999)
-    both.loc[lora, "ece"] = both.loc[lora, "ece"] / 2
-    standard = freeze_standard(both, "t", created="2026-01-01T00:00:00Z")
     result = lodo.leave_one_dataset_out(raw_axes(both, arm="lora"), standard, panel_raw=raw_axes(both))
     reduced = both[both["dataset"] != "derm"]
     refrozen = freeze_standard(reduced, "r", base=standard, created="2026-01-01T00:00:00Z")
