@@ -3,9 +3,11 @@
 The shipped ``medmnist-cpu`` profile is pointed at two tiny MedMNIST-layout
 files written here (``root/{flag}.npz``, 60 images each at 28 px), with a small
 grid (the hand-crafted encoders, one seed, one severity, the frozen arm). The
-run is scored, a standard is frozen from it, and the book's data-dependent
-pages (the cohort chapter, the two comparisons with the study, the intro and
-the reproduce page) are rendered against that standard.
+run is scored, a standard is frozen from it, and ``crsbench book --results``
+renders the whole book against that standard: every chapter but the one the
+run cannot fill (no LoRA arm: the transfer chapter, left out with the reason).
+The data-dependent pages (the cohort chapter, the two comparisons with the
+study, the intro and the reproduce page) are then read.
 """
 
 from __future__ import annotations
@@ -23,13 +25,12 @@ from crsbench_lib.cohort import PHANTOM_DATASETS
 from crsbench_lib.data.medmnist import FLAGS
 from crsbench_lib.encoders.registry import describe_encoders
 from crsbench_lib.paths import configs_dir
-from crsbench_lib.report.book import render_book
+from crsbench_lib.report.book import toc_pages
 
 pytestmark = pytest.mark.slow
 
 FLAGS_USED = ("dermamnist", "pneumoniamnist")
 SIZES = {"train": 30, "val": 15, "test": 15}
-CHAPTERS = ["cohort", "published", "differences"]
 
 
 def write_medmnist(folder: Path, flag: str, rng: np.random.Generator) -> None:
@@ -89,8 +90,12 @@ def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: 
     standard = tmp_path / "mine-v1.yaml"
     assert main(["freeze", str(results), "--version", "mine-v1", "--out", str(standard)]) == 0
 
-    html_dir = render_book(results, "medmnist-mine", standard_path=standard, output_root=tmp_path / "book",
-                           names=CHAPTERS, cache=tmp_path / "notebook-cache")
+    capsys.readouterr()
+    assert main(["book", "--results", str(results), "--standard", str(standard), "--out", str(tmp_path / "book")]) == 0
+    assert "transfer           left out: the run has no LoRA arm" in capsys.readouterr().out
+    html_dir = tmp_path / "book" / "_build" / "html"
+    for page in toc_pages():
+        assert (html_dir / f"{page}.html").is_file() == (page != "notebooks/transfer"), page
 
     cohort = page_text(html_dir / "notebooks" / "cohort.html")
     # Everything the page says about the data comes before the zoo (whose table lists
@@ -111,6 +116,8 @@ def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: 
 
     intro = page_text(html_dir / "book" / "intro.html")
     assert "This build reads 2 datasets: dermamnist (dermatology" in intro
+    # The profile and cohort come from the table's run manifest, not from the default profile.
+    assert "profile: medmnist-mine |" in intro and "cohort: user data" in intro
     assert "procedural" not in intro and "phantom" not in intro
     assert "Terms this run cannot measure" in intro
     reproduce = page_text(html_dir / "book" / "reproduce.html")

@@ -132,3 +132,11 @@ def test_every_substitution_of_the_prose_has_a_default_in_the_config():
             for key in re.findall(r"\{\{ (\w+) \}\}", line)}
     assert {"cohort_text", "fit_report", "rebuild", "provenance"} <= used
     assert used <= set(defaults), sorted(used - set(defaults))
+
+
+def test_a_chapter_the_run_cannot_fill_is_left_out_with_the_reason(table):
+    names = ["cohort", "transfer", "agreement"]
+    assert book.runnable_chapters(table, names) == (names, {})  # both arms
+    kept, lacking = book.runnable_chapters(table[table["arm"] == "frozen"], names)
+    assert kept == ["cohort", "agreement"]
+    assert lacking == {"transfer": book.CHAPTER_NEEDS["transfer"][1]} and "no LoRA arm" in lacking["transfer"]
