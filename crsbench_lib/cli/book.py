@@ -6,8 +6,52 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from crsbench_lib.cli import positive_int
+
+if TYPE_CHECKING:
+    from crsbench_lib.runner.config import Profile
+
+
+DEFAULT_PROFILE = "default"
+
+
+def book_identity(profile: Profile, explicit: bool, results_path: Path | None) -> tuple[str, bool | None]:
+    """The profile name and cohort flag the book shows for a table.
+
+    A table the profile's run produced is described by the profile. A table
+    given with ``--results`` is described by the run manifest beside it (its
+    profile and whether its datasets are phantoms), unless a profile was named
+    explicitly; without a manifest or an explicit profile the cohort is "not
+    recorded" rather than the default profile's phantom cohort.
+
+    Parameters
+    ----------
+    profile : Profile
+        The loaded profile (``--profile``/``--config``, or the default).
+    explicit : bool
+        Whether ``--profile`` or ``--config`` was given.
+    results_path : path, optional
+        The ``--results`` table, ``None`` when the profile is run.
+
+    Returns
+    -------
+    (str, bool or None)
+        Profile name and ``simulated`` for :func:`~crsbench_lib.report.book.render_book`.
+    """
+    from crsbench_lib.report.context import simulated_from_manifest
+    from crsbench_lib.report.own_data import read_run_data
+
+    own = all(spec.kind == "phantom" for spec in profile.datasets)
+    if results_path is None:
+        return profile.name, own
+    run = read_run_data(results_path)
+    recorded = simulated_from_manifest(results_path)
+    name = run.profile if run is not None and run.profile and not explicit else profile.name
+    if recorded is not None:
+        return name, recorded
+    return name, own if explicit else None
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -15,7 +59,8 @@ def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.runner.config import load_profile
 
     start = time.perf_counter()
-    profile = load_profile(args.config if args.config is not None else args.profile)
+    explicit = args.config is not None or args.profile is not None
+    profile = load_profile(args.config if args.config is not None else args.profile or DEFAULT_PROFILE)
     if args.results is not None:
         results_path = args.results
     else:
@@ -26,10 +71,10 @@ def _handle(args: argparse.Namespace) -> int:
         results_path = outcome.results_path
         print(f"  results: {results_path} ({outcome.n_computed} cells computed, {outcome.n_reused} reused, "
               f"{outcome.seconds:.1f} s)", flush=True)
-    simulated = all(spec.kind == "phantom" for spec in profile.datasets)
+    name, simulated = book_identity(profile, explicit, args.results)
     standard = args.standard if args.standard is not None else profile.standard_path
     print("crsbench book: executing notebooks", flush=True)
-    html = render_book(results_path, profile.name, standard_path=standard, simulated=simulated,
+    html = render_book(results_path, name, standard_path=standard, simulated=simulated,
                        output_root=args.out, use_cache=not args.no_cache, progress=True)
     print(f"crsbench book: {html / 'index.html'} ({time.perf_counter() - start:.0f} s)", file=sys.stdout)
     return 0
@@ -47,7 +92,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--profile", metavar="NAME", default="default", help="a shipped profile (default: default)")
+    which.add_argument("--profile", metavar="NAME", default=None,
+                       help=f"a shipped profile (default: {DEFAULT_PROFILE}; with --results, the run manifest's)")
     which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
     parser.add_argument("--results", metavar="FILE", type=Path, default=None,
                         help="use this results table instead of running the profile")

@@ -18,10 +18,11 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import yaml
 
 from crsbench_lib.atomic import atomic_write_text
@@ -39,6 +40,43 @@ PROVENANCE_FILE = "provenance.json"  # in the HTML folder: what produced the ren
 REPOSITORY_ENV = "CRSBENCH_REPOSITORY_URL"  # set it once the repository is public: launch buttons appear
 BINDER_URL = "https://mybinder.org"
 COLAB_URL = "https://colab.research.google.com"
+
+
+def _has_lora_arm(results: pd.DataFrame) -> bool:
+    return bool((results["arm"] == "lora").any())
+
+
+#: Chapters that need what not every run has: name -> (test on the results table, what the run lacks).
+CHAPTER_NEEDS: dict[str, tuple[Callable[[pd.DataFrame], bool], str]] = {
+    "transfer": (_has_lora_arm, "the run has no LoRA arm (arms: [frozen, lora] in the profile)"),
+}
+
+
+def runnable_chapters(results: pd.DataFrame, names: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The chapters a results table can fill, and why the others are left out.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The book's results table.
+    names : sequence of str
+        Candidate notebook names.
+
+    Returns
+    -------
+    (list of str, dict)
+        The names kept (in order) and, for each name left out, what the run lacks
+        (:data:`CHAPTER_NEEDS`).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"arm": ["frozen"]})
+    >>> runnable_chapters(table, ["cohort", "transfer"])[0]
+    ['cohort']
+    """
+    left = {name: CHAPTER_NEEDS[name][1] for name in names
+            if name in CHAPTER_NEEDS and not CHAPTER_NEEDS[name][0](results)}
+    return [name for name in names if name not in left], left
 
 
 def _copy_if_changed(source: Path, destination: Path) -> None:
@@ -276,7 +314,8 @@ def render_book(
         The book lands in ``<output_root>/_build`` (default: the project root):
         ``notebooks/`` (executed), ``source/`` (staged), ``html/``.
     names : list of str, optional
-        Notebooks to execute (default: all).
+        Notebooks to execute (default: all); those the table cannot fill are
+        left out (:func:`runnable_chapters`).
     use_cache : bool
         Reuse cached notebook executions.
     progress : bool
@@ -293,9 +332,10 @@ def render_book(
         :class:`~crsbench_lib.report.banner.Provenance` (package version,
         standard, results hash, build date).
     """
+    from crsbench_lib.report import own_data
     from crsbench_lib.report.banner import build_date, provenance, release_markdown
     from crsbench_lib.report.context import portable_path, resolve_standard, simulated_from_manifest
-    from crsbench_lib.report.notebooks import execute_all
+    from crsbench_lib.report.notebooks import available_notebooks, execute_all
     from crsbench_lib.results.io import read_results
 
     if simulated is None:
@@ -311,11 +351,18 @@ def render_book(
         "standard_path": portable_path(standard_path, profile) if standard_path is not None else None,
         "simulated": simulated,
     }
-    executed = execute_all(common, build / NOTEBOOKS_DIR, names=names, directory=base / NOTEBOOKS_DIR,
-                           use_cache=use_cache, progress=progress, cache=cache)
     table = read_results(results_path)
-    banner = provenance(table, resolve_standard(standard_path, table), profile=profile, simulated=simulated,
-                        built=build_date())
+    # A chapter whose inputs the run lacks is left out of the book (and says why), not failed.
+    candidates = names if names is not None else list(available_notebooks(base / NOTEBOOKS_DIR))
+    chosen, lacking = runnable_chapters(table, candidates)
+    if progress:
+        for name, why in lacking.items():
+            print(f"  {name:<18} left out: {why}", flush=True)
+    executed = execute_all(common, build / NOTEBOOKS_DIR, names=chosen, directory=base / NOTEBOOKS_DIR,
+                           use_cache=use_cache, progress=progress, cache=cache)
+    standard = resolve_standard(standard_path, table)
+    banner = provenance(table, standard, profile=profile, simulated=simulated, built=build_date())
+    run = own_data.read_run_data(results_path)
     fields = banner.as_dict()
     substitutions = {
         "provenance": banner.text(),
@@ -328,6 +375,10 @@ def render_book(
         "build_date": banner.build_date,
         "release": release_markdown(banner),
         "execution_table": execution_table(executed),
+        # The prose pages describe the run's own data (not the phantom cohort, unless it is the cohort).
+        "cohort_text": own_data.intro_text(run),
+        "fit_report": own_data.fit_markdown(table, standard),
+        "rebuild": own_data.rebuild_markdown(run, profile),
     }
     stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base,
                                 repository=os.environ.get(REPOSITORY_ENV) or None)

@@ -4,6 +4,10 @@ A chapter's first output, right under its title, is :func:`chapter_header`:
 
 * for the simulated phantom cohort, a banner saying so (above the fold, where a
   reader cannot miss it);
+* when the table lies outside the reference standard it is scored against
+  (:func:`crsbench_lib.scoring.fit.fit_warnings`: every encoder at dominance 0,
+  or values beyond an anchor), a warning naming the axis and the remedy, since
+  every score on the page is then flattened;
 * one ``<details>`` block with everything that produced the page: the profile,
   the reference standard (version and content hash), the hash of the results
   table, the configuration hash(es), the chapter's parameters and the versions
@@ -39,6 +43,8 @@ BANNER_CLASS = "crs-simulated-banner"
 # Inline as well as in the book's CSS, so a standalone HTML page of a rerun shows it too.
 BANNER_STYLE = "border-left:5px solid #D55E00;background:#FDF1E8;padding:6px 12px;margin:4px 0 8px 0"
 PROVENANCE_CLASS = "crs-provenance-details"
+FIT_CLASS = "crs-fit-warning"
+FIT_TITLE = "The reference standard does not fit this table"
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
@@ -86,12 +92,16 @@ class ChapterHeader:
         The chapter's parameters (values as run).
     versions : mapping
         Package versions (:func:`package_versions`).
+    fit : tuple of str
+        :func:`~crsbench_lib.scoring.fit.fit_warnings` of the chapter's table
+        against its standard (empty: it fits, and no warning is shown).
     """
 
     provenance: Provenance
     results_hash: str
     parameters: Mapping[str, Any]
     versions: Mapping[str, str]
+    fit: tuple[str, ...] = ()
 
     def fields(self) -> list[tuple[str, str]]:
         """Every line of the provenance block, as (label, text)."""
@@ -105,6 +115,10 @@ class ChapterHeader:
     def _repr_html_(self) -> str:
         banner = (f'<div class="{BANNER_CLASS}" role="note" style="{BANNER_STYLE}"><strong>{html.escape(SIMULATED_TEXT.split(":", 1)[0])}</strong>:'
                   f"{html.escape(SIMULATED_TEXT.split(':', 1)[1])}</div>" if self.provenance.simulated is True else "")
+        if self.fit:
+            items = "".join(f"<li>{html.escape(line)}</li>" for line in self.fit)
+            banner += (f'<div class="{FIT_CLASS}" role="note" style="{BANNER_STYLE}"><strong>{html.escape(FIT_TITLE)}'
+                       f"</strong><ul>{items}</ul></div>")
         summary = f"Provenance: profile {self.provenance.profile}, standard {self.provenance.standard_version}"
         rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in self.fields())
         return (f"{banner}<details class=\"{PROVENANCE_CLASS}\"><summary>{html.escape(summary)}</summary>"
@@ -112,6 +126,8 @@ class ChapterHeader:
 
     def _repr_markdown_(self) -> str:
         lines = [SIMULATED_TEXT, ""] if self.provenance.simulated is True else []
+        if self.fit:
+            lines += [f"**{FIT_TITLE}**", "", *(f"- {line}" for line in self.fit), ""]
         lines += [f"- {k}: {v}" for k, v in self.fields()]
         return "\n".join(lines)
 
@@ -122,7 +138,8 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
     Parameters
     ----------
     ctx : BookContext
-        The chapter's inputs (results, standard, provenance).
+        The chapter's inputs (results, standard, provenance); the results are
+        scored against the standard to check that they fit it.
     parameters : mapping, optional
         The chapter's parameters as run.
 
@@ -131,13 +148,17 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
     ChapterHeader
         Display it as a cell's last expression.
     """
+    from crsbench_lib.scoring.crs import score_results
+    from crsbench_lib.scoring.fit import fit_warnings
     from crsbench_lib.standard import results_hash
 
+    scores = score_results(ctx.results, ctx.standard, arm=ctx.standard.arm)
     return ChapterHeader(
         provenance=ctx.provenance,
         results_hash=results_hash(ctx.results),
         parameters=dict(parameters or {}),
         versions=package_versions(),
+        fit=tuple(fit_warnings(scores, ctx.standard)),
     )
 
 

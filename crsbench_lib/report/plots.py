@@ -760,3 +760,54 @@ def augmentation_effect(effect: pd.DataFrame) -> Figure:
     axes[0].invert_yaxis()
     axes[1].legend(loc="best", fontsize=7)
     return fig
+
+
+def stack_figures(figures: Sequence[Figure], dpi: int = 100) -> Figure:
+    """Several finished figures as one, one below the other (left-aligned, white padding).
+
+    The cohort chapter draws one contact sheet per dataset of the run, however
+    many there are, and shows them as one numbered figure.
+
+    Parameters
+    ----------
+    figures : sequence of Figure
+        Drawn top to bottom; each is rendered at ``dpi`` and closed if pyplot manages it.
+    dpi : int
+        Resolution at which each figure is rendered and the result is sized.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Pixel for pixel the stacked renderings.
+
+    Raises
+    ------
+    ValueError
+        If ``figures`` is empty.
+
+    Examples
+    --------
+    >>> a, b = Figure(figsize=(2, 1)), Figure(figsize=(1, 1))
+    >>> [float(v) for v in stack_figures([a, b]).get_size_inches()]
+    [2.0, 2.0]
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not figures:
+        raise ValueError("stack_figures: no figure to stack")
+    images = []
+    for fig in figures:
+        fig.set_dpi(dpi)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        images.append(np.asarray(canvas.buffer_rgba())[..., :3].copy())
+        if plt.fignum_exists(getattr(fig, "number", -1)):
+            plt.close(fig)
+    width = max(image.shape[1] for image in images)
+    padded = [np.pad(image, ((0, 0), (0, width - image.shape[1]), (0, 0)), constant_values=255) for image in images]
+    stacked = np.concatenate(padded, axis=0)
+    out = Figure(figsize=(stacked.shape[1] / dpi, stacked.shape[0] / dpi), dpi=dpi)
+    ax = out.add_axes((0, 0, 1, 1))
+    ax.imshow(stacked, interpolation="nearest")
+    ax.set_axis_off()
+    return out

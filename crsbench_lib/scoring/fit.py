@@ -32,6 +32,11 @@ FREEZE_HINT = (
     "freeze a standard from your own reference panel with 'crsbench freeze RESULTS --version my-v1 "
     "[--panel ENCODER ...] --out standards/my-v1.yaml' and score with '--standard standards/my-v1.yaml'"
 )
+#: Why a freeze alone does not cure values beyond an anchor, and what does.
+ANCHOR_HINT = (
+    "a freeze copies the anchors of its base standard, so for values beyond an anchor freeze with "
+    "'--base FILE', a copy of standards/crs-template.yaml whose anchors span your data"
+)
 # raw_axes piece column -> the term it stands for.
 _TERMS: dict[str, str] = {
     "avg_corruption_loss": "R: no corruption term (no corruption rows)",
@@ -138,8 +143,9 @@ def fit_warnings(scores: pd.DataFrame, standard: ReferenceStandard) -> list[str]
     list of str
         One line per problem (dominance 0 for every encoder with an axis on
         which all lie below the panel, :func:`axes_below_panel`; each axis and
-        side with values beyond an anchor), then one line with the remedy; empty
-        when the table fits.
+        side with values beyond an anchor), then one line with the remedy
+        (:data:`FREEZE_HINT`, and :data:`ANCHOR_HINT` when an anchor is
+        passed); empty when the table fits.
 
     Examples
     --------
@@ -161,9 +167,11 @@ def fit_warnings(scores: pd.DataFrame, standard: ReferenceStandard) -> list[str]
             f"{', '.join(below)} every encoder is worse than every panel member, so the dominance weight "
             f"({weight:g}) separates nobody"
         )
-    lines.extend(e.message() for e in anchor_excess(scores, standard))
+    excess = anchor_excess(scores, standard)
+    lines.extend(e.message() for e in excess)
     if lines:
-        lines.append(f"this table lies outside standard {standard.version}; {FREEZE_HINT}")
+        lines.append(f"this table lies outside standard {standard.version}; {FREEZE_HINT}"
+                     + (f"; {ANCHOR_HINT}" if excess else ""))
     return lines
 
 

@@ -103,3 +103,40 @@ def test_shipped_config_has_no_thebe_and_loads_the_book_extension():
     assert config["launch_buttons"]["thebe"] is False
     assert "crsbench_lib.report.sphinx_ext" in config["sphinx"]["extra_extensions"]
     assert config["bibtex_bibfiles"] == ["book/references.bib"]
+
+
+def _prose_lines(text):
+    """The lines of a MyST page outside code blocks (directives such as ```{admonition} count as prose)."""
+    fence = None
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if fence is None:
+                fence = line
+            elif line.strip() == "```":
+                fence = None
+            continue
+        if fence is None or fence.startswith("```{"):
+            yield line
+
+
+def test_every_substitution_of_the_prose_has_a_default_in_the_config():
+    """A page built without a run (or a key render_book forgot) shows the config's default, never '{{ key }}'."""
+    import re
+
+    from crsbench_lib.paths import project_root
+
+    root = project_root()
+    defaults = yaml.safe_load((root / book.CONFIG_FILE).read_text())["parse"]["myst_substitutions"]
+    used = {key for page in (root / book.BOOK_DIR).glob("*.md")
+            for line in _prose_lines(page.read_text(encoding="utf-8"))
+            for key in re.findall(r"\{\{ (\w+) \}\}", line)}
+    assert {"cohort_text", "fit_report", "rebuild", "provenance"} <= used
+    assert used <= set(defaults), sorted(used - set(defaults))
+
+
+def test_a_chapter_the_run_cannot_fill_is_left_out_with_the_reason(table):
+    names = ["cohort", "transfer", "agreement"]
+    assert book.runnable_chapters(table, names) == (names, {})  # both arms
+    kept, lacking = book.runnable_chapters(table[table["arm"] == "frozen"], names)
+    assert kept == ["cohort", "agreement"]
+    assert lacking == {"transfer": book.CHAPTER_NEEDS["transfer"][1]} and "no LoRA arm" in lacking["transfer"]

@@ -7,7 +7,8 @@ from crsbench_lib.report.banner import provenance
 
 
 def _ctx(table, standard, simulated):
-    return SimpleNamespace(results=table, provenance=provenance(table, standard, profile="quick", simulated=simulated))
+    return SimpleNamespace(results=table, standard=standard,
+                           provenance=provenance(table, standard, profile="quick", simulated=simulated))
 
 
 def test_header_shows_the_simulated_banner_first_and_provenance_collapsed(table, standard):
@@ -35,3 +36,19 @@ def test_display_value_keeps_plain_values():
     assert page.display_value(3) == "3"
     assert page.display_value("frozen") == "frozen"
     assert page.display_value(None) == "None"
+
+
+def test_header_warns_when_the_table_lies_outside_its_standard(table, standard):
+    from dataclasses import replace
+
+    from crsbench_lib.scoring.fit import FREEZE_HINT
+
+    assert page.chapter_header(_ctx(table, standard, False)).fit == ()  # its own standard fits
+    assert page.FIT_CLASS not in page.chapter_header(_ctx(table, standard, False))._repr_html_()
+    tight = replace(standard, anchors={**standard.anchors, "C": (1e-9, 0.0)})  # every C beyond the worst anchor
+    header = page.chapter_header(_ctx(table, tight, False))
+    assert any(line.startswith("axis C: ") for line in header.fit) and FREEZE_HINT in header.fit[-1]
+    html = header._repr_html_()
+    assert html.startswith(f'<div class="{page.FIT_CLASS}"') and "<li>axis C: " in html
+    assert html.index(page.FIT_CLASS) < html.index("<details")
+    assert f"**{page.FIT_TITLE}**" in header._repr_markdown_()

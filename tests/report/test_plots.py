@@ -145,3 +145,16 @@ def test_augmentation_effect_draws_present_pairs_only(table):
     assert "no aug/noaug pair" in none.axes[0].texts[0].get_text()
     with pytest.raises(ValueError, match="missing column"):
         plots.augmentation_effect(effect.drop(columns="clean_aug"))
+
+
+def test_stack_figures_keeps_every_pixel_row_and_the_widest_width():
+    top, bottom = Figure(figsize=(3, 1)), Figure(figsize=(2, 2))
+    top.patch.set_facecolor("black")
+    stacked = plots.stack_figures([top, bottom], dpi=50)
+    assert [float(v) for v in stacked.get_size_inches()] == [3.0, 3.0]
+    image = stacked.axes[0].images[0].get_array()
+    assert image.shape == (150, 150, 3)
+    assert (image[:50] == 0).all()  # the first figure, black, on top
+    assert (image[50:, 100:] == 255).all()  # the narrower one padded with white
+    with pytest.raises(ValueError, match="no figure to stack"):
+        plots.stack_figures([])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ from hypothesis import strategies as st
 from crsbench_lib.results.synthetic import synthetic_results
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import score_results
-from crsbench_lib.scoring.fit import FREEZE_HINT, absent_terms, anchor_excess, axes_below_panel, fit_warnings
+from crsbench_lib.scoring.fit import ANCHOR_HINT, FREEZE_HINT, absent_terms, anchor_excess, axes_below_panel, fit_warnings
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.standard import AXES, load_template
 
@@ -39,7 +41,8 @@ def test_a_worse_calibrated_table_is_outside_the_panel(table: pd.DataFrame) -> N
     lines = fit_warnings(scores, own)
     assert lines[0].startswith("every encoder has dominance 0 against the panel of standard own-v1: on axis C")
     assert any(line.startswith("axis C: 6 of 6 encoders lie beyond the worst anchor (0.2") for line in lines)
-    assert lines[-1].endswith(FREEZE_HINT) and "crsbench freeze" in lines[-1]
+    # Values beyond an anchor outlive a freeze: the remedy names --base as well.
+    assert lines[-1].endswith(f"{FREEZE_HINT}; {ANCHOR_HINT}") and "crsbench freeze" in lines[-1]
     assert all("\n" not in line for line in lines)
 
 
@@ -70,3 +73,12 @@ def test_absent_terms(table: pd.DataFrame) -> None:
     assert absent_terms(raw_axes(table)) == []
     no_site = synthetic_results(n_encoders=3, corruptions=("noise",), shift_dataset=None)
     assert absent_terms(raw_axes(no_site)) == ["R: no shift term (no dataset has a second site)"]
+
+
+def test_the_anchor_remedy_only_when_an_anchor_is_passed(table: pd.DataFrame) -> None:
+    own = freeze_standard(table, "own-v1")
+    worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0))
+    # Anchors no value passes (ECE and AUROC loss in [0, 1]; retention can exceed 1).
+    wide = replace(own, anchors={**own.anchors, "C": (1.0, 0.0), "L": (0.0, 2.0), "R": (1.0, -1.0)})
+    lines = fit_warnings(score_results(worse, wide), wide)
+    assert lines and lines[-1].endswith(FREEZE_HINT) and ANCHOR_HINT not in lines[-1]

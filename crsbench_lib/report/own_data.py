@@ -1,0 +1,370 @@
+"""What the book says about the data a build is built on: the run's own datasets, or the phantom cohort.
+
+A book built on a user's run must describe *that* run, not the embedded
+phantom cohort: which datasets it read (from the run manifest beside the
+results table), whether the reference standard fits its table
+(:func:`crsbench_lib.scoring.fit.fit_warnings`), which axis terms it cannot
+measure (:func:`crsbench_lib.scoring.fit.absent_terms`), how its figures relate
+to the study's, and how to rebuild it. Every sentence is computed here from
+those facts; the notebooks and the prose pages only place it.
+
+Paths never appear in the text: a dataset's source is named by its MedMNIST
+flag or its manifest's file name, never by the folder of the machine that ran it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from crsbench_lib.report.context import PHANTOM_KIND
+from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
+from crsbench_lib.results.io import MANIFEST_FILE
+from crsbench_lib.scoring.axes import raw_axes
+from crsbench_lib.scoring.crs import score_results
+from crsbench_lib.scoring.fit import absent_terms, fit_warnings
+from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
+from crsbench_lib.standard import ReferenceStandard
+
+#: The profiles shipped in ``configs/``, rebuilt by name (any other run is rebuilt from its profile file).
+SHIPPED_PROFILES: tuple[str, ...] = ("quick", "default", "medmnist-cpu", "paper")
+
+PHANTOM_METHOD = (
+    "The default build replaces those with an embedded, *simulated* cohort: three procedural datasets in the "
+    "same three domains, a second radiology site and modality-specific corruptions at five severities, all "
+    "generated from seeds. A zoo of hand-crafted extractors and small neural encoders stands in for the "
+    "foundation models, so anyone can rebuild the same images and numbers offline."
+)
+PHANTOM_LIMITS = (
+    "The cohort makes every analysis of the study *runnable* by anyone, offline, in minutes, and makes the "
+    "pipeline testable end to end. It cannot make the numbers *mean* what the study's mean: the images are "
+    "caricatures, the encoders are tiny and the gaps between them are of another kind. Read every later number "
+    "as a demonstration of the method on known ground, never as evidence about real medical encoders."
+)
+PHANTOM_INTRO = (
+    "The default build runs on an embedded *phantom* cohort: procedural dermatology, fundus and chest images and "
+    "a zoo of small CPU encoders (hand-crafted features and small neural networks), so that the whole pipeline "
+    "runs offline on two CPU cores. The pipeline is real -- real images, real feature extractors, real probes, "
+    "real corruptions and a real second site -- but the numbers describe these simulated encoders, not the "
+    "foundation models of the study. Every page built on it says so in its banner. The `paper` profile runs the "
+    "same chapters on real data and real models."
+)
+# A command or option quoted in a scoring message: 'crsbench freeze ...', '--standard FILE'.
+_COMMAND = re.compile(r"'((?:crsbench |--)[^']*)'")
+NO_MANIFEST = (
+    "No run manifest lies beside the results table, so this build cannot say which datasets produced it."
+)
+
+
+@dataclass(frozen=True)
+class RunDataset:
+    """One dataset of a run, as the book names it.
+
+    Attributes
+    ----------
+    name : str
+        Its name in the results table.
+    kind : str
+        ``phantom``, ``medmnist`` or ``manifest``.
+    domain : str
+        Imaging domain (selects the corruption families).
+    source : str
+        Where its images come from, without any path (e.g. ``MedMNIST flag
+        dermamnist at 28 px``).
+    """
+
+    name: str
+    kind: str
+    domain: str
+    source: str
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the images are drawn by the phantom generators."""
+        return self.kind == PHANTOM_KIND
+
+
+@dataclass(frozen=True)
+class RunData:
+    """What a run manifest says about the data of a run.
+
+    Attributes
+    ----------
+    profile : str
+        The profile's name.
+    config_file : str or None
+        File name (no folder) of the profile the run read; ``None`` if not recorded.
+    datasets : tuple of RunDataset
+        In profile order.
+    """
+
+    profile: str
+    config_file: str | None
+    datasets: tuple[RunDataset, ...]
+
+    @property
+    def simulated(self) -> bool:
+        """True when every dataset is a phantom (the embedded cohort)."""
+        return bool(self.datasets) and all(d.simulated for d in self.datasets)
+
+
+def _source(entry: dict) -> str:
+    kind = entry.get("kind")
+    if kind == PHANTOM_KIND:
+        return "procedural phantom"
+    if kind == "medmnist":
+        return f"MedMNIST flag {entry.get('flag', entry.get('name'))} at {entry.get('size', 28)} px"
+    if kind == "manifest":
+        return f"CSV manifest {os.path.basename(str(entry.get('csv', '')))}"
+    return f"{kind} dataset"
+
+
+def read_run_data(results_path: str | os.PathLike[str]) -> RunData | None:
+    """The datasets of the run beside ``results_path``, from its ``manifest.json``.
+
+    Parameters
+    ----------
+    results_path : path
+        A results table written by ``crsbench run`` (its manifest lies beside it).
+
+    Returns
+    -------
+    RunData or None
+        ``None`` when there is no readable manifest (a table copied elsewhere).
+
+    Examples
+    --------
+    >>> read_run_data("/nonexistent/results.parquet") is None
+    True
+    """
+    manifest = Path(results_path).parent / MANIFEST_FILE
+    try:
+        body = json.loads(manifest.read_text(encoding="utf-8"))
+        entries = body["config"]["datasets"]
+        domains = dict(body.get("dataset_domains") or {})
+        datasets = tuple(
+            RunDataset(name=str(e["name"]), kind=str(e["kind"]),
+                       domain=str(domains.get(e["name"], e.get("domain") or "unknown")), source=_source(e))
+            for e in entries
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    source = body.get("config_source")
+    return RunData(profile=str(body.get("profile", "")), datasets=datasets,
+                   config_file=os.path.basename(source) if source else None)
+
+
+def _join(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def describe_datasets(data: RunData) -> str:
+    """One sentence naming every dataset of a run, its domain and its source.
+
+    Examples
+    --------
+    >>> run = RunData("mine", "mine.yaml", (RunDataset("breastmnist", "medmnist", "radiology",
+    ...                                                 "MedMNIST flag breastmnist at 28 px"),))
+    >>> describe_datasets(run)
+    'This build reads 1 dataset: `breastmnist` (radiology, MedMNIST flag breastmnist at 28 px).'
+    """
+    n = len(data.datasets)
+    parts = [f"`{d.name}` ({d.domain}, {d.source})" for d in data.datasets]
+    return f"This build reads {n} dataset{'s' if n != 1 else ''}: {_join(parts)}."
+
+
+def _simulated_share(data: RunData) -> str:
+    phantoms = [d.name for d in data.datasets if d.simulated]
+    if not phantoms:
+        return "None of them is simulated: every image of this build is read from these files."
+    return (f"{len(phantoms)} of {len(data.datasets)} are simulated phantoms ({_join(phantoms)}); "
+            "the others are read from files.")
+
+
+def cohort_method(data: RunData | None) -> str:
+    """The cohort chapter's *method* paragraph for the run's own data (the phantom text on the phantom cohort)."""
+    if data is None:
+        return NO_MANIFEST
+    if data.simulated:
+        return PHANTOM_METHOD
+    return (f"{describe_datasets(data)} {_simulated_share(data)} The encoders are those the profile "
+            f"`{data.profile}` names (the zoo table below marks them); every picture on this page is drawn from "
+            "the run's own data.")
+
+
+def cohort_limits(data: RunData | None) -> str:
+    """The cohort chapter's *limits* paragraph."""
+    if data is not None and data.simulated:
+        return PHANTOM_LIMITS
+    return ("The numbers of this book describe these encoders on these datasets, at the size the profile "
+            "measured them: evidence about this data, not about the study's foundation models or clinical "
+            "benchmarks. Where a chapter sets the study's figures beside this build's, the two come from "
+            "different data and models, and are labelled so.")
+
+
+def intro_text(data: RunData | None) -> str:
+    """The front page's paragraph on the data the book is built on."""
+    if data is not None and data.simulated:
+        return PHANTOM_INTRO
+    if data is None:
+        return NO_MANIFEST
+    return (f"{describe_datasets(data)} {_simulated_share(data)} Every chapter is computed from this run's "
+            f"results table (profile `{data.profile}`); where the study reported a figure, the chapter quotes it "
+            "beside this build's, labelled as the study's, from different data and models.")
+
+
+def sheets_caption(data: RunData | None) -> str:
+    """Caption of the cohort chapter's example-images figure."""
+    if data is None or not data.datasets:
+        return "Examples of each class (rows) of the datasets of this run."
+    kind = "phantom" if data.simulated else "dataset"
+    return (f"Examples of each class or finding (rows), one block per {kind}: "
+            f"{_join([f'{d.name} ({d.domain})' for d in data.datasets])}, drawn from this run's data.")
+
+
+def site_text(shift_datasets: Sequence[str]) -> str:
+    """What the cohort chapter says about the second site, from the datasets that have one.
+
+    Examples
+    --------
+    >>> site_text([])
+    'No dataset of this run has a second site, so the robustness axis R has no shift term.'
+    """
+    if not shift_datasets:
+        return "No dataset of this run has a second site, so the robustness axis R has no shift term."
+    return (f"{_join([f'`{n}`' for n in shift_datasets])} {'has' if len(shift_datasets) == 1 else 'have'} a "
+            "second site: the same task acquired elsewhere (another contrast, noise, sharpness, positioning, "
+            "markers or prevalence). Probes trained on the first site are tested on the second.")
+
+
+def site_caption(shift_datasets: Sequence[str]) -> str:
+    """Caption of the cohort chapter's second-site figure.
+
+    Examples
+    --------
+    >>> site_caption(["cxr"])
+    'cxr: the same task at the first site (top) and at the second (bottom).'
+    """
+    if not shift_datasets:
+        return "No dataset of this run has a second site: there is nothing to compare."
+    return f"{shift_datasets[0]}: the same task at the first site (top) and at the second (bottom)."
+
+
+def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | None = None) -> list[str]:
+    """Whether the standard fits a table, and the terms it cannot measure, as sentences.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table.
+    standard : ReferenceStandard
+        The standard the book scores with.
+    arm : str, optional
+        The arm scored (default: the standard's).
+
+    Returns
+    -------
+    list of str
+        The lines of :func:`~crsbench_lib.scoring.fit.fit_warnings` (or one line
+        saying the table fits), then one line on absent terms.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring.freeze import freeze_standard
+    >>> table = synthetic_results(n_encoders=4, corruptions=("noise",))
+    >>> fit_report(table, freeze_standard(table, "mine-v1"))[0]
+    'The table fits standard mine-v1: no axis value lies beyond an anchor, and no axis puts every encoder below the whole panel.'
+    """
+    arm = arm or standard.arm
+    scores = score_results(results, standard, arm=arm)
+    lines = fit_warnings(scores, standard)
+    if not lines:
+        lines = [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
+                 "puts every encoder below the whole panel."]
+    absent = absent_terms(raw_axes(results, arm=arm, label_fractions=standard.label_fractions))
+    lines.append("Terms this run cannot measure: " + "; ".join(absent) + "." if absent
+                 else "Every term of every axis is measured.")
+    return lines
+
+
+def fit_markdown(results: pd.DataFrame, standard: ReferenceStandard, arm: str | None = None) -> str:
+    """:func:`fit_report` as a Markdown list, quoted commands as code (so ``--`` is never typeset as a dash)."""
+    return "\n".join("- " + _COMMAND.sub(r"`\1`", line) for line in fit_report(results, standard, arm))
+
+
+def study_label(data: RunData | None, figures: PublishedFigures = PUBLISHED) -> str:
+    """The label of every comparison with the study: what the two columns come from."""
+    study = (f"The study's column is what it reported for {figures.n_encoders} foundation models on "
+             f"{_join(list(figures.domains))} benchmarks")
+    if data is None:
+        return f"{study}; the other column is computed from this build's results table."
+    what = "the simulated phantom cohort" if data.simulated else _join([f"`{d.name}`" for d in data.datasets])
+    return (f"{study}; the other column is computed now from this run (profile `{data.profile}`, {what}). "
+            "Different data and models: the comparison shows that each quantity is computable by the same "
+            "definition, not that either reproduces the other.")
+
+
+def rebuild_markdown(data: RunData | None, profile: str) -> str:
+    """How to rebuild this book, as a sentence and the command."""
+    if data is not None and data.config_file and profile not in SHIPPED_PROFILES:
+        command = f"crsbench book --config {data.config_file}"
+        where = f"the profile file `{data.config_file}` (profile `{profile}`)"
+    else:
+        command = f"crsbench book --profile {profile}"
+        where = f"the shipped profile `{profile}`"
+    return (f"This book was built from {where}. From the folder holding that file, rebuild it with "
+            f"`{command}` (finished cells are reused; add `--standard FILE` for another reference standard).")
+
+
+LIMITS_COLUMNS: tuple[str, str] = ("aspect", "what this build cannot represent")
+
+
+def build_limits(data: RunData | None, results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -> pd.DataFrame:
+    """What this build cannot represent, beside the study: the simulation's limits, or the run's own.
+
+    Parameters
+    ----------
+    data : RunData or None
+        The run (:func:`read_run_data`); on the phantom cohort the table is
+        :data:`~crsbench_lib.report.differences.SIMULATION_LIMITS`.
+    results : pandas.DataFrame
+        The results table (seeds, test sizes and second sites are read from it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`LIMITS_COLUMNS`.
+    """
+    if data is not None and data.simulated:
+        return simulation_limits().set_axis(list(LIMITS_COLUMNS), axis=1)
+    clean = results[results["condition"] == "clean"]
+    sizes = clean.groupby("dataset", observed=True)["n_test"].max()
+    shifted = sorted(map(str, results.loc[results["condition"] == "shift", "dataset"].unique()))
+    n_datasets, n_seeds = results["dataset"].nunique(), results["seed"].nunique()
+    span = f"{int(sizes.min())}" if sizes.min() == sizes.max() else f"{int(sizes.min())} to {int(sizes.max())}"
+    corruptions = dict(SIMULATION_LIMITS)["corruptions"]
+    rows = [
+        ("datasets", f"{n_datasets} dataset{'s' if n_datasets != 1 else ''}, not the study's benchmarks in "
+                     f"{_join(list(figures.domains))}: the numbers speak for these tasks only."),
+        ("encoders", f"{results['encoder'].nunique()} encoders, not the study's {figures.n_encoders} foundation "
+                     "models."),
+        ("shift", site_text(shifted)),
+        ("corruptions", corruptions),
+        ("scale", f"{n_seeds} seed{'s' if n_seeds != 1 else ''} and {span} test images per dataset."),
+    ]
+    return pd.DataFrame(rows, columns=list(LIMITS_COLUMNS))
+
+
+def limits_caption(data: RunData | None) -> str:
+    """Caption of :func:`build_limits`' table."""
+    return "Limits of the simulated cohort" if data is not None and data.simulated else "Limits of this run"
