@@ -802,3 +802,42 @@ def describe_world_checks(checks: "object", digits: int = 3) -> str:
     n_hold = int(checks["holds"].astype(bool).sum())
     sentences.append(f"{n_hold} of {len(checks)} checks hold.")
     return " ".join(sentences)
+
+
+def describe_measurement_budget(floor: "object", cost: "object", digits: int = 3) -> str:
+    """What the test sizes let the calibration axis measure, and what the run cost.
+
+    Parameters
+    ----------
+    floor : pandas.DataFrame
+        :func:`crsbench_lib.report.world.calibration_floor` output.
+    cost : pandas.DataFrame
+        :func:`crsbench_lib.report.world.run_cost` output (may be empty).
+    digits : int
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> floor = pd.DataFrame([("derm", 2000, 0.05, 0.02, 0.03)],
+    ...                      columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
+    >>> cost = pd.DataFrame([("frozen", 9, 30.0)], columns=["arm", "cells", "cpu_minutes"])
+    >>> describe_measurement_budget(floor, cost)
+    'On derm (2000 test images) the mean clean ECE is 0.050 against a floor of 0.020 that a perfectly calibrated probe would still measure, so 60 % of it is miscalibration. The cells of this run took 30 CPU-minutes: 30 for the frozen arm (9 cells).'
+    """
+    sentences = []
+    for row in floor.itertuples(index=False):
+        head = f"On {row.dataset} ({int(row.test_images)} test images) the mean clean ECE is {_fmt(row.ece, digits)}"
+        if math.isnan(float(row.ece_floor)):
+            sentences.append(head + "; this table records no ECE floor.")
+            continue
+        share = max(0.0, float(row.ece) - float(row.ece_floor)) / float(row.ece) if float(row.ece) > 0 else 0.0
+        sentences.append(f"{head} against a floor of {_fmt(row.ece_floor, digits)} that a perfectly calibrated probe "
+                         f"would still measure, so {_percent(share)} of it is miscalibration.")
+    if len(cost):
+        parts = [f"{m:.0f} for the {arm} arm ({int(n)} cells)" for arm, n, m in cost.itertuples(index=False)]
+        sentences.append(f"The cells of this run took {cost['cpu_minutes'].sum():.0f} CPU-minutes: {', '.join(parts)}.")
+    return " ".join(sentences)

@@ -22,11 +22,14 @@ not on any agreement between AUROC and CRS.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.results.select import clean_rows, same_fraction
 
 #: Minimum clean macro-AUROC margin of the best broad encoder over the pixel and PCA probes.
@@ -137,7 +140,84 @@ def world_checks(
     return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
 
 
+#: Columns of :func:`calibration_floor` and :func:`run_cost`.
+FLOOR_COLUMNS: tuple[str, ...] = ("dataset", "test_images", "ece", "ece_floor", "ece_excess")
+COST_COLUMNS: tuple[str, ...] = ("arm", "cells", "cpu_minutes")
+
+
+def calibration_floor(table: pd.DataFrame) -> pd.DataFrame:
+    """Per dataset: test size, mean clean ECE, the ECE floor of its predictions, and the excess.
+
+    The floor is the ECE a perfectly calibrated predictor with the same
+    confidences would still measure on that many test images (the
+    ``ece_floor`` column); only the excess above it is miscalibration the
+    sample size does not explain. Means over encoders and seeds of the frozen
+    arm's clean, uncalibrated rows at 100 % labels.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`FLOOR_COLUMNS`, one row per dataset.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> table = synthetic_results(n_encoders=2, corruptions=("noise",), random_state=0)
+    >>> list(calibration_floor(table).columns)
+    ['dataset', 'test_images', 'ece', 'ece_floor', 'ece_excess']
+    """
+    rows = clean_rows(table, arm="frozen", calibration="none")
+    grouped = rows.groupby("dataset", sort=True, observed=True)
+    out = pd.DataFrame({
+        "test_images": grouped["n_test"].max().astype(int),
+        "ece": grouped["ece"].mean(),
+        "ece_floor": grouped["ece_floor"].mean() if "ece_floor" in rows else np.nan,
+        "ece_excess": grouped["ece_excess"].mean() if "ece_excess" in rows else np.nan,
+    })
+    return out.reset_index()[list(FLOOR_COLUMNS)]
+
+
+def run_cost(run_dir: str | Path) -> pd.DataFrame:
+    """CPU time of a run's cells per arm, from its manifest (empty without one).
+
+    Each cell's seconds are the time its worker spent on it when it was
+    computed (kept when a later run reuses it), so the sum is the compute the
+    results cost, whatever the number of workers.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`COST_COLUMNS`: arm, cells, CPU minutes.
+
+    Examples
+    --------
+    >>> run_cost("/nonexistent").empty
+    True
+    """
+    path = Path(run_dir) / MANIFEST_FILE
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError):
+        return pd.DataFrame(columns=list(COST_COLUMNS))
+    frame = pd.DataFrame(
+        [(str(c["cell"]).rsplit("/", 1)[-1], float(c.get("seconds") or 0.0)) for c in cells if "cell" in c],
+        columns=["arm", "seconds"],
+    )
+    if frame.empty:
+        return pd.DataFrame(columns=list(COST_COLUMNS))
+    grouped = frame.groupby("arm", sort=True)
+    return pd.DataFrame({
+        "arm": list(grouped.groups),
+        "cells": grouped.size().to_numpy(),
+        "cpu_minutes": (grouped["seconds"].sum() / 60.0).to_numpy(),
+    })[list(COST_COLUMNS)]
+
+
 __all__ = [
+    "COST_COLUMNS",
+    "FLOOR_COLUMNS",
+    "calibration_floor",
+    "run_cost",
     "BROAD_FAMILIES",
     "CHECK_COLUMNS",
     "MAX_AUROC",

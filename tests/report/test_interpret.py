@@ -320,3 +320,17 @@ def test_describe_world_checks_reports_margins_and_failures() -> None:
     absent = pd.DataFrame([("margin over pca", "derm", float("nan"), "best broad encoder - pca >= 0.10", False)],
                           columns=["check", "dataset", "value", "rule", "holds"])
     assert "The margin over pca cannot be measured" in describe_world_checks(absent)
+
+
+def test_describe_measurement_budget_handles_missing_floor_and_cost() -> None:
+    import pandas as pd
+
+    from crsbench_lib.report.interpret import describe_measurement_budget
+
+    floor = pd.DataFrame([("cxr", 500, 0.04, float("nan"), float("nan")), ("derm", 2000, 0.03, 0.03, 0.0)],
+                         columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
+    empty = pd.DataFrame(columns=["arm", "cells", "cpu_minutes"])
+    text = describe_measurement_budget(floor, empty)
+    assert "On cxr (500 test images) the mean clean ECE is 0.040; this table records no ECE floor." in text
+    assert "so 0 % of it is miscalibration" in text
+    assert "CPU-minutes" not in text

@@ -63,3 +63,33 @@ def test_missing_baseline_does_not_hold() -> None:
     table = _table(broad=0.9)
     checks = world_checks(table[table["encoder"] != "pca"], FAMILIES)
     assert not _holds(checks, "margin over pca", "derm")
+
+
+def test_calibration_floor_averages_clean_frozen_uncalibrated_rows() -> None:
+    from crsbench_lib.report.world import calibration_floor
+
+    rows = []
+    for calibration, ece in (("none", 0.05), ("temperature", 0.5)):
+        for seed in (0, 1):
+            rows.append({"encoder": "a", "dataset": "derm", "seed": seed, "arm": "frozen", "condition": "clean",
+                         "label_fraction": 1.0, "calibration": calibration, "auroc": 0.8, "n_test": 2000,
+                         "ece": ece + 0.01 * seed, "ece_floor": 0.02, "ece_excess": ece + 0.01 * seed - 0.02})
+    floor = calibration_floor(pd.DataFrame(rows)).set_index("dataset")
+    assert floor.at["derm", "test_images"] == 2000
+    assert floor.at["derm", "ece"] == pytest.approx(0.055)
+    assert floor.at["derm", "ece_excess"] == pytest.approx(0.035)
+
+
+def test_run_cost_sums_cell_seconds_per_arm(tmp_path) -> None:
+    import json
+
+    from crsbench_lib.report.world import run_cost
+
+    cells = [{"cell": "a/derm/seed0/frozen", "seconds": 30.0}, {"cell": "a/derm/seed1/frozen", "seconds": 30.0},
+             {"cell": "a/derm/seed0/lora", "seconds": 120.0}]
+    (tmp_path / "manifest.json").write_text(json.dumps({"cells": cells}))
+    cost = run_cost(tmp_path).set_index("arm")
+    assert cost.at["frozen", "cells"] == 2 and cost.at["frozen", "cpu_minutes"] == pytest.approx(1.0)
+    assert cost.at["lora", "cpu_minutes"] == pytest.approx(2.0)
+    (tmp_path / "manifest.json").write_text("{not json")
+    assert run_cost(tmp_path).empty
