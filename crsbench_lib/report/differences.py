@@ -36,12 +36,21 @@ SIMULATION_LIMITS: tuple[tuple[str, str], ...] = (
                "textures, anatomy and acquisition physics are caricatures."),
     ("encoders", "A CPU zoo of small networks and hand-crafted features pretrained on phantoms, not foundation models "
                  "trained on millions of medical images; the gaps between them are of another kind and size."),
-    ("labels", "Labels are exact by construction: no reader disagreement, no label noise, no ambiguous cases."),
+    ("labels", "Label noise is a small, known rate of labels flipped at random: no reader disagreement, "
+               "no ambiguous cases."),
     ("shift", "One simulated second site with a handful of scanner effects, not a different hospital's population, "
               "workflow and prevalence."),
     ("corruptions", "Synthetic corruptions at fixed severities; real artefacts co-occur and depend on the device."),
-    ("scale", "A few seeds and a few hundred test images per dataset: intervals are wide and ties common."),
+    ("scale", "A few seeds and at most a few thousand test images per dataset: intervals are wide and ties common."),
 )
+
+
+def _span(values: pd.Series) -> str:
+    """``"a to b"``, or one number when every value is the same (``"-"`` when there is none)."""
+    if not len(values):
+        return "-"
+    low, high = int(values.min()), int(values.max())
+    return str(low) if low == high else f"{low} to {high}"
 
 
 def cohort_facts(results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -> pd.DataFrame:
@@ -54,6 +63,7 @@ def cohort_facts(results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -
     """
     clean = results[(results["condition"] == "clean") & (results["calibration"] == "none")]
     test_sizes = clean.groupby("dataset", observed=True)["n_test"].max()
+    lora = results[results["arm"] == "lora"]
     return pd.DataFrame([
         {"fact": "encoders", "study": str(figures.n_encoders), "this_build": str(results["encoder"].nunique())},
         {"fact": "domains", "study": ", ".join(figures.domains),
@@ -61,11 +71,11 @@ def cohort_facts(results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -
         {"fact": "datasets", "study": "-", "this_build": str(results["dataset"].nunique())},
         {"fact": "seeds", "study": "-", "this_build": str(results["seed"].nunique())},
         {"fact": "test images per dataset", "study": "-",
-         "this_build": f"{int(test_sizes.min())} to {int(test_sizes.max())}" if len(test_sizes) else "-"},
+         "this_build": _span(test_sizes)},
         {"fact": "institutional shift", "study": " to ".join(figures.shift),
          "this_build": "simulated site B" if (results["condition"] == "shift").any() else "none"},
-        {"fact": "LoRA-adapted encoders", "study": f"{figures.lora_runs} runs",
-         "this_build": str(results.loc[results["arm"] == "lora", "encoder"].nunique())},
+        {"fact": "LoRA runs (encoder x dataset x seed)", "study": str(figures.lora_runs),
+         "this_build": str(len(lora[["encoder", "dataset", "seed"]].drop_duplicates()))},
     ])
 
 

@@ -10,6 +10,12 @@ def test_cohort_facts_count_the_table(table):
     facts = differences.cohort_facts(table).set_index("fact")
     assert facts.loc["encoders", "this_build"] == str(table["encoder"].nunique())
     assert facts.loc["encoders", "study"] == "15"
+    lora = table[table["arm"] == "lora"]
+    runs = facts.loc["LoRA runs (encoder x dataset x seed)"]
+    assert runs["study"] == "135"
+    assert runs["this_build"] == str(len(lora[["encoder", "dataset", "seed"]].drop_duplicates()))
+    same = table.assign(n_test=500)
+    assert differences.cohort_facts(same).set_index("fact").loc["test images per dataset", "this_build"] == "500"
 
 
 def test_observed_anchors_are_oriented_by_direction(table):
