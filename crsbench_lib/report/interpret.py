@@ -115,6 +115,10 @@ def format_p(p: float) -> str:
     return f"p < {P_FLOOR:g}" if value < P_FLOOR else f"p = {value:.2g}"
 
 
+#: Most decimals :func:`describe_interval` uses to keep a non-zero end from reading as zero.
+MAX_INTERVAL_DIGITS = 6
+
+
 def describe_interval(low: float, high: float, level: float = 0.95, digits: int = 3) -> str:
     """Whether an interval of a difference excludes zero, in words.
 
@@ -137,10 +141,18 @@ def describe_interval(low: float, high: float, level: float = 0.95, digits: int 
     --------
     >>> describe_interval(-0.06, -0.02)
     'its 95 % interval [-0.060, -0.020] excludes zero'
+
+    An end that would round to zero gets more decimals, so an interval that
+    excludes zero never reads as touching it:
+
+    >>> describe_interval(-0.013, -0.0004)
+    'its 95 % interval [-0.0130, -0.0004] excludes zero'
     """
     lo, hi = _finite(low, "low"), _finite(high, "high")
     if lo > hi:
         raise ValueError(f"interval ends out of order: low {low!r} > high {high!r}")
+    while digits < MAX_INTERVAL_DIGITS and any(v != 0 and float(_fmt(v, digits)) == 0 for v in (lo, hi)):
+        digits += 1
     span = f"its {level * 100:.0f} % interval [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
     if lo > 0 or hi < 0:
         return f"{span} excludes zero"

@@ -334,3 +334,11 @@ def test_describe_measurement_budget_handles_missing_floor_and_cost() -> None:
     assert "On cxr (500 test images) the mean clean ECE is 0.040; this table records no ECE floor." in text
     assert "so 0 % of it is miscalibration" in text
     assert "CPU-minutes" not in text
+
+
+def test_describe_interval_never_prints_a_nonzero_end_as_zero() -> None:
+    from crsbench_lib.report.interpret import describe_interval
+
+    assert describe_interval(-0.013, -0.0004) == "its 95 % interval [-0.0130, -0.0004] excludes zero"
+    assert describe_interval(-0.02, 0.0) == "its 95 % interval [-0.020, 0.000] includes zero, so the data cannot tell the direction"
+    assert "[-0.000000, 0.000000]" not in describe_interval(-1e-9, 1e-9)
