@@ -379,6 +379,7 @@ def render_book(
         "cohort_text": own_data.intro_text(run),
         "fit_report": own_data.fit_markdown(table, standard),
         "rebuild": own_data.rebuild_markdown(run, profile),
+        "reproduction": own_data.reproduction_markdown(table, profile),
     }
     stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base,
                                 repository=os.environ.get(REPOSITORY_ENV) or None)

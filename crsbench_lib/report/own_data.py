@@ -25,11 +25,13 @@ import pandas as pd
 
 from crsbench_lib.report.context import PHANTOM_KIND
 from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
+from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import score_results
 from crsbench_lib.scoring.fit import absent_terms, fit_warnings
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
+from crsbench_lib.scoring.reproduce import compare_to_summary, load_summary, summary_filename
 from crsbench_lib.standard import ReferenceStandard
 
 #: The profiles shipped in ``configs/``, rebuilt by name (any other run is rebuilt from its profile file).
@@ -368,3 +370,37 @@ def build_limits(data: RunData | None, results: pd.DataFrame, figures: Published
 def limits_caption(data: RunData | None) -> str:
     """Caption of :func:`build_limits`' table."""
     return "Limits of the simulated cohort" if data is not None and data.simulated else "Limits of this run"
+
+
+def reproduction_markdown(results: pd.DataFrame, profile: str, folder: str | os.PathLike[str] | None = None) -> str:
+    """Whether this build reproduces the project's reference run of its profile, and by how much it differs.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The build's results table.
+    profile : str
+        The profile that produced it.
+    folder : path-like, optional
+        Where reference-run summaries live (default: the shipped ``standards/``).
+
+    Returns
+    -------
+    str
+        One paragraph: the comparison's verdict and the summary file, or that
+        the project ships no summary for this profile.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> reproduction_markdown(pd.DataFrame(), "no-such-profile", folder="/nonexistent")
+    'The project ships no reference-run summary for profile `no-such-profile`, so this build cannot say whether it reproduces one.'
+    """
+    path = Path(folder if folder is not None else standards_dir()) / summary_filename(profile)
+    if not path.is_file():
+        return (f"The project ships no reference-run summary for profile `{profile}`, so this build cannot say "
+                "whether it reproduces one.")
+    reproduction = compare_to_summary(results, load_summary(path))
+    return (f"This build {reproduction.message()} (`standards/{path.name}`, tolerance {reproduction.tolerance:g} "
+            "on every raw axis of every encoder).")
+

@@ -120,3 +120,18 @@ def test_build_limits_are_the_simulation_s_on_the_phantom_cohort_and_the_run_s_o
     assert limits["scale"].startswith(f"{no_shift['seed'].nunique()} seeds and ") and str(n_test) in limits["scale"]
     assert "phantom" not in " ".join(limits) and "simulat" not in " ".join(limits)
     assert own_data.limits_caption(mine) == "Limits of this run"
+
+
+def test_reproduction_markdown_compares_with_the_shipped_summary(tmp_path) -> None:
+    from crsbench_lib.report.own_data import reproduction_markdown
+    from crsbench_lib.results.synthetic import synthetic_results
+    from crsbench_lib.scoring.reproduce import summarise_run, summary_filename, write_summary
+
+    table = synthetic_results(n_encoders=2, corruptions=("noise",))
+    assert "ships no reference-run summary for profile `demo`" in reproduction_markdown(table, "demo", folder=tmp_path)
+    write_summary(summarise_run(table, "demo"), tmp_path / summary_filename("demo"))
+    text = reproduction_markdown(table, "demo", folder=tmp_path)
+    assert text.startswith("This build reproduces the reference run of profile demo exactly")
+    assert "reference-run-demo.json" in text
+    moved = table.assign(auroc=table["auroc"] - 0.05)
+    assert "does not reproduce" in reproduction_markdown(moved, "demo", folder=tmp_path)
