@@ -41,7 +41,8 @@ AXIS_LABELS: dict[str, str] = {
 DEPLOYMENT_EVIDENCE: tuple[tuple[str, str], ...] = (
     ("institutional shift", "one observed site pair only; other scanners, sites and populations untested"),
     ("population and pathology change", "the corruptions model acquisition and image quality, not case mix"),
-    ("adaptation", "a frozen-probe ranking need not survive adaptation; the transfer chapter measures how far it does here"),
+    ("adaptation",
+     "a frozen-probe ranking need not survive adaptation; the transfer chapter measures how far it does here"),
     ("subgroups", "no subgroup or fairness analysis"),
     ("operating point", "AUROC and ECE are threshold-free; no operating point was chosen or validated"),
     ("human-AI interaction", "no reader study"),
