@@ -124,6 +124,15 @@ def resolve_path(path: str | os.PathLike[str] | None) -> Path:
     return default_registry_path() if path is None else Path(path).expanduser()
 
 
+#: A registry file's identity read in a single statement (one consistent snapshot):
+#: application id, schema version and number of schema objects.
+IDENTITY_SQL = (
+    "SELECT (SELECT application_id FROM pragma_application_id), "
+    "(SELECT user_version FROM pragma_user_version), "
+    "(SELECT count(*) FROM sqlite_master)"
+)
+
+
 def _identify(path: Path) -> tuple[int, int, bool]:
     """(application_id, user_version, has_tables) of an existing file, read-only.
 
@@ -145,14 +154,15 @@ def _identify(path: Path) -> tuple[int, int, bool]:
     except sqlite3.Error as exc:
         raise RegistryError(f"{path}: cannot open the registry file ({exc})") from exc
     try:
-        application_id = int(conn.execute("PRAGMA application_id").fetchone()[0])
-        user_version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-        has_tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] > 0
+        # One statement, so one read snapshot: read one by one, another process
+        # could commit a new registry between the reads (no application id yet,
+        # but tables already), and this file would be refused as foreign.
+        application_id, user_version, n_objects = conn.execute(IDENTITY_SQL).fetchone()
     except sqlite3.DatabaseError as exc:
         raise RegistryError(f"{path}: not a CRS-Bench registry (not an SQLite database: {exc})") from exc
     finally:
         conn.close()
-    return application_id, user_version, bool(has_tables)
+    return int(application_id), int(user_version), int(n_objects) > 0
 
 
 def _check_identity(path: Path, application_id: int, user_version: int, has_tables: bool) -> None:

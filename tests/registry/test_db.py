@@ -171,3 +171,56 @@ def test_damaged_registry_file_is_refused_unchanged(db_path: Path) -> None:
     with pytest.raises(RegistryError, match=str(db_path.name)):
         db.connect(db_path)
     assert _snapshot(db_path)[:2] == before
+
+
+
+class _RacingReadOnlyConnection:
+    """A read-only connection during whose first read another process commits a new registry."""
+
+    def __init__(self, conn: sqlite3.Connection, on_first_read) -> None:
+        self._conn = conn
+        self._on_first_read = on_first_read
+
+    def execute(self, *args):
+        cursor = self._conn.execute(*args)
+        row = cursor.fetchone()
+        if self._on_first_read is not None:
+            hook, self._on_first_read = self._on_first_read, None
+            hook()
+        return _OneRow(row)
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class _OneRow:
+    def __init__(self, row) -> None:
+        self._row = row
+
+    def fetchone(self):
+        return self._row
+
+
+def test_registry_created_during_the_identity_check_is_not_refused(tmp_path: Path, monkeypatch) -> None:
+    # Regression (seen in CI): concurrent first adders. One process found the file
+    # another had just created, read its application id (0: nothing committed yet),
+    # then in a second read saw the other's committed tables, and refused the file
+    # as a foreign database. The identity must be read in one snapshot.
+    path = tmp_path / "shared.sqlite"
+    sqlite3.connect(path).close()  # the empty file a creating process leaves before its schema commits
+    real_connect = sqlite3.connect
+
+    def other_process_creates_the_registry() -> None:
+        monkeypatch.setattr(db.sqlite3, "connect", real_connect)
+        db.connect(path, create=True).close()
+
+    def racing_connect(*args, **kwargs):
+        return _RacingReadOnlyConnection(real_connect(*args, **kwargs), other_process_creates_the_registry)
+
+    monkeypatch.setattr(db.sqlite3, "connect", racing_connect)
+    conn = db.connect(path, create=True)
+    try:
+        assert int(conn.execute("PRAGMA application_id").fetchone()[0]) == db.APPLICATION_ID
+        assert conn.execute("SELECT count(*) FROM log").fetchone()[0] == 1  # created once, not twice
+    finally:
+        conn.close()
