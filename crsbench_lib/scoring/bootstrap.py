@@ -5,7 +5,18 @@ every encoder and every dataset (the seeds pair the encoders: seed s fixes the
 same train subsample for all of them), recomputes every encoder's profile
 (mean over the resampled seeds, then over datasets) and scores it against the
 fixed standard. From the draws: P(rank 1) and P(top k) per encoder, and
-percentile intervals of every pairwise CRS difference.
+percentile intervals of every pairwise CRS difference. Encoders named as
+*references* (one pretrained on the evaluation labels, say) are scored and
+summarised but not ranked: rank probabilities are among the candidates.
+
+The draws of the CRS are biased: dominance (a share of panel members beaten
+on every axis) and the floor (a minimum) are non-smooth functions of noisy
+profiles, and the binned ECE rises under resampling, so a draw's profile falls
+behind fixed panel entries it matched at the point. For the leading encoders
+the draws can centre well below the point, and the percentile interval can
+exclude it. The summary therefore reports the draws' median and bias beside
+the point, and the basic (bias-corrected) interval beside the percentile one
+(:func:`interval_summary`; Efron & Tibshirani 1993, Davison & Hinkley 1997).
 
 The standard's anchors and panel stay fixed in every draw, but each encoder is
 scored against the panel **without its own entry** (crs-method section 9,
@@ -65,8 +76,10 @@ class BootstrapResult:
         The un-resampled score table (:func:`~crsbench_lib.scoring.crs.score_profiles`),
         with ``crs`` and ``rank`` against the leave-self-out panel.
     summary : pandas.DataFrame
-        Per encoder, in point-rank order: crs (point), crs_mean, crs_low,
-        crs_high (percentile interval), p_rank1, p_top_k.
+        Per encoder, in point-CRS order: role, rank among the candidates, crs
+        (point), the draws' median, mean, standard error and bias, the
+        percentile and basic intervals, point_inside, p_rank1, p_top{k}
+        (see :func:`_draw_summary`).
     pairwise : pandas.DataFrame
         Per pair (encoder_a ranked above encoder_b at the point estimate):
         diff (point CRS_a - CRS_b), diff_low, diff_high, overlaps_zero, p_a_above_b.
@@ -143,8 +156,111 @@ def _first_k(crs: np.ndarray, k: int) -> np.ndarray:
     return member
 
 
+def _reference_mask(encoders: Sequence[str], references: Sequence[str], top_k: int) -> np.ndarray:
+    """Which columns are references (bool, E); checks the names and that ``top_k`` candidates remain."""
+    if isinstance(references, str):
+        raise ConfigError(f"parameter 'references' must be a sequence of encoder names, found the string {references!r}")
+    unknown = sorted(set(references) - set(encoders))
+    if unknown:
+        raise ConfigError(f"reference encoder {unknown[0]!r} is not among the scored encoders ({', '.join(encoders)})")
+    mask = np.array([name in set(references) for name in encoders], dtype=bool)
+    n_candidates = int((~mask).sum())
+    if top_k > n_candidates:
+        raise ConfigError(f"parameter 'top_k' must be at most the {n_candidates} candidates "
+                          f"({len(encoders)} encoders less {int(mask.sum())} references), found {top_k!r}")
+    return mask
+
+
+def interval_summary(draws: np.ndarray, point: np.ndarray, interval: float = 0.95) -> pd.DataFrame:
+    """Centre, bias and two intervals of bootstrap draws beside their point estimates.
+
+    A statistic that is a non-smooth function of the data (the CRS's dominance
+    share and floor are) can be biased under resampling: its draws then centre
+    away from the point, and the percentile interval can exclude the point
+    itself. This function reports what the draws say, column by column:
+
+    * ``median`` and ``mean`` of the draws, ``se`` their standard deviation;
+    * ``bias = mean - point``, the bootstrap estimate of the estimator's bias
+      (Efron & Tibshirani 1993, eq. 10.2), and ``bias_se = bias / se``: Efron
+      and Tibshirani (section 10.6) treat a ratio below 0.25 as negligible and
+      a larger one as a warning that the statistic may be unsuitable, and
+      advise against subtracting it;
+    * the percentile interval ``[q(a), q(1 - a)]`` (``low``, ``high``,
+      ``a = (1 - interval) / 2``), which describes where resampled values fall;
+    * the basic (bias-corrected) interval ``[2 point - q(1 - a), 2 point - q(a)]``
+      (Davison & Hinkley 1997, eq. 5.6), which assumes ``point - truth`` behaves
+      like ``draw - point`` and so reflects the percentile interval about the
+      point; a downward bias of the draws moves it upwards;
+    * ``point_inside``: whether ``low <= point <= high``. The basic interval
+      holds its point exactly when the percentile interval does, so one flag
+      serves both.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        (B, n): B draws of n statistics.
+    point : numpy.ndarray
+        (n,): the point estimates.
+    interval : float
+        Coverage, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per statistic: median, mean, se, bias, bias_se, low, high,
+        basic_low, basic_high, point_inside.
+
+    Raises
+    ------
+    ConfigError
+        If ``interval`` is outside (0, 1) or the shapes disagree.
+
+    References
+    ----------
+    Efron, B. and Tibshirani, R. J. (1993). *An Introduction to the Bootstrap*,
+    chapters 10 (bias) and 13 (percentile intervals). Chapman & Hall.
+    Davison, A. C. and Hinkley, D. V. (1997). *Bootstrap Methods and their
+    Application*, section 5.2 (basic and percentile intervals). Cambridge
+    University Press.
+
+    Examples
+    --------
+    >>> draws = np.array([[0.4], [0.5], [0.6]]) - 0.2  # centred 0.2 below the point 0.5
+    >>> row = interval_summary(draws, np.array([0.5]), interval=0.5).iloc[0]
+    >>> [round(float(row[c]), 6) for c in ("bias", "low", "high", "basic_low", "basic_high")], bool(row["point_inside"])
+    ([-0.2, 0.25, 0.35, 0.65, 0.75], False)
+    """
+    values = np.asarray(draws, dtype=float)
+    centre = np.asarray(point, dtype=float)
+    if not 0.0 < interval < 1.0:
+        raise ConfigError(f"parameter 'interval' must lie in (0, 1), found {interval!r}")
+    if values.ndim != 2 or centre.shape != (values.shape[1],):
+        raise ConfigError(f"interval_summary: expected draws (B, n) and point (n,), found {values.shape} and {centre.shape}")
+    tail = (1.0 - interval) / 2.0 * 100.0
+    low, high = np.percentile(values, [tail, 100.0 - tail], axis=0)
+    mean = values.mean(axis=0)
+    se = values.std(axis=0, ddof=1) if values.shape[0] > 1 else np.zeros(values.shape[1])
+    bias = mean - centre
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(se > 0, bias / np.where(se > 0, se, 1.0), np.where(bias == 0, 0.0, np.sign(bias) * np.inf))
+    return pd.DataFrame({
+        "median": np.median(values, axis=0),
+        "mean": mean,
+        "se": se,
+        "bias": bias,
+        "bias_se": ratio,
+        "low": low,
+        "high": high,
+        "basic_low": 2.0 * centre - high,
+        "basic_high": 2.0 * centre - low,
+        "point_inside": (low <= centre) & (centre <= high),
+    })
+
+
 def _draw_summary(
-    crs: np.ndarray, encoders: Sequence[str], point: pd.DataFrame, order: np.ndarray, top_k: int, interval: float
+    crs: np.ndarray, encoders: Sequence[str], point: pd.DataFrame, order: np.ndarray, top_k: int, interval: float,
+    reference: np.ndarray | None = None,
+    full_panel: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-encoder summary and the pairwise differences of the CRS draws.
 
@@ -155,37 +271,65 @@ def _draw_summary(
     encoders : sequence of str
         Column names of ``crs``.
     point : pandas.DataFrame
-        Point estimate in rank order, with ``encoder``, ``rank`` and ``crs``.
+        Point estimate in CRS order, with ``encoder`` and ``crs``.
     order : numpy.ndarray
         Column of ``crs`` of each row of ``point``.
     top_k : int
         The k of P(top k).
     interval : float
-        Coverage of the percentile intervals.
+        Coverage of the intervals.
+    reference : numpy.ndarray, optional
+        (E,) bool: reference encoders, scored but not ranked (default none).
+    full_panel : numpy.ndarray, optional
+        (E,) the CRS against the standard's whole panel (the score table's,
+        in which a panel member meets its own entry), in ``encoders`` order.
 
     Returns
     -------
     summary : pandas.DataFrame
-        Per encoder in point-rank order: encoder, rank, crs (point), crs_mean,
-        crs_low, crs_high (percentile interval), p_rank1, p_top{k}.
+        Per encoder in the order of ``point`` (point CRS, highest first):
+        encoder, role ("candidate" or "reference"), rank (among the candidates;
+        missing for a reference), crs (point, leave-self-out), crs_full_panel
+        (the score table's CRS; NaN when not given), crs_median, crs_mean, crs_se,
+        bias, bias_se, crs_low, crs_high (percentile interval), crs_basic_low,
+        crs_basic_high (basic interval), point_inside, p_rank1, p_top{k}
+        (among the candidates; NaN for a reference). See :func:`interval_summary`.
     pairwise : pandas.DataFrame
-        Per pair (encoder_a ranked above encoder_b at the point): diff (point
+        Per pair (encoder_a above encoder_b at the point): diff (point
         CRS_a - CRS_b), diff_low, diff_high, overlaps_zero, p_a_above_b.
     """
     tail = (1.0 - interval) / 2.0 * 100.0
     n_b, n_e = crs.shape
-    winners = np.argmax(crs, axis=1)  # first maximum: ties go to the alphabetical first
-    p_rank1 = np.bincount(winners, minlength=n_e) / n_b
-    p_top = _first_k(crs, top_k).mean(axis=0)
-    low, high = np.percentile(crs, [tail, 100.0 - tail], axis=0)
+    is_reference = np.zeros(n_e, dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
+    candidates = np.flatnonzero(~is_reference)
+    # Rank probabilities among the candidates only: a reference is shown, never ranked.
+    ranked = crs[:, candidates]
+    winners = candidates[np.argmax(ranked, axis=1)]  # first maximum: ties go to the alphabetical first
+    p_rank1 = np.where(is_reference, np.nan, np.bincount(winners, minlength=n_e) / n_b)
+    p_top = np.full(n_e, np.nan)
+    p_top[candidates] = _first_k(ranked, top_k).mean(axis=0)
     point_crs = point["crs"].to_numpy()
+    spread = interval_summary(crs[:, order], point_crs, interval)
+    roles = np.where(is_reference[order], "reference", "candidate")
+    rank = pd.array([pd.NA] * n_e, dtype="Int64")
+    candidate_rows = np.flatnonzero(roles == "candidate")
+    rank[candidate_rows] = rank_descending(point_crs[candidate_rows]).astype("int64")
     summary = pd.DataFrame({
         "encoder": point["encoder"].to_numpy(),
-        "rank": point["rank"].to_numpy(),
+        "role": roles,
+        "rank": rank,
         "crs": point_crs,
-        "crs_mean": crs.mean(axis=0)[order],
-        "crs_low": low[order],
-        "crs_high": high[order],
+        "crs_full_panel": np.full(n_e, np.nan) if full_panel is None else np.asarray(full_panel, dtype=float)[order],
+        "crs_median": spread["median"].to_numpy(),
+        "crs_mean": spread["mean"].to_numpy(),
+        "crs_se": spread["se"].to_numpy(),
+        "bias": spread["bias"].to_numpy(),
+        "bias_se": spread["bias_se"].to_numpy(),
+        "crs_low": spread["low"].to_numpy(),
+        "crs_high": spread["high"].to_numpy(),
+        "crs_basic_low": spread["basic_low"].to_numpy(),
+        "crs_basic_high": spread["basic_high"].to_numpy(),
+        "point_inside": spread["point_inside"].to_numpy(),
         "p_rank1": p_rank1[order],
         f"p_top{top_k}": p_top[order],
     })
@@ -205,6 +349,53 @@ def _draw_summary(
     return summary, pairwise
 
 
+def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
+    """The candidates the draws cannot separate from the leader, the leader first.
+
+    The leader is the candidate of rank 1 (highest point CRS among the
+    candidates). Another encoder is tied with it when the percentile interval
+    of the paired difference ``CRS_leader - CRS_other`` includes zero
+    (``overlaps_zero`` of the pairwise table). References are never members.
+
+    Parameters
+    ----------
+    summary, pairwise : pandas.DataFrame
+        A bootstrap result's ``summary`` and ``pairwise``.
+
+    Returns
+    -------
+    list of str
+        The leader, then every tied candidate in point-CRS order.
+
+    Examples
+    --------
+    >>> summary = pd.DataFrame({"encoder": ["a", "r", "b", "c"], "role": ["candidate", "reference", "candidate",
+    ...                         "candidate"], "rank": pd.array([1, None, 2, 3], dtype="Int64")})
+    >>> pairwise = pd.DataFrame({"encoder_a": ["a", "a", "a"], "encoder_b": ["r", "b", "c"],
+    ...                          "overlaps_zero": [True, True, False]})
+    >>> tied_with_leader(summary, pairwise)
+    ['a', 'b']
+    """
+    for column in ("encoder", "role", "rank"):
+        if column not in summary.columns:
+            raise SchemaError(f"tied_with_leader: the summary lacks column {column!r}")
+    candidates = summary[summary["role"] == "candidate"]
+    if candidates.empty:
+        raise SchemaError("tied_with_leader: the summary holds no candidate")
+    leader = str(candidates.loc[candidates["rank"].astype(float).idxmin(), "encoder"])
+    members = [leader]
+    for name in candidates["encoder"].astype(str):
+        if name == leader:
+            continue
+        pair = pairwise[((pairwise["encoder_a"] == leader) & (pairwise["encoder_b"] == name))
+                        | ((pairwise["encoder_a"] == name) & (pairwise["encoder_b"] == leader))]
+        if pair.empty:
+            raise SchemaError(f"tied_with_leader: no pairwise row for {leader!r} and {name!r}")
+        if bool(pair["overlaps_zero"].iloc[0]):
+            members.append(name)
+    return members
+
+
 def paired_seed_bootstrap(
     results: pd.DataFrame,
     standard: ReferenceStandard | str | os.PathLike[str] | None,
@@ -213,6 +404,7 @@ def paired_seed_bootstrap(
     top_k: int = 3,
     arm: str = "frozen",
     interval: float = 0.95,
+    references: Sequence[str] = (),
 ) -> BootstrapResult:
     """Paired-seed bootstrap of the CRS against a fixed standard.
 
@@ -231,6 +423,11 @@ def paired_seed_bootstrap(
     arm : {"frozen", "lora"}
     interval : float
         Coverage of the percentile intervals.
+    references : sequence of str
+        Encoders shown as references (e.g. one pretrained on the evaluation
+        labels): scored and summarised like the others, but not ranked, so they
+        take no candidate's rank or top-k place (``rank``, ``p_rank1`` and
+        ``p_top{k}`` are missing for them).
 
     Returns
     -------
@@ -261,8 +458,10 @@ def paired_seed_bootstrap(
     check_ece_bins(results, std, arm)
     encoders, _, seeds, values = per_seed_axes(raw)
     _check_parameters(n_draws, top_k, interval, len(encoders))
+    reference = _reference_mask(encoders, references, int(top_k))
     profile_table = encoder_profiles(raw)
     point = score_profiles(profile_table, std)
+    full_panel = point.set_index("encoder").loc[encoders, "crs"].to_numpy()
     own_out = _leave_self_out_components(profile_table.loc[encoders].to_numpy()[None], encoders, std)[0]
     rows = [encoders.index(e) for e in point["encoder"]]
     point["dominance"] = own_out[rows, 0]
@@ -276,7 +475,7 @@ def paired_seed_bootstrap(
 
     position = {name: i for i, name in enumerate(encoders)}
     summary, pairwise = _draw_summary(crs, encoders, point, np.asarray([position[e] for e in point["encoder"]]),
-                                      int(top_k), interval)
+                                      int(top_k), interval, reference, full_panel)
     return BootstrapResult(
         encoders=tuple(encoders),
         seeds=tuple(seeds),
@@ -584,7 +783,9 @@ class TwoLevelBootstrapResult:
         to :func:`~crsbench_lib.scoring.axes.encoder_profiles` of the table the
         predictions produce.
     summary : pandas.DataFrame
-        Per encoder: crs, crs_mean, crs_low, crs_high, p_rank1, p_top{k}.
+        Per encoder in point-CRS order: role, rank among the candidates, crs,
+        the draws' median, mean, standard error and bias, the percentile and
+        basic intervals, point_inside, p_rank1, p_top{k} (see :func:`_draw_summary`).
     pairwise : pandas.DataFrame
         Per pair (a ranked above b at the point): diff, diff_low, diff_high,
         overlaps_zero, p_a_above_b.
@@ -635,6 +836,7 @@ def two_level_bootstrap(
     top_k: int = 3,
     interval: float = 0.95,
     n_jobs: int | None = None,
+    references: Sequence[str] = (),
 ) -> TwoLevelBootstrapResult:
     """Two-level paired bootstrap of the CRS ranking from stored predictions.
 
@@ -668,6 +870,9 @@ def two_level_bootstrap(
     n_jobs : int, optional
         Threads computing seeds at once (default: the machine's cores). The
         result does not depend on it.
+    references : sequence of str
+        Encoders shown as references, scored but not ranked (see
+        :func:`paired_seed_bootstrap`).
 
     Returns
     -------
@@ -709,6 +914,7 @@ def two_level_bootstrap(
                 f"predictions of dataset '{name}' use {data.ece_bins} ECE bins, the standard {std.ece_bins}"
             )
     _check_parameters(n_draws, top_k, interval, len(encoders))
+    reference = _reference_mask(encoders, references, int(top_k))
     n_draws = int(n_draws)
     rng = np.random.default_rng(random_state)
     seed_counts = _draw_seeds(rng, len(seeds), n_draws)  # (B, S)
@@ -763,7 +969,9 @@ def two_level_bootstrap(
         "auroc": point_auroc[order],
     })
 
-    summary, pairwise = _draw_summary(crs, encoders, point, order, int(top_k), interval)
+    full_panel = component_arrays(normalise_array(all_profiles[0], std.worst, std.best), std.require_panel(),
+                                  std.weight_vector)[:, 3]
+    summary, pairwise = _draw_summary(crs, encoders, point, order, int(top_k), interval, reference, full_panel)
     return TwoLevelBootstrapResult(
         encoders=tuple(encoders),
         seeds=tuple(seeds),
