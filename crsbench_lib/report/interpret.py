@@ -23,8 +23,13 @@ Sizes in words are conventions of this book, stated once here:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Better = Literal["lower", "higher"]
 
@@ -379,30 +384,197 @@ def describe_agreement(
     return " ".join(parts)
 
 
-def describe_leader(
-    first: str,
-    second: str,
-    p_first: float,
-    p_second: float,
-    difference: float,
-    interval: tuple[float, float],
+def _names(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    items = [str(n) for n in names]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def describe_leading_tier(
+    members: Sequence[str],
+    p_rank1: Mapping[str, float],
+    intervals: Mapping[str, tuple[float, float]],
     level: float = 0.95,
+    references: Sequence[str] = (),
 ) -> str:
-    """Whether the point-estimate leader is separated from the runner-up.
+    """Who leads, naming every candidate the draws cannot separate from the leader.
+
+    Parameters
+    ----------
+    members : sequence of str
+        The leader (highest point CRS among the candidates) first, then every
+        candidate whose paired CRS difference with it has an interval that
+        includes zero (:func:`~crsbench_lib.scoring.bootstrap.tied_with_leader`).
+    p_rank1 : mapping
+        P(rank 1) among the candidates, per candidate (at least the members).
+    intervals : mapping
+        Candidate -> (low, high) interval of ``CRS_leader - CRS_candidate``,
+        for the members after the first and, when the leader stands alone,
+        for the runner-up.
+    level : float
+        Coverage of the intervals.
+    references : sequence of str
+        Encoders shown as references and not ranked; named so the reader knows
+        why they are absent from the sentence.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
-    >>> describe_leader("a", "b", 0.55, 0.40, 0.01, (-0.02, 0.04))
-    'a ranks first in 55 % of draws and b in 40 %; the CRS difference a - b is 0.010 and its 95 % interval [-0.020, 0.040] includes zero, so the data cannot tell the direction: treat the two as a tie, not as a winner and a runner-up.'
+    >>> describe_leading_tier(["a", "b", "c"], {"a": 0.5, "b": 0.3, "c": 0.2},
+    ...                       {"b": (-0.06, 0.08), "c": (-0.05, 0.1)})
+    'The draws cannot separate 3 candidates for the lead: a, b and c (the 95 % interval of the CRS difference with a includes zero for b and c); treat them as a tier, not a winner and runners-up. Each ranks first in 50 %, 30 % and 20 % of draws.'
+    >>> describe_leading_tier(["a"], {"a": 0.97, "b": 0.03}, {"b": (0.01, 0.05)}, references=["r"])
+    'a leads: its CRS difference with the runner-up b has a 95 % interval [0.010, 0.050] that excludes zero, and it ranks first in 97 % of draws. Not ranked: r, shown as a reference.'
     """
-    d = _finite(difference, "difference")
-    excluded = interval_excludes_zero(*interval)
-    text = (f"{first} ranks first in {_percent(p_first)} of draws and {second} in {_percent(p_second)}; "
-            f"the CRS difference {first} - {second} is {_fmt(d, 3)} and "
-            + describe_interval(interval[0], interval[1], level=level))
-    if excluded:
-        return text + f": the seeds separate {first} from {second}."
-    return text + ": treat the two as a tie, not as a winner and a runner-up."
+    names = [str(m) for m in members]
+    if not names:
+        raise ValueError("describe_leading_tier needs the leader")
+    leader, others = names[0], names[1:]
+    pct = f"{level * 100:.0f} %"
+    if others:
+        text = (f"The draws cannot separate {len(names)} candidates for the lead: {_names(names)} (the {pct} "
+                f"interval of the CRS difference with {leader} includes zero for {_names(others)}); treat them as a "
+                f"tier, not a winner and runners-up. Each ranks first in "
+                f"{_names([_percent(_finite(p_rank1[n], 'p_rank1')) for n in names])} of draws.")
+    else:
+        runner = [n for n in intervals if n != leader]
+        if not runner:
+            text = f"{leader} is the only candidate."
+        else:
+            low, high = intervals[runner[0]]
+            if not interval_excludes_zero(low, high):
+                raise ValueError(f"{runner[0]}'s interval [{low}, {high}] includes zero: it belongs in the tier")
+            text = (f"{leader} leads: its CRS difference with the runner-up {runner[0]} has a "
+                    + describe_interval(low, high, level=level).replace("its ", "", 1).replace(" excludes", " that excludes")
+                    + f", and it ranks first in {_percent(_finite(p_rank1[leader], 'p_rank1'))} of draws.")
+    if references:
+        refs = list(references)
+        text += f" Not ranked: {_names(refs)}, shown as {'a reference' if len(refs) == 1 else 'references'}."
+    return text
+
+
+#: Efron & Tibshirani (1993, section 10.6): a bootstrap bias below this many standard errors is negligible.
+NEGLIGIBLE_BIAS_SE = 0.25
+
+_BIAS_COLUMNS = ("encoder", "crs", "crs_median", "bias", "bias_se", "crs_low", "crs_high", "crs_basic_low",
+                 "crs_basic_high", "point_inside")
+
+
+def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits: int = 3) -> str:
+    """What the bootstrap intervals of the CRS mean, and every point that falls outside its own.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A bootstrap summary (:func:`~crsbench_lib.scoring.bootstrap.interval_summary`
+        columns under the names of the bootstrap's ``summary``): encoder, crs,
+        crs_median, bias, bias_se, crs_low, crs_high, crs_basic_low,
+        crs_basic_high, point_inside.
+    level : float
+        Coverage of the intervals.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        Names every encoder whose point lies outside its percentile interval,
+        with the draws' median, the bias in standard errors and the basic
+        interval, and says what the intervals then mean; otherwise the largest
+        bias.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = dict(encoder="a", crs=0.65, crs_median=0.564, bias=-0.085, bias_se=-2.5, crs_low=0.506,
+    ...            crs_high=0.639, crs_basic_low=0.661, crs_basic_high=0.794, point_inside=False)
+    >>> text = describe_bootstrap_bias(pd.DataFrame([row]))
+    >>> text[: text.index(", draws")]
+    'For 1 of 1 encoders the point CRS lies outside its own 95 % percentile interval: a (0.650 against [0.506, 0.639]'
+    >>> text[text.index("draws centred") : text.index("; basic")]
+    'draws centred below the point with median 0.564 and bias -0.085, 2.5 standard errors'
+    """
+    missing = [c for c in _BIAS_COLUMNS if c not in summary.columns]
+    if missing:
+        raise ValueError(f"describe_bootstrap_bias: the summary lacks column {missing[0]!r}")
+    if summary.empty:
+        raise ValueError("describe_bootstrap_bias: the summary is empty")
+    pct = f"{level * 100:.0f} %"
+    outside = summary[~summary["point_inside"].astype(bool)]
+    if outside.empty:
+        worst = summary.loc[summary["bias_se"].abs().astype(float).idxmax()]
+        size = "negligible" if abs(float(worst["bias_se"])) < NEGLIGIBLE_BIAS_SE else "not negligible"
+        return (f"Every point CRS lies inside its own {pct} percentile interval. The largest bootstrap bias (mean of "
+                f"the draws less the point) is {_fmt(float(worst['bias']), digits)} for {worst['encoder']}, "
+                f"{abs(float(worst['bias_se'])):.1f} standard errors ({size} by the quarter-standard-error rule of "
+                "Efron & Tibshirani 1993, section 10.6).")
+    parts = []
+    for _, row in outside.iterrows():
+        side = "below" if float(row["bias"]) < 0 else "above"
+        parts.append(
+            f"{row['encoder']} ({_fmt(float(row['crs']), digits)} against [{_fmt(float(row['crs_low']), digits)}, "
+            f"{_fmt(float(row['crs_high']), digits)}], draws centred {side} the point with median "
+            f"{_fmt(float(row['crs_median']), digits)} and bias {_fmt(float(row['bias']), digits)}, "
+            f"{abs(float(row['bias_se'])):.1f} standard errors; basic interval [{_fmt(float(row['crs_basic_low']), digits)}, "
+            f"{_fmt(float(row['crs_basic_high']), digits)}])"
+        )
+    n = len(outside)
+    return (
+        f"For {n} of {len(summary)} encoders the point CRS lies outside its own {pct} percentile interval: "
+        + "; ".join(parts) + ". "
+        "The CRS is a non-smooth function of the profiles (dominance counts panel members beaten on every axis, "
+        "the floor takes a minimum), so resampling noise shifts its draws away from the point instead of spreading "
+        "them around it. For these encoders the percentile interval describes the CRS a resample of the data gets, "
+        "not a confidence interval around the point; the basic interval reflects it about the point and so corrects "
+        "for the bias, but a bias of more than a quarter of a standard error warns that neither interval has its "
+        f"nominal {pct} coverage (Efron & Tibshirani 1993, section 10.6). Read the point with its bias beside it, "
+        "and compare encoders by the paired differences and rank probabilities, which share the bias."
+    )
+
+
+def describe_score_orders(summary: "pd.DataFrame", rows: int | None = None, digits: int = 3) -> str:
+    """The ordering rule of a bootstrap table, and where the score table's CRS orders differently.
+
+    The bootstrap scores each encoder against the panel without its own entry
+    (``crs``); the score table scores a panel member against the whole panel
+    (``crs_full_panel``), where its own entry counts and cannot be dominated.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Columns encoder, crs, crs_full_panel, in the table's row order.
+    rows : int, optional
+        Compare only the first ``rows`` rows (default all).
+    digits : int
+        Decimals shown.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"encoder": ["a", "b", "c"], "crs": [0.65, 0.64, 0.63],
+    ...                       "crs_full_panel": [0.64, 0.63, 0.638]})
+    >>> describe_score_orders(table).split(": ")[-1]
+    'there c ranks above b.'
+    """
+    for column in ("encoder", "crs", "crs_full_panel"):
+        if column not in summary.columns:
+            raise ValueError(f"describe_score_orders: the summary lacks column {column!r}")
+    head = summary if rows is None else summary.head(rows)
+    rule = ("Rows are in order of the point CRS the draws use: each encoder against the panel without its own "
+            "entry (leave-self-out), and the leader, ties and rank probabilities follow that score.")
+    full = head["crs_full_panel"].to_numpy(dtype=float)
+    if not np.isfinite(full).all():
+        return rule
+    names = head["encoder"].astype(str).tolist()
+    swaps = [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names)) if full[j] > full[i]]
+    if not swaps:
+        return rule + " The score table's CRS (whole panel) orders these rows the same way."
+    described = "; ".join(f"{hi} ranks above {lo}" for hi, lo in swaps)
+    return (rule + " The score table orders some of them differently (it scores a panel member against the whole "
+            f"panel, its own entry included, which it cannot dominate): there {described}.")
 
 
 def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",
@@ -456,38 +628,52 @@ def describe_selection(
     clears: Sequence[str],
     n_encoders: int,
     untrained: Sequence[str] = (),
+    references: Sequence[str] = (),
 ) -> str:
     """The selection gate's outcome, with the caution its outcome calls for.
 
     Parameters
     ----------
     advance : sequence of str
-        Encoders both in the leading tier and clearing every threshold.
+        Candidates both in the leading tier and clearing every threshold.
     tier : sequence of str
         The leading tier.
     clears : sequence of str
-        Encoders clearing every threshold.
+        Candidates clearing every threshold.
     n_encoders : int
-        Encoders screened.
+        Candidates screened (references not counted).
     untrained : sequence of str
         Encoders with no pretraining (random initialisation or no learning); one
         of them advancing says the thresholds are too lax for this cohort.
+    references : sequence of str
+        Encoders shown as references, not candidates: named, never advanced.
 
     Examples
     --------
     >>> describe_selection(["cnn_random"], ["cnn_random", "mae"], ["cnn_random"], 15, untrained=["cnn_random"])
-    '1 of 15 encoders clears every threshold; the leading tier is cnn_random, mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
+    '1 of 15 candidates clears every threshold; the leading tier is cnn_random, mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
+    >>> describe_selection(["a"], ["a"], ["a", "b"], 2, references=["r"]).split(". ", 1)[1]
+    'a advances for deployment evaluation. r is a reference, not a candidate: shown, never advanced.'
     """
     if n_encoders < 0:
         raise ValueError(f"n_encoders must be non-negative, got {n_encoders}")
-    text = (f"{len(clears)} of {n_encoders} encoders {'clears' if len(clears) == 1 else 'clear'} every threshold; "
+    leaked = [name for name in (*advance, *tier) if name in set(references)]
+    if leaked:
+        raise ValueError(f"reference {leaked[0]!r} cannot be in the leading tier or advance")
+    text = (f"{len(clears)} of {n_encoders} candidates {'clears' if len(clears) == 1 else 'clear'} every threshold; "
             f"the leading tier is {', '.join(tier) if tier else 'empty'}. ")
+    if references:
+        refs = list(references)
+        note = (f" {_names(refs)} {'is a reference' if len(refs) == 1 else 'are references'}, not "
+                f"{'a candidate' if len(refs) == 1 else 'candidates'}: shown, never advanced.")
+    else:
+        note = ""
     if not advance:
         if not clears:
-            return text + "No encoder clears the gate: the thresholds ask more than any candidate offers; revisit the candidates or the clinical requirements."
+            return text + "No encoder clears the gate: the thresholds ask more than any candidate offers; revisit the candidates or the clinical requirements." + note
         if not tier:
-            return text + "No encoder is stably ahead, so none advances: the seeds cannot separate the candidates."
-        return text + "No encoder is both in the leading tier and clears the gate: revisit the candidates or the thresholds."
+            return text + "No encoder is stably ahead, so none advances: the seeds cannot separate the candidates." + note
+        return text + "No encoder is both in the leading tier and clears the gate: revisit the candidates or the thresholds." + note
     verb = "advances" if len(advance) == 1 else "advance"
     text += f"{', '.join(advance)} {verb} for deployment evaluation."
     baseline = [name for name in advance if name in set(untrained)]
@@ -496,7 +682,46 @@ def describe_selection(
         text += (f" Caution: {names} {'has' if len(baseline) == 1 else 'have'} no pretraining, so a gate "
                  f"{'it passes' if len(baseline) == 1 else 'they pass'} does not separate learned representations from an "
                  "untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.")
-    return text
+    return text + note
+
+
+def describe_threshold_binding(failures: "pd.DataFrame") -> str:
+    """Which thresholds stop any candidate, and which filter nothing on this build.
+
+    Parameters
+    ----------
+    failures : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.selection_gate.threshold_failures`: axis,
+        rule, failing, failing_alone, candidates.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"axis": ["D", "C"], "rule": ["D >= 0.7", "C <= 0.1"], "failing": [12, 0],
+    ...                       "failing_alone": [12, 0], "candidates": [19, 19]})
+    >>> describe_threshold_binding(table)
+    'D >= 0.7 stops 12 of 19 candidates (12 by itself). C <= 0.1 binds no candidate: every candidate meets it, so on this build it filters nothing.'
+    """
+    for column in ("axis", "rule", "failing", "failing_alone", "candidates"):
+        if column not in failures.columns:
+            raise ValueError(f"describe_threshold_binding: the table lacks column {column!r}")
+    if failures.empty:
+        raise ValueError("describe_threshold_binding: no thresholds")
+    n = int(failures["candidates"].iloc[0])
+    binding = failures[failures["failing"] > 0]
+    idle = failures[failures["failing"] == 0]
+    parts = [f"{row['rule']} stops {int(row['failing'])} of {n} candidates ({int(row['failing_alone'])} by itself)."
+             for _, row in binding.iterrows()]
+    if not idle.empty:
+        rules = _names(idle["rule"].astype(str).tolist())
+        one = len(idle) == 1
+        if binding.empty:
+            parts.append(f"No threshold binds: every candidate meets {rules}, so on this build the gate filters "
+                         "nothing and only the leading tier decides.")
+        else:
+            parts.append(f"{rules} {'binds' if one else 'bind'} no candidate: every candidate meets "
+                         f"{'it' if one else 'them'}, so on this build {'it filters' if one else 'they filter'} nothing.")
+    return " ".join(parts)
 
 
 def describe_displacement(largest_fixed: float, largest_cohort: float, digits: int = 3) -> str:

@@ -9,7 +9,7 @@ statistic).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -206,6 +206,43 @@ def untrained_encoders(zoo: pd.DataFrame | Sequence[dict]) -> list[str]:
     text = zoo["description"].astype(str).str.lower()
     mask = text.apply(lambda d: any(marker in d for marker in UNTRAINED_MARKERS))
     return zoo.loc[mask, "name"].astype(str).tolist()
+
+
+#: Study family keys (``crsbench_lib.encoders.recipes.FAMILIES``) of reference encoders: pretrained on the
+#: evaluation labels, so they show what the task allows, not what a candidate offers (outside the frozen panel).
+REFERENCE_FAMILIES: tuple[str, ...] = ("intask",)
+
+
+def reference_encoders(families: Mapping[str, str], present: Sequence[str] | None = None) -> list[str]:
+    """The encoders to show as references, not as candidates.
+
+    Parameters
+    ----------
+    families : mapping of str to str
+        Encoder -> study family key (the encoder cards' ``zoo_families()``,
+        which the chapter passes in: the report layer does not import the
+        encoders).
+    present : sequence of str, optional
+        The encoders of the chapter's table; references absent from it are
+        dropped, so a table of the user's own encoders has none.
+
+    Returns
+    -------
+    list of str
+        Sorted names whose family is one of :data:`REFERENCE_FAMILIES`.
+
+    Examples
+    --------
+    >>> reference_encoders({"intask_supervised_s": "intask", "mae_broad_vit": "mim"}, present=["mae_broad_vit"])
+    []
+    >>> reference_encoders({"intask_supervised_s": "intask", "mae_broad_vit": "mim"})
+    ['intask_supervised_s']
+    """
+    names = sorted(str(name) for name, family in families.items() if family in REFERENCE_FAMILIES)
+    if present is None:
+        return names
+    keep = {str(name) for name in present}
+    return [name for name in names if name in keep]
 
 
 def zoo_table(zoo: pd.DataFrame | Sequence[dict], results: pd.DataFrame) -> pd.DataFrame:

@@ -16,13 +16,18 @@ rules to a table of encoder profiles:
 * the leading tier: encoders whose bootstrap probability of a top-k rank is at
   least ``tier_probability``.
 
+Encoders named as *references* (e.g. one pretrained on the evaluation labels)
+are gated and shown, but they are not candidates: they never join the tier and
+never advance. :func:`threshold_failures` counts how many candidates each
+threshold stops, so a report can say when a threshold binds nobody.
+
 What neither rule can show is listed in :data:`DEPLOYMENT_EVIDENCE`: the
 evidence a screening benchmark leaves to the intended deployment setting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -48,6 +53,57 @@ DEPLOYMENT_EVIDENCE: tuple[tuple[str, str], ...] = (
     ("human-AI interaction", "no reader study"),
     ("prospective validation", "retrospective test splits only"),
 )
+
+
+#: The gate's decision for a reference encoder, whatever it clears.
+REFERENCE_DECISION = "reference, not a candidate"
+
+
+def threshold_failures(gate: pd.DataFrame, thresholds: Mapping[str, float]) -> pd.DataFrame:
+    """How many candidates each threshold stops: does it bind anyone?
+
+    Parameters
+    ----------
+    gate : pandas.DataFrame
+        The output of :func:`selection_gate` (``pass_<axis>`` columns, ``role``).
+    thresholds : mapping of str to float
+        The thresholds the gate applied.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per gated axis (in D, C, L, R order): ``axis``, ``rule``,
+        ``failing`` (candidates that miss it), ``failing_alone`` (candidates
+        it is the only threshold to stop), ``candidates``, ``binds``
+        (``failing > 0``).
+
+    Examples
+    --------
+    >>> profiles = pd.DataFrame({"encoder": ["a", "b"], "D": [0.9, 0.6], "C": [0.05, 0.02]})
+    >>> limits = {"D": 0.7, "C": 0.1}
+    >>> threshold_failures(selection_gate(profiles, limits), limits)[["axis", "failing", "binds"]]
+      axis  failing  binds
+    0    D        1   True
+    1    C        0  False
+    """
+    checked = _validate_thresholds(thresholds)
+    gated = [a for a in AXES if a in checked]
+    missing = [f"pass_{a}" for a in gated if f"pass_{a}" not in gate.columns] + [c for c in ("role",) if c not in gate.columns]
+    if missing:
+        raise SchemaError(f"gate: missing column {missing[0]!r} (expected the output of selection_gate)")
+    candidates = gate[gate["role"] == "candidate"]
+    passes = candidates[[f"pass_{a}" for a in gated]].to_numpy(dtype=bool)
+    fails = ~passes
+    alone = fails & (fails.sum(axis=1, keepdims=True) == 1)
+    rules = describe_thresholds(checked).set_index("axis")["rule"]
+    return pd.DataFrame({
+        "axis": gated,
+        "rule": [rules[a] for a in gated],
+        "failing": fails.sum(axis=0).astype(int),
+        "failing_alone": alone.sum(axis=0).astype(int),
+        "candidates": len(candidates),
+        "binds": fails.sum(axis=0) > 0,
+    })
 
 
 def _validate_thresholds(thresholds: Mapping[str, float]) -> dict[str, float]:
@@ -85,6 +141,7 @@ def selection_gate(
     rank_probabilities: pd.DataFrame | None = None,
     tier_probability: float = 0.95,
     probability_column: str = "p_top3",
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Which encoders clear every threshold, and which form the stable leading tier.
 
@@ -102,6 +159,10 @@ def selection_gate(
         Minimum probability for the leading tier, in (0, 1].
     probability_column : str
         Column of ``rank_probabilities`` to read.
+    references : sequence of str
+        Encoders that are shown but are not candidates: their decision is
+        ``"reference, not a candidate"`` whatever they clear, they are never in
+        the leading tier and need no rank probability.
 
     Returns
     -------
@@ -111,7 +172,9 @@ def selection_gate(
         none), and with rank probabilities ``p_tier`` and ``leading_tier``; then
         ``decision``: ``"advance"`` (leading tier and clears the gate),
         ``"leading tier, fails <axes>"``, ``"clears gate, outside leading tier"``
-        or ``"fails <axes>"``. Sorted by decision then encoder.
+        or ``"fails <axes>"`` (``"reference, not a candidate"`` for a
+        reference); ``role`` ("candidate" or "reference"). Sorted by decision
+        then encoder, references last.
 
     Raises
     ------
@@ -122,6 +185,8 @@ def selection_gate(
         If ``tier_probability`` is outside (0, 1].
     """
     checked = _validate_thresholds(thresholds)
+    if isinstance(references, str):
+        raise SchemaError(f"references must be a sequence of encoder names, got the string {references!r}")
     if not 0.0 < tier_probability <= 1.0:
         raise ValueError(f"tier_probability must lie in (0, 1], got {tier_probability!r}")
     table = profiles.reset_index() if "encoder" not in profiles.columns else profiles.copy()
@@ -145,6 +210,11 @@ def selection_gate(
             failed[i].append(axis)
     out["clears_gate"] = [not f for f in failed]
     out["failed_axes"] = [", ".join(f) for f in failed]
+    unknown = sorted(set(references) - set(out["encoder"]))
+    if unknown:
+        raise SchemaError(f"references: no profile for encoder {unknown[0]!r}")
+    is_reference = out["encoder"].isin(set(references)).to_numpy()
+    out["role"] = np.where(is_reference, "reference", "candidate")
     if rank_probabilities is not None:
         for column in ("encoder", probability_column):
             if column not in rank_probabilities.columns:
@@ -153,16 +223,17 @@ def selection_gate(
             rank_probabilities[probability_column].to_numpy(dtype=float),
             index=rank_probabilities["encoder"].astype(str).to_numpy(),
         )
-        absent = sorted(set(out["encoder"]) - set(probs.index))
+        absent = sorted(set(out.loc[~is_reference, "encoder"]) - set(probs.index))
         if absent:
             raise SchemaError(f"rank probabilities: no value for encoder {absent[0]!r}")
-        out["p_tier"] = probs.reindex(out["encoder"]).to_numpy()
-        out["leading_tier"] = out["p_tier"] >= tier_probability
+        out["p_tier"] = np.where(is_reference, np.nan, probs.reindex(out["encoder"]).to_numpy())
+        out["leading_tier"] = ~is_reference & (out["p_tier"].fillna(0.0) >= tier_probability)
         out["decision"] = [
             _decision(tier, fails) for tier, fails in zip(out["leading_tier"], out["failed_axes"], strict=True)
         ]
     else:
         out["decision"] = ["clears gate" if not f else f"fails {f}" for f in out["failed_axes"]]
+    out.loc[is_reference, "decision"] = REFERENCE_DECISION
     out["_order"] = out["decision"].map(_decision_order)
     out = out.sort_values(["_order", "encoder"], kind="mergesort").drop(columns="_order")
     return out.reset_index(drop=True)
@@ -179,7 +250,7 @@ def _decision(leading: bool, failed_axes: str) -> str:
 
 
 def _decision_order(decision: str) -> int:
-    for rank, prefix in enumerate(("advance", "leading tier", "clears gate", "fails")):
+    for rank, prefix in enumerate(("advance", "leading tier", "clears gate", "fails", REFERENCE_DECISION)):
         if decision.startswith(prefix):
             return rank
     return len(decision)  # pragma: no cover - every decision has one of the prefixes
