@@ -540,7 +540,7 @@ def describe_score_orders(summary: "pd.DataFrame", rows: int | None = None, digi
 
     The bootstrap scores each encoder against the panel without its own entry
     (``crs``); the score table scores a panel member against the whole panel
-    (``crs_full_panel``), where its own entry counts and cannot be dominated.
+    (``crs_full_panel``), its own stored entry included.
 
     Parameters
     ----------
@@ -574,7 +574,7 @@ def describe_score_orders(summary: "pd.DataFrame", rows: int | None = None, digi
         return rule + " The score table's CRS (whole panel) orders these rows the same way."
     described = "; ".join(f"{hi} ranks above {lo}" for hi, lo in swaps)
     return (rule + " The score table orders some of them differently (it scores a panel member against the whole "
-            f"panel, its own entry included, which it cannot dominate): there {described}.")
+            f"panel, its own stored entry included): there {described}.")
 
 
 def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",

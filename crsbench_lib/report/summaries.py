@@ -304,6 +304,47 @@ def leading_pair(pairwise: pd.DataFrame, first: str, second: str) -> dict[str, f
     return {"diff": -float(row["diff"]), "diff_low": -float(row["diff_high"]), "diff_high": -float(row["diff_low"])}
 
 
+def tier_table(summary: pd.DataFrame, top_k: int) -> pd.DataFrame:
+    """The leading-tier chapter's table: one row per encoder, references marked, in the summary's order.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        A bootstrap summary (:func:`crsbench_lib.scoring.bootstrap.two_level_bootstrap`).
+    top_k : int
+        The k of its ``p_top{k}`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        encoder (``" (reference)"`` appended for a reference), CRS (point,
+        leave-self-out), CRS score table (whole panel), median of draws, bias,
+        the percentile and basic intervals' ends, point inside, P(rank 1),
+        P(top k) (missing for a reference).
+    """
+    column = f"p_top{top_k}"
+    wanted = ["encoder", "role", "crs", "crs_full_panel", "crs_median", "bias", "crs_low", "crs_high",
+              "crs_basic_low", "crs_basic_high", "point_inside", "p_rank1", column]
+    missing = [c for c in wanted if c not in summary.columns]
+    if missing:
+        raise SchemaError(f"tier_table: the summary lacks column {missing[0]!r}")
+    names = summary["encoder"].astype(str) + np.where(summary["role"] == "reference", " (reference)", "")
+    return pd.DataFrame({
+        "encoder": names.to_numpy(),
+        "CRS": summary["crs"].to_numpy(),
+        "CRS score table": summary["crs_full_panel"].to_numpy(),
+        "median of draws": summary["crs_median"].to_numpy(),
+        "bias": summary["bias"].to_numpy(),
+        "percentile low": summary["crs_low"].to_numpy(),
+        "percentile high": summary["crs_high"].to_numpy(),
+        "basic low": summary["crs_basic_low"].to_numpy(),
+        "basic high": summary["crs_basic_high"].to_numpy(),
+        "point inside": summary["point_inside"].to_numpy(dtype=bool),
+        "P(rank 1)": summary["p_rank1"].to_numpy(dtype=float),
+        f"P(top {top_k})": summary[column].to_numpy(dtype=float),
+    })
+
+
 def panel_summary(panel: object, n_panel: int) -> pd.DataFrame:
     """Leave-one-out and random sub-panel perturbations in one table.
 
