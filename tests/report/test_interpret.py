@@ -2,6 +2,7 @@
 
 import re
 
+import pandas as pd
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -138,13 +139,102 @@ def test_format_p_rejects_non_probabilities(bad):
         interpret.format_p(bad)
 
 
-@given(diff=values, low=values, width=st.floats(min_value=0, max_value=10, allow_nan=False))
-def test_describe_leader_calls_a_tie_a_tie(diff, low, width):
-    text = interpret.describe_leader("a", "b", 0.5, 0.3, diff, (low, low + width))
-    if low > 0 or low + width < 0:
-        assert "separate a from b" in text and "tie" not in text
+names = st.lists(st.sampled_from([f"enc{i}" for i in range(8)]), min_size=1, max_size=8, unique=True)
+
+
+@given(members=names, references=st.lists(st.sampled_from(["ref_a", "ref_b"]), unique=True))
+def test_describe_leading_tier_names_every_tied_member(members, references):
+    p_rank1 = {name: 1.0 / len(members) for name in members}
+    intervals = {name: (-0.05, 0.05) for name in members[1:]}
+    if len(members) == 1:
+        intervals = {"runner": (0.01, 0.04)}
+        p_rank1["runner"] = 0.0
+    text = interpret.describe_leading_tier(members, p_rank1, intervals, references=references)
+    for name in members:
+        assert re.search(rf"\b{name}\b", text)
+    if len(members) > 1:
+        assert f"cannot separate {len(members)} candidates" in text and "winner" in text
     else:
-        assert "treat the two as a tie" in text
+        assert text.startswith(f"{members[0]} leads") and "excludes zero" in text
+    for name in references:
+        assert name in text.split("Not ranked:")[1]
+    assert ("Not ranked" in text) == bool(references)
+
+
+def test_describe_leading_tier_refuses_a_lone_leader_whose_runner_up_is_tied():
+    with pytest.raises(ValueError, match="belongs in the tier"):
+        interpret.describe_leading_tier(["a"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)})
+
+
+_point = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@st.composite
+def bootstrap_rows(draw):
+    crs, low, width = draw(_point), draw(_point), draw(st.floats(0.0, 0.5, allow_nan=False))
+    high = low + width
+    median = draw(_point)
+    bias = median - crs
+    return {
+        "crs": crs, "crs_median": median, "bias": bias, "bias_se": bias / 0.03, "crs_low": low, "crs_high": high,
+        "crs_basic_low": 2 * crs - high, "crs_basic_high": 2 * crs - low, "point_inside": low <= crs <= high,
+    }
+
+
+@given(rows=st.lists(bootstrap_rows(), min_size=1, max_size=6))
+def test_a_point_outside_its_own_interval_is_always_said(rows):
+    """Fails if an interval that excludes its own point is reported without the prose naming it."""
+    summary = pd.DataFrame([{"encoder": f"enc{i}", **row} for i, row in enumerate(rows)])
+    text = interpret.describe_bootstrap_bias(summary)
+    outside = [r["encoder"] for _, r in summary.iterrows() if not r["crs_low"] <= r["crs"] <= r["crs_high"]]
+    if outside:
+        assert f"For {len(outside)} of {len(summary)} encoders the point CRS lies outside its own" in text
+        for name in outside:
+            assert re.search(rf"\b{name} \(", text), name
+        assert "not a confidence interval around the point" in text
+        assert "Every point" not in text
+    else:
+        assert text.startswith("Every point CRS lies inside its own 95 % percentile interval")
+
+
+def test_a_bootstrap_whose_points_fall_outside_is_described_as_such(synthetic_table, frozen_standard):
+    from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap
+
+    summary = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=200, random_state=1).summary
+    # Force the situation the v2 default build shows: a point above its own percentile interval.
+    summary.loc[0, "crs_high"] = summary.loc[0, "crs"] - 0.01
+    summary.loc[0, "point_inside"] = False
+    text = interpret.describe_bootstrap_bias(summary)
+    assert f"{summary.loc[0, 'encoder']} (" in text and "lies outside its own" in text
+
+
+def test_describe_score_orders_names_every_swapped_pair():
+    table = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "crs": [0.9, 0.8, 0.7, 0.6],
+                          "crs_full_panel": [0.88, 0.79, 0.795, 0.5]})
+    text = interpret.describe_score_orders(table)
+    assert text.startswith("Rows are in order of the point CRS the draws use")
+    assert text.endswith("there c ranks above b.")
+    same = interpret.describe_score_orders(table.assign(crs_full_panel=table["crs"]))
+    assert "orders these rows the same way" in same
+    assert "there" not in interpret.describe_score_orders(table, rows=2)
+
+
+@given(failing=st.lists(st.integers(0, 5), min_size=1, max_size=4))
+def test_describe_threshold_binding_says_which_thresholds_filter_nothing(failing):
+    axes = ["D", "C", "L", "R"][: len(failing)]
+    table = pd.DataFrame({"axis": axes, "rule": [f"{a} rule" for a in axes], "failing": failing,
+                          "failing_alone": failing, "candidates": 5})
+    text = interpret.describe_threshold_binding(table)
+    for axis, count in zip(axes, failing, strict=True):
+        if count:
+            assert f"{axis} rule stops {count} of 5 candidates" in text
+    idle = [a for a, c in zip(axes, failing, strict=True) if c == 0]
+    if not any(failing):
+        assert text.startswith("No threshold binds") and "filters nothing" in text
+    elif idle:
+        assert "bind" in text and "filter" in text and all(f"{a} rule" in text for a in idle)
+    else:
+        assert "nothing" not in text
 
 
 @given(crs=unit, auroc=unit)
@@ -183,6 +273,11 @@ def test_describe_selection_outcomes():
     # An untrained baseline advancing is never reported without comment.
     baseline = interpret.describe_selection(["cnn_random"], ["cnn_random"], ["cnn_random"], 5, untrained=["cnn_random"])
     assert "Caution: cnn_random has no pretraining" in baseline
+    with_reference = interpret.describe_selection(["mae"], ["mae"], ["mae"], 5, references=["intask"])
+    assert with_reference.endswith("intask is a reference, not a candidate: shown, never advanced.")
+    assert "5 candidates" in with_reference
+    with pytest.raises(ValueError, match="reference 'intask' cannot"):
+        interpret.describe_selection(["intask"], ["intask"], ["intask"], 5, references=["intask"])
 
 
 @given(fixed=st.floats(0, 1, allow_nan=False), cohort=st.floats(0, 1, allow_nan=False))

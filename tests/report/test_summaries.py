@@ -94,3 +94,24 @@ def test_augmentation_effect_reads_the_requested_arm(table):
     lora = summaries.augmentation_effect(pairs, table, arm="lora")
     assert frozen["clean_aug"].iloc[0] == pytest.approx(encoder_profiles(raw_axes(table, arm="frozen")).loc["enc00", "D"])
     assert lora["clean_aug"].iloc[0] == pytest.approx(encoder_profiles(raw_axes(table, arm="lora")).loc["enc00", "D"])
+
+
+def test_reference_families_name_the_zoo_reference():
+    from crsbench_lib.encoders.cards import zoo_families
+    from crsbench_lib.encoders.recipes import FAMILIES
+
+    for family in summaries.REFERENCE_FAMILIES:
+        assert "reference" in FAMILIES[family]
+    assert summaries.reference_encoders(zoo_families()) == ["intask_supervised_s"]
+    # A table of the user's own encoders holds no reference.
+    assert summaries.reference_encoders(zoo_families(), present=["my_encoder"]) == []
+
+
+def test_tier_table_marks_references(synthetic_table, frozen_standard):
+    from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap
+
+    boot = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=50, references=["enc03"])
+    table = summaries.tier_table(boot.summary, boot.top_k)
+    assert table["encoder"].tolist() == [e + (" (reference)" if e == "enc03" else "") for e in boot.summary["encoder"]]
+    assert table.loc[table["encoder"] == "enc03 (reference)", "P(rank 1)"].isna().all()
+    assert list(table["CRS"]) == sorted(table["CRS"], reverse=True)

@@ -1,6 +1,7 @@
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
@@ -80,3 +81,104 @@ def test_errors(synthetic_table, frozen_standard):
         paired_seed_bootstrap(synthetic_table, frozen_standard, top_k=9)
     with pytest.raises(ConfigError, match="interval"):
         paired_seed_bootstrap(synthetic_table, frozen_standard, interval=1.0)
+
+
+# ----------------------------------------------------------------------------- bias, intervals, references
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from crsbench_lib.scoring.bootstrap import interval_summary, tied_with_leader  # noqa: E402
+from crsbench_lib.scoring.crs import floor_scores  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    point=st.floats(-1, 1, allow_nan=False),
+    shift=st.floats(-0.5, 0.5, allow_nan=False),
+    noise=st.lists(st.floats(0, 0.3, allow_nan=False), min_size=1, max_size=20),
+)
+def test_interval_summary_recovers_a_known_bias(point, shift, noise):
+    # Draws symmetric about point + shift (each deviation with both signs): the bias is the shift exactly.
+    eps = np.array(noise)
+    draws = (point + shift + np.concatenate([eps, -eps]))[:, None]
+    row = interval_summary(draws, np.array([point])).iloc[0]
+    assert row["bias"] == pytest.approx(shift, abs=1e-9)
+    assert row["median"] == pytest.approx(point + shift, abs=1e-9)
+    # The basic interval is the percentile interval reflected about the point.
+    assert row["basic_low"] == pytest.approx(2 * point - row["high"], abs=1e-12)
+    assert row["basic_high"] == pytest.approx(2 * point - row["low"], abs=1e-12)
+    assert bool(row["point_inside"]) == (row["low"] <= point <= row["high"])
+    assert bool(row["point_inside"]) == (row["basic_low"] <= point <= row["basic_high"])
+
+
+def test_interval_summary_of_a_minimum_has_the_hand_computed_bias():
+    # The floor is a minimum. Two axes at 0.5, each moved by +-0.1 with equal chance (the four
+    # sign combinations once each): min is 0.4 in three of four, 0.6 in one, mean 0.45; the
+    # point (no noise) is 0.5, so the bias is -0.05 although every axis is unbiased.
+    signs = np.array([[-1, -1], [-1, 1], [1, -1], [1, 1]], dtype=float)
+    profiles = np.column_stack([0.5 + 0.1 * signs, np.full((4, 2), 0.9)])
+    draws = floor_scores(profiles)[:, None]
+    point = floor_scores(np.array([[0.5, 0.5, 0.9, 0.9]]))
+    row = interval_summary(draws, point).iloc[0]
+    assert row["bias"] == pytest.approx(-0.05, abs=1e-12)
+    assert row["median"] == pytest.approx(0.4, abs=1e-12)
+
+
+def test_interval_summary_errors():
+    with pytest.raises(ConfigError, match="interval"):
+        interval_summary(np.zeros((3, 1)), np.zeros(1), interval=1.0)
+    with pytest.raises(ConfigError, match="expected draws"):
+        interval_summary(np.zeros((3, 2)), np.zeros(1))
+
+
+def test_summary_reports_bias_intervals_and_the_full_panel_score(boot, synthetic_table, frozen_standard):
+    summary = boot.summary
+    columns = [boot.encoders.index(e) for e in summary["encoder"]]
+    draws = boot.crs_draws[:, columns]
+    np.testing.assert_allclose(summary["bias"], draws.mean(axis=0) - summary["crs"], atol=1e-12)
+    np.testing.assert_allclose(summary["crs_median"], np.median(draws, axis=0), atol=1e-12)
+    inside = (summary["crs_low"] <= summary["crs"]) & (summary["crs"] <= summary["crs_high"])
+    assert (summary["point_inside"] == inside).all()
+    table = score_profiles(encoder_profiles(raw_axes(synthetic_table)), frozen_standard).set_index("encoder")
+    np.testing.assert_allclose(summary["crs_full_panel"], table.loc[summary["encoder"], "crs"], atol=1e-12)
+    assert (summary["role"] == "candidate").all() and summary["rank"].tolist() == list(range(1, 9))
+
+
+def test_references_are_scored_but_never_ranked(synthetic_table, frozen_standard, boot):
+    leader = boot.summary["encoder"].iloc[0]
+    with_ref = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=300, random_state=7, references=[leader])
+    # The CRS of every encoder (the reference included) is untouched: the panel is fixed.
+    np.testing.assert_array_equal(with_ref.crs_draws, boot.crs_draws)
+    row = with_ref.summary.set_index("encoder").loc[leader]
+    assert row["role"] == "reference" and pd.isna(row["rank"])
+    assert np.isnan(row["p_rank1"]) and np.isnan(row["p_top3"])
+    candidates = with_ref.summary[with_ref.summary["role"] == "candidate"]
+    assert candidates["p_rank1"].sum() == pytest.approx(1.0)
+    assert candidates["p_top3"].sum() == pytest.approx(3.0)
+    assert candidates["rank"].tolist() == list(range(1, 8))
+    assert leader not in tied_with_leader(with_ref.summary, with_ref.pairwise)
+    # Draw by draw, the candidate that ranks first is the best candidate, never the reference.
+    keep = [i for i, e in enumerate(with_ref.encoders) if e != leader]
+    winners = np.asarray(with_ref.encoders)[keep][np.argmax(with_ref.crs_draws[:, keep], axis=1)]
+    for name, p in zip(candidates["encoder"], candidates["p_rank1"], strict=True):
+        assert p == pytest.approx(np.mean(winners == name))
+
+
+def test_reference_errors(synthetic_table, frozen_standard):
+    with pytest.raises(ConfigError, match="reference encoder 'nope'"):
+        paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=5, references=["nope"])
+    with pytest.raises(ConfigError, match="at most the 2 candidates"):
+        paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=5, top_k=3,
+                              references=[f"enc0{i}" for i in range(6)])
+    with pytest.raises(ConfigError, match="sequence of encoder names"):
+        paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=5, references="enc00")
+
+
+def test_tied_with_leader_names_every_candidate_whose_interval_includes_zero(boot):
+    members = tied_with_leader(boot.summary, boot.pairwise)
+    leader = boot.summary["encoder"].iloc[0]
+    assert members[0] == leader
+    for name in boot.summary["encoder"].iloc[1:]:
+        pair = boot.pairwise[(boot.pairwise["encoder_a"] == leader) & (boot.pairwise["encoder_b"] == name)].iloc[0]
+        assert (name in members) == bool(pair["diff_low"] <= 0 <= pair["diff_high"])

@@ -6,9 +6,11 @@ from hypothesis import strategies as st
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.scoring.selection_gate import (
     DEPLOYMENT_EVIDENCE,
+    REFERENCE_DECISION,
     deployment_evidence,
     describe_thresholds,
     selection_gate,
+    threshold_failures,
 )
 
 PROFILES = pd.DataFrame(
@@ -72,3 +74,29 @@ def test_errors():
     bad.loc[0, "D"] = float("nan")
     with pytest.raises(SchemaError, match="non-finite"):
         selection_gate(bad, THRESHOLDS)
+
+
+def test_a_reference_is_gated_but_never_advances():
+    # "b" would otherwise be in the tier; as a reference it needs no probability and never advances.
+    profiles = PROFILES.assign(C=[0.05, 0.05, 0.04, 0.03])
+    gate = selection_gate(profiles, THRESHOLDS, PROBS[PROBS["encoder"] != "b"], references=["b"]).set_index("encoder")
+    assert gate.loc["b", "decision"] == REFERENCE_DECISION and gate.loc["b", "role"] == "reference"
+    assert not gate.loc["b", "leading_tier"] and gate.loc["b", "clears_gate"]
+    assert gate.loc["a", "decision"] == "advance" and gate.loc["a", "role"] == "candidate"
+    assert list(selection_gate(profiles, THRESHOLDS, PROBS, references=["b"])["encoder"])[-1] == "b"
+    with pytest.raises(SchemaError, match="no profile for encoder 'zz'"):
+        selection_gate(PROFILES, THRESHOLDS, PROBS, references=["zz"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(d=st.floats(0.6, 1.0), c=st.floats(0.0, 0.2), reference=st.sampled_from([(), ("b",)]))
+def test_threshold_failures_count_the_candidates_each_threshold_stops(d, c, reference):
+    thresholds = {"D": d, "C": c}
+    gate = selection_gate(PROFILES, thresholds, references=reference)
+    failures = threshold_failures(gate, thresholds).set_index("axis")
+    candidates = PROFILES[~PROFILES["encoder"].isin(reference)]
+    fails_d = candidates["D"] < d
+    fails_c = candidates["C"] > c
+    assert failures.loc["D", "failing"] == fails_d.sum() and failures.loc["C", "failing"] == fails_c.sum()
+    assert failures.loc["D", "failing_alone"] == (fails_d & ~fails_c).sum()
+    assert failures.loc["D", "binds"] == bool(fails_d.any()) and failures.loc["C", "candidates"] == len(candidates)
