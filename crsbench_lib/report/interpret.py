@@ -396,6 +396,7 @@ def describe_leading_tier(
     intervals: Mapping[str, tuple[float, float]],
     level: float = 0.95,
     references: Sequence[str] = (),
+    tied_references: Sequence[str] = (),
 ) -> str:
     """Who leads, naming every candidate the draws cannot separate from the leader.
 
@@ -416,6 +417,9 @@ def describe_leading_tier(
     references : sequence of str
         Encoders shown as references and not ranked; named so the reader knows
         why they are absent from the sentence.
+    tied_references : sequence of str
+        The references whose CRS difference with the leader also has an
+        interval that includes zero.
 
     Returns
     -------
@@ -452,7 +456,11 @@ def describe_leading_tier(
                     + f", and it ranks first in {_percent(_finite(p_rank1[leader], 'p_rank1'))} of draws.")
     if references:
         refs = list(references)
-        text += f" Not ranked: {_names(refs)}, shown as {'a reference' if len(refs) == 1 else 'references'}."
+        text += f" Not ranked: {_names(refs)}, shown as {'a reference' if len(refs) == 1 else 'references'}"
+        tied_refs = [r for r in refs if r in set(tied_references)]
+        if tied_refs:
+            text += (f"; the draws cannot separate {_names(tied_refs)} from {leader} either")
+        text += "."
     return text
 
 
@@ -525,14 +533,73 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
     return (
         f"For {n} of {len(summary)} encoders the point CRS lies outside its own {pct} percentile interval: "
         + "; ".join(parts) + ". "
-        "The CRS is a non-smooth function of the profiles (dominance counts panel members beaten on every axis, "
-        "the floor takes a minimum), so resampling noise shifts its draws away from the point instead of spreading "
-        "them around it. For these encoders the percentile interval describes the CRS a resample of the data gets, "
+        "Two things shift the draws away from the point instead of spreading them around it: an axis whose own "
+        "draws are biased moves every resampled profile against panel entries measured once, and the CRS is a "
+        "non-smooth function of the profile (dominance counts panel members beaten on every axis, the floor takes "
+        "a minimum). For these encoders the percentile interval describes the CRS a resample of the data gets, "
         "not a confidence interval around the point; the basic interval reflects it about the point and so corrects "
         "for the bias, but a bias of more than a quarter of a standard error warns that neither interval has its "
         f"nominal {pct} coverage (Efron & Tibshirani 1993, section 10.6). Read the point with its bias beside it, "
         "and compare encoders by the paired differences and rank probabilities, which share the bias."
     )
+
+
+#: What each axis measures, for the bias sentence.
+_AXIS_WORDS = {"D": "AUROC", "C": "ECE", "L": "retention", "R": "AUROC loss"}
+
+
+def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: int = 3) -> str:
+    """Where one encoder's bootstrap bias of the CRS comes from, in words.
+
+    Parameters
+    ----------
+    decomposition : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.bootstrap.bias_decomposition` (index
+        encoder; bias, from_axes, from_nonsmooth, dominance, balance, floor,
+        D ... R and D_se ... R_se).
+    encoder : str
+        The encoder to describe (e.g. the one with the largest bias).
+    digits : int
+        Decimals shown.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = dict(bias=-0.085, from_axes=-0.071, from_nonsmooth=-0.014, dominance=-0.082, balance=-0.003,
+    ...            floor=0.0, D=0.0, C=0.009, L=0.0, R=0.0, D_se=-0.03, C_se=-2.1, L_se=-0.05, R_se=-0.05)
+    >>> text = describe_bias_sources(pd.DataFrame([row], index=["a"]), "a")
+    >>> text[: text.index(" (its draws")]
+    "Of the bias of -0.085 for a, -0.071 comes from the axes' own resampling bias and -0.014 from the non-smoothness of the CRS"
+    >>> text[text.index("The axis") : text.index(" (binned")]
+    'The axis whose draws fall furthest behind the point is C: ECE rises by 0.009 on average, 2.1 standard deviations of its draws'
+    """
+    needed = ("bias", "from_axes", "from_nonsmooth", "dominance", "balance", "floor",
+              *_AXIS_WORDS, *(f"{a}_se" for a in _AXIS_WORDS))
+    missing = [c for c in needed if c not in decomposition.columns]
+    if missing:
+        raise ValueError(f"describe_bias_sources: the decomposition lacks column {missing[0]!r}")
+    if encoder not in decomposition.index:
+        raise ValueError(f"describe_bias_sources: no row for encoder {encoder!r}")
+    row = decomposition.loc[encoder]
+    text = (f"Of the bias of {_fmt(float(row['bias']), digits)} for {encoder}, "
+            f"{_fmt(float(row['from_axes']), digits)} comes from the axes' own resampling bias and "
+            f"{_fmt(float(row['from_nonsmooth']), digits)} from the non-smoothness of the CRS (its draws rescored "
+            "with every axis recentred on the point)")
+    parts = {name: float(row[name]) for name in ("dominance", "balance", "floor")}
+    largest = max(parts, key=lambda name: abs(parts[name]))
+    text += f"; by component, {largest} carries {_fmt(parts[largest], digits)}."
+    worst = min(_AXIS_WORDS, key=lambda axis: float(row[f"{axis}_se"]))
+    moved = float(row[f"{worst}_se"])
+    if moved >= -NEGLIGIBLE_BIAS_SE:
+        return text + " No axis's draws are worse than its point by a quarter of a standard deviation or more."
+    change = float(row[worst])
+    text += (f" The axis whose draws fall furthest behind the point is {worst}: {_AXIS_WORDS[worst]} "
+             f"{'rises' if change > 0 else 'falls'} by {_fmt(abs(change), digits)} on average, {abs(moved):.1f} "
+             "standard deviations of its draws")
+    if worst == "C":
+        text += (" (binned ECE sums absolute gaps, and resampling the images with replacement adds noise to "
+                 "every gap)")
+    return text + ", while the panel entries stay as measured once."
 
 
 def describe_score_orders(summary: "pd.DataFrame", rows: int | None = None, digits: int = 3) -> str:

@@ -304,7 +304,7 @@ def leading_pair(pairwise: pd.DataFrame, first: str, second: str) -> dict[str, f
     return {"diff": -float(row["diff"]), "diff_low": -float(row["diff_high"]), "diff_high": -float(row["diff_low"])}
 
 
-def tier_table(summary: pd.DataFrame, top_k: int) -> pd.DataFrame:
+def tier_table(summary: pd.DataFrame, top_k: int, tied: Sequence[str] = ()) -> pd.DataFrame:
     """The leading-tier chapter's table: one row per encoder, references marked, in the summary's order.
 
     Parameters
@@ -313,14 +313,18 @@ def tier_table(summary: pd.DataFrame, top_k: int) -> pd.DataFrame:
         A bootstrap summary (:func:`crsbench_lib.scoring.bootstrap.two_level_bootstrap`).
     top_k : int
         The k of its ``p_top{k}`` column.
+    tied : sequence of str
+        The leader and every encoder the draws cannot separate from it
+        (:func:`crsbench_lib.scoring.bootstrap.tied_with_leader`, plus any tied
+        reference).
 
     Returns
     -------
     pandas.DataFrame
         encoder (``" (reference)"`` appended for a reference), CRS (point,
         leave-self-out), CRS score table (whole panel), median of draws, bias,
-        the percentile and basic intervals' ends, point inside, P(rank 1),
-        P(top k) (missing for a reference).
+        tied for the lead, the percentile and basic intervals' ends, point
+        inside, P(rank 1), P(top k) (missing for a reference).
     """
     column = f"p_top{top_k}"
     wanted = ["encoder", "role", "crs", "crs_full_panel", "crs_median", "bias", "crs_low", "crs_high",
@@ -335,6 +339,7 @@ def tier_table(summary: pd.DataFrame, top_k: int) -> pd.DataFrame:
         "CRS score table": summary["crs_full_panel"].to_numpy(),
         "median of draws": summary["crs_median"].to_numpy(),
         "bias": summary["bias"].to_numpy(),
+        "tied for the lead": summary["encoder"].astype(str).isin(set(tied)).to_numpy(),
         "percentile low": summary["crs_low"].to_numpy(),
         "percentile high": summary["crs_high"].to_numpy(),
         "basic low": summary["crs_basic_low"].to_numpy(),

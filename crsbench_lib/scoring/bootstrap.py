@@ -57,7 +57,7 @@ from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
 from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
 from crsbench_lib.scoring.crs import component_arrays, normalise_array, rank_descending, score_profiles
-from crsbench_lib.standard import AXES, ReferenceStandard, as_standard, check_ece_bins
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, as_standard, check_ece_bins
 
 
 @dataclass(frozen=True, eq=False)
@@ -349,23 +349,27 @@ def _draw_summary(
     return summary, pairwise
 
 
-def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]:
-    """The candidates the draws cannot separate from the leader, the leader first.
+def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame, role: str = "candidate") -> list[str]:
+    """The encoders the draws cannot separate from the leader.
 
     The leader is the candidate of rank 1 (highest point CRS among the
     candidates). Another encoder is tied with it when the percentile interval
     of the paired difference ``CRS_leader - CRS_other`` includes zero
-    (``overlaps_zero`` of the pairwise table). References are never members.
+    (``overlaps_zero`` of the pairwise table).
 
     Parameters
     ----------
     summary, pairwise : pandas.DataFrame
         A bootstrap result's ``summary`` and ``pairwise``.
+    role : {"candidate", "reference"}
+        Whose ties to list: the candidates (the leader first, then every tied
+        candidate: the leading tier's members) or the references tied with the
+        leader (never members of the tier, but worth saying).
 
     Returns
     -------
     list of str
-        The leader, then every tied candidate in point-CRS order.
+        In point-CRS order.
 
     Examples
     --------
@@ -373,9 +377,11 @@ def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]
     ...                         "candidate"], "rank": pd.array([1, None, 2, 3], dtype="Int64")})
     >>> pairwise = pd.DataFrame({"encoder_a": ["a", "a", "a"], "encoder_b": ["r", "b", "c"],
     ...                          "overlaps_zero": [True, True, False]})
-    >>> tied_with_leader(summary, pairwise)
-    ['a', 'b']
+    >>> tied_with_leader(summary, pairwise), tied_with_leader(summary, pairwise, role="reference")
+    (['a', 'b'], ['r'])
     """
+    if role not in ("candidate", "reference"):
+        raise ConfigError(f"parameter 'role' must be 'candidate' or 'reference', found {role!r}")
     for column in ("encoder", "role", "rank"):
         if column not in summary.columns:
             raise SchemaError(f"tied_with_leader: the summary lacks column {column!r}")
@@ -383,8 +389,8 @@ def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame) -> list[str]
     if candidates.empty:
         raise SchemaError("tied_with_leader: the summary holds no candidate")
     leader = str(candidates.loc[candidates["rank"].astype(float).idxmin(), "encoder"])
-    members = [leader]
-    for name in candidates["encoder"].astype(str):
+    members = [leader] if role == "candidate" else []
+    for name in summary.loc[summary["role"] == role, "encoder"].astype(str):
         if name == leader:
             continue
         pair = pairwise[((pairwise["encoder_a"] == leader) & (pairwise["encoder_b"] == name))
@@ -758,6 +764,98 @@ def _leave_self_out_components(profiles: np.ndarray, encoders: Sequence[str], st
 def _leave_self_out_crs(profiles: np.ndarray, encoders: Sequence[str], std: ReferenceStandard) -> np.ndarray:
     """CRS (B, E) with each encoder scored against the panel without its own entry."""
     return _leave_self_out_components(profiles, encoders, std)[:, :, 3]
+
+
+def bias_decomposition(
+    profile_draws: np.ndarray,
+    point_profiles: pd.DataFrame,
+    standard: ReferenceStandard | str | os.PathLike[str] | None,
+) -> pd.DataFrame:
+    """Where the bootstrap bias of the CRS comes from, per encoder.
+
+    Two sources add up to the bias of the CRS draws (mean of the draws less
+    the point, leave-self-out panel as in :func:`two_level_bootstrap`):
+
+    * the axes' own resampling bias: a raw axis whose draws centre away from
+      its point (binned ECE, a sum of absolute gaps, rises when images are
+      resampled with replacement) moves every draw's profile the same way,
+      while the panel entries stay as measured once;
+    * the non-smoothness of the CRS: even with unbiased axes, dominance (a
+      share of panel members beaten on *every* axis) and the floor (a minimum)
+      lose more in unlucky draws than they gain in lucky ones.
+
+    The second is measured by recentring each encoder's profile draws on its
+    point profile (subtracting the mean shift of every axis) and rescoring;
+    the first is the rest. Efron & Tibshirani (1993, chapter 10) define the
+    bootstrap bias estimate used here.
+
+    Parameters
+    ----------
+    profile_draws : numpy.ndarray
+        (B, E, 4) raw profiles of the draws (``profile_draws`` of a
+        :class:`TwoLevelBootstrapResult`).
+    point_profiles : pandas.DataFrame
+        The un-resampled raw profiles, index encoder (the column order of the
+        draws), columns D, C, L, R.
+    standard : ReferenceStandard, path or None
+        The fixed standard the draws were scored against.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per encoder (index order of ``point_profiles``): ``bias``,
+        ``from_axes``, ``from_nonsmooth`` (the two sources, summing to
+        ``bias``); ``dominance``, ``balance``, ``floor`` (each component's
+        weighted bias, summing to ``bias``); per axis, ``D`` ... ``R`` (the raw
+        axis's bias, its unit) and ``D_se`` ... ``R_se`` (that bias in
+        standard deviations of its draws, signed so that a negative value is a
+        change for the worse).
+
+    Raises
+    ------
+    ConfigError
+        If the shapes disagree.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring.freeze import freeze_standard
+    >>> from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    >>> table = synthetic_results(n_encoders=3, seeds=(0, 1, 2), corruptions=("noise",))
+    >>> standard = freeze_standard(table, "demo", created="2026-01-01T00:00:00Z")
+    >>> point = encoder_profiles(raw_axes(table))[list(AXES)]
+    >>> draws = np.repeat(point.to_numpy()[None], 4, axis=0)  # draws equal to the point: no bias
+    >>> float(bias_decomposition(draws, point, standard)["bias"].abs().max())
+    0.0
+    """
+    std = as_standard(standard)
+    encoders = [str(e) for e in point_profiles.index]
+    point = point_profiles[list(AXES)].to_numpy(dtype=float)
+    draws = np.asarray(profile_draws, dtype=float)
+    if draws.ndim != 3 or draws.shape[1:] != point.shape:
+        raise ConfigError(f"bias_decomposition: expected profile draws (B, {point.shape[0]}, {len(AXES)}), "
+                          f"found {draws.shape}")
+    at_point = _leave_self_out_components(point[None], encoders, std)[0]  # (E, 4)
+    components = _leave_self_out_components(draws, encoders, std)  # (B, E, 4)
+    shift = draws.mean(axis=0) - point  # (E, 4)
+    recentred = _leave_self_out_crs(draws - shift[None], encoders, std)  # (B, E)
+    weights = std.weight_vector
+    total = components[:, :, 3].mean(axis=0) - at_point[:, 3]
+    nonsmooth = recentred.mean(axis=0) - at_point[:, 3]
+    spread = draws.std(axis=0, ddof=1) if draws.shape[0] > 1 else np.zeros_like(point)
+    sign = np.array([1.0 if HIGHER_IS_BETTER[a] else -1.0 for a in AXES])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        in_se = np.where(spread > 0, sign * shift / np.where(spread > 0, spread, 1.0), 0.0)
+    out = pd.DataFrame({
+        "bias": total,
+        "from_axes": total - nonsmooth,
+        "from_nonsmooth": nonsmooth,
+        **{name: weights[i] * (components[:, :, i].mean(axis=0) - at_point[:, i])
+           for i, name in enumerate(("dominance", "balance", "floor"))},
+        **{axis: shift[:, a] for a, axis in enumerate(AXES)},
+        **{f"{axis}_se": in_se[:, a] for a, axis in enumerate(AXES)},
+    }, index=pd.Index(encoders, name="encoder"))
+    return out
 
 
 @dataclass(frozen=True, eq=False)

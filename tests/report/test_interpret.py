@@ -166,6 +166,12 @@ def test_describe_leading_tier_refuses_a_lone_leader_whose_runner_up_is_tied():
         interpret.describe_leading_tier(["a"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)})
 
 
+def test_describe_leading_tier_says_a_reference_is_tied_with_the_leader():
+    text = interpret.describe_leading_tier(["a", "b"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)},
+                                           references=["r", "s"], tied_references=["r"])
+    assert text.endswith("Not ranked: r and s, shown as references; the draws cannot separate r from a either.")
+
+
 _point = st.floats(0.0, 1.0, allow_nan=False)
 
 
@@ -437,3 +443,23 @@ def test_describe_interval_never_prints_a_nonzero_end_as_zero() -> None:
     assert describe_interval(-0.013, -0.0004) == "its 95 % interval [-0.0130, -0.0004] excludes zero"
     assert describe_interval(-0.02, 0.0) == "its 95 % interval [-0.020, 0.000] includes zero, so the data cannot tell the direction"
     assert "[-0.000000, 0.000000]" not in describe_interval(-1e-9, 1e-9)
+
+
+@given(
+    se=st.lists(st.floats(-4, 4, allow_nan=False), min_size=4, max_size=4),
+    shift=st.lists(st.floats(-0.05, 0.05, allow_nan=False), min_size=4, max_size=4),
+    parts=st.lists(st.floats(-0.1, 0.1, allow_nan=False), min_size=3, max_size=3),
+)
+def test_describe_bias_sources_follows_the_numbers(se, shift, parts):
+    row = {"bias": sum(parts), "from_axes": parts[0], "from_nonsmooth": sum(parts) - parts[0],
+           "dominance": parts[0], "balance": parts[1], "floor": parts[2],
+           **dict(zip("DCLR", shift, strict=True)), **{f"{a}_se": v for a, v in zip("DCLR", se, strict=True)}}
+    text = interpret.describe_bias_sources(pd.DataFrame([row], index=["enc"]), "enc")
+    largest = ["dominance", "balance", "floor"][max(range(3), key=lambda i: abs(parts[i]))]
+    assert f"by component, {largest} carries" in text
+    worst = "DCLR"[min(range(4), key=lambda i: se[i])]
+    if min(se) < -interpret.NEGLIGIBLE_BIAS_SE:
+        assert f"furthest behind the point is {worst}:" in text
+        assert ("rises" in text) == (row[worst] > 0)
+    else:
+        assert "No axis's draws are worse" in text
