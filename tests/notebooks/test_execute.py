@@ -54,3 +54,39 @@ def test_chapter_layout(name):
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert {"remove-input", "remove-cell", "hide-input"} & set(cell.metadata.get("tags", [])), (name, cell.source[:60])
+
+
+def _table_rows(html):
+    import html as html_lib
+    import re
+
+    rows = []
+    for row in re.findall(r"<tr.*?</tr>", re.sub(r"<style.*?</style>", "", html, flags=re.S), flags=re.S):
+        cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, flags=re.S)
+        rows.append([html_lib.unescape(re.sub(r"<.*?>", "", c)).replace("\u200b", "").strip() for c in cells])
+    return rows
+
+
+@pytest.mark.slow
+def test_leading_tier_says_every_point_outside_its_own_interval(book_inputs):
+    """Fails if the chapter's table shows a point outside its interval that its prose does not name."""
+    declared = notebook_parameters(available_notebooks()["leading_tier"])
+    params = {k: v for k, v in book_inputs.items() if k in declared}
+    result = execute_notebook("leading_tier", params, book_inputs["executed"] / "leading_tier.ipynb",
+                              cache=book_inputs["cache"])
+    outputs = _outputs(result.output)
+    prose = " ".join("".join(o["data"]["text/markdown"]) for o in outputs if "text/markdown" in o.get("data", {}))
+    table = next(o["data"]["text/html"] for o in outputs
+                 if "Bootstrap summary" in o.get("data", {}).get("text/html", ""))
+    rows = _table_rows(table)
+    header = next(r for r in rows if "point inside" in r)
+    body = [r for r in rows if len(r) == len(header) and r != header]
+    outside = [r[header.index("encoder")].removesuffix(" (reference)") for r in body
+               if r[header.index("point inside")] in ("no", "False")]
+    assert body
+    if outside:
+        assert f"For {len(outside)} of {len(body)} encoders the point CRS lies outside its own" in prose
+        for name in outside:
+            assert f"{name} (" in prose.split("lies outside its own")[1], name
+    else:
+        assert "Every point CRS lies inside its own" in prose
