@@ -539,8 +539,9 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
         "a minimum). For these encoders the percentile interval describes the CRS a resample of the data gets, "
         "not a confidence interval around the point; the basic interval reflects it about the point and so corrects "
         "for the bias, but a bias of more than a quarter of a standard error warns that neither interval has its "
-        f"nominal {pct} coverage (Efron & Tibshirani 1993, section 10.6). Read the point with its bias beside it, "
-        "and compare encoders by the paired differences and rank probabilities, which share the bias."
+        f"nominal {pct} coverage (Efron & Tibshirani 1993, section 10.6). Read the point with its bias beside it; "
+        "the paired differences and rank probabilities cancel the part of the bias two encoders share, not the "
+        "difference between their biases."
     )
 
 
