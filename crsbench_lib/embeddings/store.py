@@ -99,11 +99,14 @@ def _key_digest(key: dict[str, Any]) -> str:
 
 
 #: Bytes of corrupted image sets kept in memory per process (least recently used out first).
-CORRUPTED_MEMO_BYTES = 512 * 2**20
+#: One 32-px dataset's sets take about 85 MB (55 conditions of 500 RGB images).
+CORRUPTED_MEMO_BYTES = 256 * 2**20
 # Process-wide, not per store: every encoder of a run (and both arms) sees the same
 # corrupted sets, and a run's worker process goes through many tasks, each with
 # its own store object; making a dataset's sets once per process instead of once
 # per task saves minutes of a default run (measured: about 3.5 s per dataset).
+# Only the most recent dataset's sets are kept: runs go dataset by dataset, and a
+# joblib (loky) worker whose memory grows by 300 MB is restarted as "leaking".
 _CORRUPTED_MEMO: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 
 
@@ -140,6 +143,8 @@ def corrupted_images(
     if key in _CORRUPTED_MEMO:
         _CORRUPTED_MEMO.move_to_end(key)
         return _CORRUPTED_MEMO[key]
+    if _CORRUPTED_MEMO and next(iter(_CORRUPTED_MEMO))[:2] != key[:2]:
+        _CORRUPTED_MEMO.clear()  # another dataset: the previous one's sets are done with
     from crsbench_lib.cohort import corrupt  # the cohort is needed only for corrupted sets
 
     images = corrupt(dataset.split(split, site).images[:n], corruption, severity, seed=corruption_seed)

@@ -140,12 +140,15 @@ def test_corrupted_images_computed_once_per_process(store: EmbeddingStore, monke
     another = EmbeddingStore(store.root / "another")
     another.embed(build_encoder("glcm"), ds, "test", corruption=family, severity=2, n_images=10)
     assert calls == [(family, 2, 0)]
+    # Another dataset's sets replace the first one's (runs go dataset by dataset).
+    store_module.corrupted_images(fake_dataset(version="v2"), "test", None, family, 2, 0, 10)
+    assert len(calls) == 2 and {key[1] for key in store_module._CORRUPTED_MEMO} == {"v2"}
     monkeypatch.setattr(store_module, "CORRUPTED_MEMO_BYTES", 0)
     monkeypatch.setattr(store_module, "_CORRUPTED_MEMO", OrderedDict())
     tiny = EmbeddingStore(store.root / "tiny")
     for name in ("pixels", "lbp"):
         tiny.embed(build_encoder(name), ds, "test", corruption=family, severity=2, n_images=10)
-    assert len(calls) == 3
+    assert len(calls) == 4
 
 
 def test_files_match_numpy_save(store: EmbeddingStore, tmp_path: Path) -> None:
