@@ -99,8 +99,47 @@ def correlation_word(value: float) -> str:
     return _band(abs(_finite(value, "correlation")), CORRELATION_SIZES, LARGEST_CORRELATION)
 
 
+def p_value_text(p: float) -> str:
+    """The one way this book writes a p-value's number: ``< 0.001`` below the floor, two significant digits otherwise.
+
+    A permutation p-value is never zero: with ``B`` random pairings it is at
+    least ``1 / (B + 1)`` (Phipson and Smyth 2010), and an exact test's is at
+    least ``2 / n!``; rounding it to a fixed number of decimals would print
+    0.000. Everything below :data:`P_FLOOR` is therefore written as an upper
+    bound, never as a value. Tables (:func:`crsbench_lib.report.tables.show_table`,
+    every column named in :data:`crsbench_lib.report.tables.P_VALUE_COLUMNS`)
+    and prose (:func:`format_p`) both use this function.
+
+    Parameters
+    ----------
+    p : float
+        A p-value in [0, 1].
+
+    Returns
+    -------
+    str
+        E.g. ``"< 0.001"`` or ``"0.046"``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not a finite number in [0, 1].
+
+    Examples
+    --------
+    >>> p_value_text(1 / 10000)
+    '< 0.001'
+    >>> p_value_text(0.04567)
+    '0.046'
+    """
+    value = _finite(p, "p")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"p must lie in [0, 1], got {p!r}")
+    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.2g}"
+
+
 def format_p(p: float) -> str:
-    """A p-value as text: ``p < 0.001`` below the floor, two significant digits otherwise.
+    """A p-value in a sentence: ``p < 0.001`` below the floor, ``p = 0.046`` otherwise (:func:`p_value_text`).
 
     Examples
     --------
@@ -109,10 +148,8 @@ def format_p(p: float) -> str:
     >>> format_p(0.04567)
     'p = 0.046'
     """
-    value = _finite(p, "p")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"p must lie in [0, 1], got {p!r}")
-    return f"p < {P_FLOOR:g}" if value < P_FLOOR else f"p = {value:.2g}"
+    text = p_value_text(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
 #: Most decimals :func:`describe_interval` uses to keep a non-zero end from reading as zero.

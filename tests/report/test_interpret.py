@@ -342,3 +342,10 @@ def test_describe_interval_never_prints_a_nonzero_end_as_zero() -> None:
     assert describe_interval(-0.013, -0.0004) == "its 95 % interval [-0.0130, -0.0004] excludes zero"
     assert describe_interval(-0.02, 0.0) == "its 95 % interval [-0.020, 0.000] includes zero, so the data cannot tell the direction"
     assert "[-0.000000, 0.000000]" not in describe_interval(-1e-9, 1e-9)
+
+
+@pytest.mark.parametrize("p, text", [(1 / 10000, "< 0.001"), (2 / 40320, "< 0.001"), (0.001, "0.001"), (0.3333, "0.33")])
+def test_p_value_text_is_a_bound_below_the_floor(p, text):
+    assert interpret.p_value_text(p) == text
+    # Prose and tables write the same number.
+    assert interpret.format_p(p).endswith(text)
