@@ -23,6 +23,7 @@ Sizes in words are conventions of this book, stated once here:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Literal
 
@@ -847,7 +848,8 @@ def describe_world_checks(checks: "object", digits: int = 3) -> str:
     others = checks[~checks["check"].str.startswith("margin over ") & ~checks["holds"].astype(bool)]
     for row in others.itertuples(index=False):
         where = "" if row.dataset == "all" else f" on {row.dataset}"
-        sentences.append(f"The check '{row.check}'{where} fails: {_fmt(row.value, digits)} against the rule {row.rule}.")
+        value = str(row.value) if isinstance(row.value, numbers.Integral) else _fmt(row.value, digits)
+        sentences.append(f"The check '{row.check}'{where} fails: {value} against the rule {row.rule}.")
     n_hold = int(checks["holds"].astype(bool).sum())
     sentences.append(f"{n_hold} of {len(checks)} checks hold.")
     return " ".join(sentences)
