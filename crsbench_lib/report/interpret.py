@@ -379,6 +379,7 @@ def describe_agreement(
     study_tau: float | None = None,
     reversed_pairs: int | None = None,
     n_pairs: int | None = None,
+    scoring: str | None = None,
 ) -> str:
     """AUROC-vs-CRS rank agreement in words.
 
@@ -394,14 +395,21 @@ def describe_agreement(
         The study's tau, for comparison.
     reversed_pairs, n_pairs : int, optional
         Pairs the two rankings order differently, out of all pairs.
+    scoring : str, optional
+        How the CRS behind tau was scored (e.g. "full panel"), named beside
+        every tau of the sentence, so that two scorings of the same encoders
+        never share one unlabelled name.
 
     Examples
     --------
     >>> describe_agreement(0.5, study_tau=0.5, reversed_pairs=11, n_pairs=45)
     "Kendall's τ_b = 0.500: a strong positive association. 11 of 45 pairwise decisions (24 %) reverse between the two rankings, so AUROC and CRS agree in broad strokes and disagree on specific choices. This build's τ_b (0.500) is close to the study's (0.500)."
+    >>> describe_agreement(0.5, study_tau=0.6, scoring="full panel")
+    "Kendall's τ_b (full panel) = 0.500: a strong positive association. This build's τ_b (full panel) (0.500) is lower than the study's (0.600)."
     """
     t = _finite(tau, "tau")
-    parts = [describe_correlation(t, interval=interval, p=p)]
+    label = f" ({scoring})" if scoring else ""
+    parts = [describe_correlation(t, name=f"Kendall's τ_b{label}", interval=interval, p=p)]
     if reversed_pairs is not None and n_pairs:
         share = reversed_pairs / n_pairs
         if reversed_pairs == 0:
@@ -413,7 +421,7 @@ def describe_agreement(
         parts.append(f"{reversed_pairs} of {n_pairs} pairwise decisions ({_percent(share)}) reverse between the two "
                      f"rankings, so {consequence}.")
     if study_tau is not None:
-        parts.append(compare_with_study(t, study_tau, "τ_b"))
+        parts.append(compare_with_study(t, study_tau, f"τ_b{label}"))
     return " ".join(parts)
 
 

@@ -16,11 +16,15 @@ def compared(table, standard):
 def test_published_comparison_rows_are_the_studys_and_the_builds(compared, table, standard):
     assert tuple(compared.columns) == comparison.COMPARISON_COLUMNS
     values = compared.set_index("quantity")
-    assert values.loc["Kendall tau (AUROC vs CRS)", "study"] == PUBLISHED.kendall_tau
+    tau_row = f"Kendall tau (AUROC vs CRS, {comparison.FULL_PANEL})"
+    rho_row = f"Spearman rho (AUROC vs CRS, {comparison.FULL_PANEL})"
+    assert values.loc[tau_row, "study"] == PUBLISHED.kendall_tau
     scores = crs.score_results(table, standard)
     agree = agreement.score_agreement(scores)
     assert values.loc["encoders", "this_build"] == table["encoder"].nunique()
-    assert values.loc["Kendall tau (AUROC vs CRS)", "this_build"] == pytest.approx(agree.tau_b)
+    # The study's tau and rho rank by the published (full-panel) CRS; so do this build's.
+    assert values.loc[tau_row, "this_build"] == pytest.approx(agree.tau_b)
+    assert values.loc[rho_row, "this_build"] == pytest.approx(agree.rho)
     assert values.loc["top CRS", "this_build"] == pytest.approx(scores["crs"].max())
     # The fixed reference never moves a score.
     assert values.loc["insertion: fixed displacement", "this_build"] == 0.0
@@ -62,3 +66,10 @@ def test_published_comparison_reports_a_given_bootstrap(table, standard, compare
     rest = out.drop(index="P(rank 1) of the leader")["this_build"].to_numpy()
     expected = compared.set_index("quantity").drop(index="P(rank 1) of the leader")["this_build"].to_numpy()
     assert np.array_equal(rest, expected, equal_nan=True)
+
+
+def test_every_rank_correlation_row_names_its_scoring(compared):
+    # tau and rho have two scorings (full panel, leave-self-out); no row may leave it unsaid.
+    rows = [q for q in compared["quantity"] if q.startswith(("Kendall", "Spearman"))]
+    assert len(rows) == 2
+    assert all(comparison.FULL_PANEL in q for q in rows)
