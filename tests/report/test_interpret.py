@@ -349,3 +349,23 @@ def test_p_value_text_is_a_bound_below_the_floor(p, text):
     assert interpret.p_value_text(p) == text
     # Prose and tables write the same number.
     assert interpret.format_p(p).endswith(text)
+
+
+@given(n=st.integers(2, 30), data=st.data())
+def test_describe_rank_changes_never_calls_a_reordering_a_mere_shift(n, data):
+    pairs = n * (n - 1) // 2
+    changes = data.draw(st.integers(0, pairs))
+    shifted = data.draw(st.integers(0, n))
+    text = interpret.describe_rank_changes("the fixed reference", changes, pairs, shifted, n)
+    if changes == 0:
+        assert "no pair" in text and "relative order is as before" in text
+        assert ("only because newcomers" in text) == (shifted > 0)
+    else:
+        assert f"{changes} of {pairs} pairs" in text and "changed order" in text
+        assert "relative order is as before" not in text and "only because" not in text
+
+
+@pytest.mark.parametrize("args", [(-1, 10, 0, 5), (11, 10, 0, 5), (0, 10, 6, 5), (0.5, 10, 0, 5), (True, 10, 0, 5)])
+def test_describe_rank_changes_rejects_impossible_counts(args):
+    with pytest.raises(ValueError):
+        interpret.describe_rank_changes("x", *args)
