@@ -153,6 +153,8 @@ def format_p(p: float) -> str:
     return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
+# What :func:`describe_interval` adds when an interval contains zero.
+_NO_DIRECTION = ", so the data cannot tell the direction"
 #: Most decimals :func:`describe_interval` uses to keep a non-zero end from reading as zero.
 MAX_INTERVAL_DIGITS = 6
 
@@ -194,7 +196,7 @@ def describe_interval(low: float, high: float, level: float = 0.95, digits: int 
     span = f"its {level * 100:.0f} % interval [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
     if lo > 0 or hi < 0:
         return f"{span} excludes zero"
-    return f"{span} includes zero, so the data cannot tell the direction"
+    return f"{span} includes zero{_NO_DIRECTION}"
 
 
 def interval_excludes_zero(low: float, high: float) -> bool:
@@ -452,21 +454,58 @@ def describe_leader(
 
 
 def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",
-                        tolerance: float = CLOSE_CORRELATION, where: str | None = None) -> str:
-    """Which of two predictors (CRS, AUROC) ranks encoders closer to a target, or a tie.
+                        tolerance: float = CLOSE_CORRELATION, where: str | None = None,
+                        interval: tuple[float, float] | None = None, level: float = 0.95,
+                        statistic: str = "mean τ_b") -> str:
+    """Which of two predictors (CRS, AUROC) ranks encoders closer to a target, or that the data cannot tell.
+
+    Parameters
+    ----------
+    crs_tau, auroc_tau : float
+        Each predictor's (mean) Kendall tau-b with the target.
+    target : str
+        What is predicted, in words.
+    tolerance : float
+        Without an interval: taus closer than this are "about equally well".
+    where : str, optional
+        A place or condition that opens the sentence ("On the second site").
+    interval : (float, float), optional
+        An interval of ``crs_tau - auroc_tau`` (e.g.
+        :func:`crsbench_lib.scoring.lodo.tau_difference`). When given, it alone
+        decides the claim: a winner only when the interval excludes zero, and
+        no claim when it contains zero.
+    level : float
+        The interval's coverage.
+    statistic : str
+        The name of the taus ("mean τ_b" over several held-out datasets, "τ_b"
+        for one).
 
     Examples
     --------
     >>> describe_predictors(0.4, 0.6)
     'AUROC predicts the held-out AUROC ranking better than the CRS (mean τ_b 0.600 against 0.400).'
+    >>> describe_predictors(0.84, 0.91, interval=(-0.15, 0.02), statistic="τ_b")
+    'The data cannot tell whether the CRS or AUROC predicts the held-out AUROC ranking better (τ_b 0.840 for the CRS and 0.910 for AUROC; the difference (CRS minus AUROC) is -0.070, its 95 % interval [-0.150, 0.020] includes zero).'
     """
     c, a = _finite(crs_tau, "crs_tau"), _finite(auroc_tau, "auroc_tau")
-    if abs(c - a) < tolerance:
-        text = f"the CRS and AUROC predict {target} about equally well (mean τ_b {_fmt(c, 3)} and {_fmt(a, 3)})."
+    if interval is not None:
+        low, high = interval
+        # The sentence itself says when the data cannot tell; the interval need not repeat it.
+        span = describe_interval(low, high, level=level).removesuffix(_NO_DIRECTION)
+        difference = f"the difference (CRS minus AUROC) is {_fmt(c - a, 3)}, {span}"
+        if interval_excludes_zero(low, high):
+            winner, loser = ("the CRS", "AUROC") if low > 0 else ("AUROC", "the CRS")
+            text = (f"{winner} predicts {target} better than {loser} ({statistic} {_fmt(c, 3)} for the CRS and "
+                    f"{_fmt(a, 3)} for AUROC; {difference}).")
+        else:
+            text = (f"the data cannot tell whether the CRS or AUROC predicts {target} better ({statistic} "
+                    f"{_fmt(c, 3)} for the CRS and {_fmt(a, 3)} for AUROC; {difference}).")
+    elif abs(c - a) < tolerance:
+        text = f"the CRS and AUROC predict {target} about equally well ({statistic} {_fmt(c, 3)} and {_fmt(a, 3)})."
     else:
         winner, loser = ("the CRS", "AUROC") if c > a else ("AUROC", "the CRS")
         hi, lo = max(c, a), min(c, a)
-        text = f"{winner} predicts {target} better than {loser} (mean τ_b {_fmt(hi, 3)} against {_fmt(lo, 3)})."
+        text = f"{winner} predicts {target} better than {loser} ({statistic} {_fmt(hi, 3)} against {_fmt(lo, 3)})."
     if where:
         return f"{where}, {text}"
     return text[:1].upper() + text[1:]

@@ -24,6 +24,12 @@ shift term (robustness from corruptions only, panel refrozen the same way).
 :func:`shift_prediction` scores given (full) CRS values and is kept to show
 the difference.
 
+Whether one predictor beats the other is a statement about the difference of
+their taus, which needs an interval: :func:`tau_difference` resamples the
+encoders with replacement (the same resample for both predictors and every
+held-out dataset, a paired bootstrap; Efron and Tibshirani 1993) and reports
+the percentile interval of ``tau(first) - tau(second)``.
+
 The study's conclusion, which this analysis lets a reader check on any cohort:
 neither leave-one-dataset-out nor the external site supports treating the CRS
 as a universal predictor of new-task AUROC.
@@ -32,8 +38,8 @@ as a universal predictor of new-task AUROC.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import cast
 
 import numpy as np
@@ -635,3 +641,18 @@ def tau_difference(
         n_encoders=len(encoders),
         n_blocks=len(blocks),
     )
+
+
+def tau_difference_table(named: Mapping[str, TauDifference]) -> pd.DataFrame:
+    """One row per named :class:`TauDifference`: ``comparison``, its fields and ``direction``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"block": "d", "encoder": list("abcd"), "target": [1.0, 2, 3, 4],
+    ...                       "x": [1.0, 2, 4, 3], "y": [4.0, 3, 2, 1]})
+    >>> table = tau_difference_table({"one": tau_difference(frame, "x", "y", "block", n_draws=50)})
+    >>> list(table.columns[:4])
+    ['comparison', 'first', 'second', 'tau_first']
+    """
+    rows = [{"comparison": name, **asdict(diff), "direction": str(diff.direction)} for name, diff in named.items()]
+    return pd.DataFrame(rows, columns=["comparison", *(f.name for f in fields(TauDifference)), "direction"])

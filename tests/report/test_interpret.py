@@ -369,3 +369,23 @@ def test_describe_rank_changes_never_calls_a_reordering_a_mere_shift(n, data):
 def test_describe_rank_changes_rejects_impossible_counts(args):
     with pytest.raises(ValueError):
         interpret.describe_rank_changes("x", *args)
+
+
+@given(crs=st.floats(-1, 1, allow_nan=False), auroc=st.floats(-1, 1, allow_nan=False),
+       low=st.floats(-2, 2, allow_nan=False), width=st.floats(0, 2, allow_nan=False))
+def test_describe_predictors_with_an_interval_claims_only_what_it_excludes(crs, auroc, low, width):
+    text = interpret.describe_predictors(crs, auroc, interval=(low, low + width), target="the site-B ranking")
+    if low > 0:
+        assert text.startswith("The CRS predicts the site-B ranking better than AUROC") and "excludes zero" in text
+    elif low + width < 0:
+        assert text.startswith("AUROC predicts the site-B ranking better than the CRS") and "excludes zero" in text
+    else:
+        # No claim when the interval contains zero, whatever the point values say.
+        assert text.startswith("The data cannot tell whether") and "better than" not in text
+        assert "includes zero" in text
+
+
+def test_describe_predictors_with_an_interval_and_a_place():
+    text = interpret.describe_predictors(0.84, 0.905, interval=(-0.1, -0.02), where="On the second site", statistic="τ_b")
+    assert text.startswith("On the second site, AUROC predicts")
+    assert "τ_b 0.840 for the CRS and 0.905 for AUROC" in text and "mean" not in text

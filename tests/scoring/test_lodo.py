@@ -240,3 +240,11 @@ def test_site_b_predictions_hold_the_taus_of_site_b_prediction(table, standard):
     diff = lodo.tau_difference(frame, "crs_without_shift", "clean_auroc", "dataset", n_draws=100)
     assert diff.tau_first == pytest.approx(taus["crs_without_shift"], abs=1e-12)
     assert diff.tau_second == pytest.approx(taus["clean_auroc"], abs=1e-12)
+
+
+def test_tau_difference_table_has_one_row_per_comparison(table, standard):
+    predictions = lodo.lodo_predictions(raw_axes(table), standard)
+    diff = lodo.tau_difference(predictions, "crs", "auroc", "held_out", n_draws=50)
+    out = lodo.tau_difference_table({"a": diff, "b": diff})
+    assert list(out["comparison"]) == ["a", "b"]
+    assert out.loc[0, "estimate"] == diff.estimate and out.loc[0, "direction"] == str(diff.direction)
