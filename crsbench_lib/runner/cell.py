@@ -50,8 +50,6 @@ ENCODER_LOADERS: dict[str, str | None] = {
     "plugin": None,  # an entry point's code lives outside the package
 }
 LORA_MODULE = "crsbench_lib.runner.lora"
-# Corrupted image sets kept in memory across a LoRA task's seeds, at most this many bytes.
-MAX_KEPT_BYTES = 512 * 1024**2
 # Options that only torch-backed encoders (the neural zoo, hub adapters) accept.
 TORCH_OPTIONS: tuple[str, ...] = ("device", "amp")
 
@@ -276,12 +274,11 @@ class ConditionImages:
     """The image sets of every condition of a dataset, for embedding by adapted encoders.
 
     Adapted encoders are used once, so their embeddings are not cached; the
-    corrupted image sets they see are made here exactly as the embedding store
-    makes them for the frozen arm (the first ``corruptions.n_images`` test
-    images through :func:`crsbench_lib.cohort.corrupt` with the profile's
-    corruption seed), so both arms measure the same corruption sets
-    (crs-method section 9, amendment 8), and are kept for the task's seeds
-    while they fit in :data:`MAX_KEPT_BYTES`.
+    corrupted image sets they see are the embedding store's
+    (:func:`crsbench_lib.embeddings.store.corrupted_images`: the first
+    ``corruptions.n_images`` test images with the profile's corruption seed,
+    made once per process), so both arms measure the same corruption sets
+    (crs-method section 9, amendment 8).
     """
 
     def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str]) -> None:
@@ -291,20 +288,13 @@ class ConditionImages:
         n = len(test) if profile.corruptions.n_images is None else min(profile.corruptions.n_images, len(test))
         self.conditions = [(f, s) for f in families for s in profile.corruptions.severities]
         self.n_corrupt = n
-        self.keep = test[:n].nbytes * len(self.conditions) <= MAX_KEPT_BYTES
-        self._kept: dict[tuple[str, int], np.ndarray] = {}
 
     def corrupted(self, family: str, severity: int) -> np.ndarray:
         """Corrupted test images of one (family, severity)."""
-        if (family, severity) in self._kept:
-            return self._kept[(family, severity)]
-        from crsbench_lib.cohort import corrupt
+        from crsbench_lib.embeddings.store import corrupted_images
 
-        images = self.dataset.split("test").images[: self.n_corrupt]
-        out = corrupt(images, family, severity, seed=self.profile.corruptions.seed)
-        if self.keep:
-            self._kept[(family, severity)] = out
-        return out
+        return corrupted_images(self.dataset, "test", None, family, severity, self.profile.corruptions.seed,
+                                self.n_corrupt)
 
     def embeddings(self, encoder: Encoder, batch_size: int, seed: int = 0) -> Any:
         """``CellEmbeddings`` of ``encoder`` on every condition of evaluation seed ``seed``."""

@@ -164,3 +164,25 @@ def build_tasks(cells: Sequence[Cell], keys: Mapping[Cell, str]) -> list[Task]:
     for cell in cells:
         groups.setdefault((cell.arm, cell.encoder, cell.dataset), []).append(cell)
     return [Task(tuple(group), tuple(keys[c] for c in group)) for group in groups.values()]
+
+
+def ordered_tasks(tasks: Sequence[Task], datasets: Sequence[str]) -> list[Task]:
+    """Tasks in the order a run computes them: LoRA first, then dataset by dataset.
+
+    LoRA tasks are the longest (they train per seed), so starting them first lets
+    parallel workers finish together. Within an arm, a dataset's tasks follow
+    each other, so a worker process makes that dataset's corrupted image sets
+    once and reuses them (:func:`crsbench_lib.embeddings.store.corrupted_images`
+    keeps them per process) instead of once per encoder. The order does not
+    change any result: every task's numbers depend on its cells only.
+
+    Examples
+    --------
+    >>> a = Task((Cell("e1", "d2", 0, "frozen"),), ("k1",))
+    >>> b = Task((Cell("e2", "d1", 0, "frozen"),), ("k2",))
+    >>> c = Task((Cell("e1", "d2", 0, "lora"),), ("k3",))
+    >>> [t.keys[0] for t in ordered_tasks([a, b, c], ["d1", "d2"])]
+    ['k3', 'k2', 'k1']
+    """
+    position = {name: i for i, name in enumerate(datasets)}
+    return sorted(tasks, key=lambda task: (task.cells[0].arm != "lora", position[task.cells[0].dataset]))

@@ -39,7 +39,7 @@ from crsbench_lib.runner.executors import (
     joblib_results,
     serial_results,
 )
-from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key
+from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key, ordered_tasks
 from crsbench_lib.runner.lock import RunLock, describe_holder
 from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
 from crsbench_lib.runner.prediction_store import PredictionStore
@@ -218,8 +218,7 @@ def _run_locked(
             predictions.remove_partial()
             reused &= reusable_cells(predictions, keys)
         todo = [cell for cell in cells if cell not in reused]
-        # Longest tasks first (LoRA trains per seed), so parallel workers finish together.
-        tasks = sorted(build_tasks(todo, keys), key=lambda task: task.cells[0].arm != "lora")
+        tasks = ordered_tasks(build_tasks(todo, keys), [spec.name for spec in profile.datasets])
         env = {"CRSBENCH_CACHE": str(cache_dir())}
         if client is not None:
             executor = f"dask ({scheduler})"

@@ -117,8 +117,13 @@ def test_corrupted_sets_use_cohort_corrupt(store: EmbeddingStore) -> None:
     assert store.n_computed == 3 and other_seed.shape == bad.shape
 
 
-def test_corrupted_images_computed_once_per_store(store: EmbeddingStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_corrupted_images_computed_once_per_process(store: EmbeddingStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Once per process, not per store: a run's worker goes through many tasks, each with its own store.
     cohort = pytest.importorskip("crsbench_lib.cohort")
+    from collections import OrderedDict
+
+    from crsbench_lib.embeddings import store as store_module
+
     calls = []
     real = cohort.corrupt
 
@@ -127,12 +132,17 @@ def test_corrupted_images_computed_once_per_store(store: EmbeddingStore, monkeyp
         return real(images, family, severity, seed=seed)
 
     monkeypatch.setattr(cohort, "corrupt", counting)
+    monkeypatch.setattr(store_module, "_CORRUPTED_MEMO", OrderedDict())
     family = cohort.corruption_families("dermatology")[0]
     ds = fake_dataset()
-    for name in ("pixels", "lbp", "glcm"):
+    for name in ("pixels", "lbp"):
         store.embed(build_encoder(name), ds, "test", corruption=family, severity=2, n_images=10)
+    another = EmbeddingStore(store.root / "another")
+    another.embed(build_encoder("glcm"), ds, "test", corruption=family, severity=2, n_images=10)
     assert calls == [(family, 2, 0)]
-    tiny = EmbeddingStore(store.root / "other", corrupted_cache_mb=0)
+    monkeypatch.setattr(store_module, "CORRUPTED_MEMO_BYTES", 0)
+    monkeypatch.setattr(store_module, "_CORRUPTED_MEMO", OrderedDict())
+    tiny = EmbeddingStore(store.root / "tiny")
     for name in ("pixels", "lbp"):
         tiny.embed(build_encoder(name), ds, "test", corruption=family, severity=2, n_images=10)
     assert len(calls) == 3
