@@ -3,11 +3,14 @@
 Under a fixed reference standard an entry's CRS depends on its own rows and the
 standard only, so inserting candidates displaces no published score (crs-method
 section 6, item 5): the CRS of every entry listed before an insertion is the
-same double after it. Ranks can still shift by the number of newcomers placed
-above, but the order *among* the published entries is unchanged. The
-cohort-renormalised alternative (anchors and panel from the current cohort)
-moves scores; :func:`renormalised_displacement` measures that contrast on the
-same profiles.
+same double after it. Two rank measures keep apart what the claim covers and
+what it does not (:mod:`crsbench_lib.scoring.insertion`): the *pairwise order
+changes* among the published entries (:func:`~crsbench_lib.scoring.insertion.order_changes`),
+which a fixed reference keeps at 0, and the *positional shifts* (an entry's
+rank in the whole list), which newcomers placed above cause under any scheme.
+The cohort-renormalised alternative (anchors and panel from the current cohort)
+moves scores and can reorder published entries; :func:`renormalised_displacement`
+measures that contrast on the same profiles.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from crsbench_lib.registry.store import AddReport, Registry, select_encoders
 from crsbench_lib.results.schema import validate_results
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, rank_descending
+from crsbench_lib.scoring.insertion import order_changes
 from crsbench_lib.standard import AXES, ReferenceStandard
 
 
@@ -128,7 +132,10 @@ def renormalised_displacement(
     -------
     pandas.DataFrame
         entry_id, candidate, crs_before, crs_after, crs_displacement, rank_before,
-        rank_after (among the published entries only), rank_displacement.
+        rank_after (among all entries after), rank_among_published (rank of the
+        new CRS among the previously listed entries only) and
+        rank_displacement_among_published (that minus rank_before): the columns
+        of :func:`displacement_table`, less ``bit_identical``.
     """
     old = before.reset_index(drop=True)
     scored_before = cohort_renormalised_scores(_profiles(old), weights).set_index("encoder")
@@ -137,7 +144,7 @@ def renormalised_displacement(
     crs_before = scored_before.loc[labels, "crs"].to_numpy(dtype=float)
     crs_after = scored_after.loc[labels, "crs"].to_numpy(dtype=float)
     rank_before = rank_descending(crs_before)
-    rank_after = rank_descending(crs_after)
+    among = rank_descending(crs_after)
     table = pd.DataFrame(
         {
             "entry_id": old["entry_id"].astype("int64").to_numpy(),
@@ -146,44 +153,63 @@ def renormalised_displacement(
             "crs_after": crs_after,
             "crs_displacement": crs_after - crs_before,
             "rank_before": rank_before,
-            "rank_after": rank_after,
-            "rank_displacement": rank_after - rank_before,
+            "rank_after": scored_after.loc[labels, "rank"].to_numpy(dtype=np.int64),
+            "rank_among_published": among,
+            "rank_displacement_among_published": among - rank_before,
         }
     )
     return table.sort_values(["rank_before", "entry_id"], kind="mergesort").reset_index(drop=True)
 
 
+def _scheme_row(table: pd.DataFrame, moved: int) -> dict[str, object]:
+    if not len(table):
+        return {"n_published": 0, "max_abs_crs_displacement": 0.0, "n_scores_moved": 0, "n_pairs": 0,
+                "pairwise_order_changes": 0, "n_positions_shifted": 0}
+    n = len(table)
+    return {
+        "n_published": n,
+        "max_abs_crs_displacement": float(np.abs(table["crs_displacement"]).max()),
+        "n_scores_moved": moved,
+        "n_pairs": n * (n - 1) // 2,
+        "pairwise_order_changes": order_changes(table["crs_before"], table["crs_after"]),
+        "n_positions_shifted": int((table["rank_after"] != table["rank_before"]).sum()),
+    }
+
+
 def displacement_summary(fixed: pd.DataFrame, renormalised: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per scoring scheme: how far the published entries moved.
+
+    Parameters
+    ----------
+    fixed : pandas.DataFrame
+        :func:`displacement_table` (fixed reference).
+    renormalised : pandas.DataFrame, optional
+        :func:`renormalised_displacement` (the contrast).
 
     Returns
     -------
     pandas.DataFrame
         Index scheme ("fixed reference", "cohort-renormalised"), columns
-        n_published, max_abs_crs_displacement, n_scores_moved,
-        mean_abs_rank_displacement (among the published entries).
+        n_published, max_abs_crs_displacement, n_scores_moved (CRS values that
+        are not the same double), n_pairs (pairs of published entries),
+        pairwise_order_changes (pairs of published entries ordered differently
+        after the insertion: 0 under a fixed reference) and n_positions_shifted
+        (published entries whose rank in the whole list changed, which a
+        newcomer placed above causes under either scheme).
+
+    Examples
+    --------
+    >>> before = pd.DataFrame({"crs_before": [0.6, 0.4], "crs_after": [0.6, 0.4], "crs_displacement": [0.0, 0.0],
+    ...                        "bit_identical": [True, True], "rank_before": [1, 2], "rank_after": [2, 3]})
+    >>> row = displacement_summary(before).loc["fixed reference"]
+    >>> int(row["pairwise_order_changes"]), int(row["n_positions_shifted"])
+    (0, 2)
     """
-    rows = {
-        "fixed reference": {
-            "n_published": len(fixed),
-            "max_abs_crs_displacement": float(np.abs(fixed["crs_displacement"]).max()) if len(fixed) else 0.0,
-            "n_scores_moved": int((~fixed["bit_identical"]).sum()),
-            "mean_abs_rank_displacement": float(np.abs(fixed["rank_displacement_among_published"]).mean())
-            if len(fixed) else 0.0,
-        }
-    }
+    rows = {"fixed reference": _scheme_row(fixed, int((~fixed["bit_identical"].astype(bool)).sum()))}
     if renormalised is not None:
-        rows["cohort-renormalised"] = {
-            "n_published": len(renormalised),
-            "max_abs_crs_displacement": float(np.abs(renormalised["crs_displacement"]).max())
-            if len(renormalised) else 0.0,
-            "n_scores_moved": int(
-                sum(not same_float(a, b) for a, b in zip(renormalised["crs_before"], renormalised["crs_after"],
-                                                          strict=True))
-            ),
-            "mean_abs_rank_displacement": float(np.abs(renormalised["rank_displacement"]).mean())
-            if len(renormalised) else 0.0,
-        }
+        moved = sum(not same_float(a, b) for a, b in zip(renormalised["crs_before"], renormalised["crs_after"],
+                                                         strict=True))
+        rows["cohort-renormalised"] = _scheme_row(renormalised, int(moved))
     frame = pd.DataFrame.from_dict(rows, orient="index")
     frame.index.name = "scheme"
     return frame

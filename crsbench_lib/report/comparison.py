@@ -30,6 +30,19 @@ from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.standard import ReferenceStandard
 
 COMPARISON_COLUMNS: tuple[str, ...] = ("quantity", "study", "this_build")
+#: The scoring of this build's tau and rho beside the study's. The study ranks its
+#: encoders by their published CRS, each scored against the fixed panel that holds
+#: all of them (crs-method sections 5 and 6.1); amendment 9.4 takes an encoder's own
+#: entry out of the panel only inside bootstrap draws. The comparable value is
+#: therefore the full-panel one; the leave-self-out value is the point estimate of
+#: the bootstrap intervals and is always labelled :data:`LEAVE_SELF_OUT` where shown.
+FULL_PANEL = "full panel"
+#: The scoring of the bootstrap draws: every encoder against the panel without its own entry.
+LEAVE_SELF_OUT = "leave-self-out"
+#: Rows of :func:`published_comparison` that count things (shown without decimals).
+COUNT_QUANTITIES: frozenset[str] = frozenset(
+    {"encoders", "reversed pairs", "pairs", "weight draws: top-3 changes", "corruption cells"}
+)
 LEADERS = 3  # the study reports its top three under each ranking
 NEWCOMERS = 3  # the insertion test inserts the three strongest encoders (highest clean AUROC)
 
@@ -66,8 +79,11 @@ def published_comparison(
     Returns
     -------
     pandas.DataFrame
-        ``quantity, study, this_build`` (floats; ``this_build`` is NaN where the
-        build has no such quantity, e.g. no LoRA arm).
+        ``quantity, study, this_build`` (object columns: ints for the counts of
+        :data:`COUNT_QUANTITIES`, floats otherwise; ``this_build`` is NaN where
+        the build has no such quantity, e.g. no LoRA arm). Kendall's tau and
+        Spearman's rho rank the encoders by their full-panel CRS, as the study
+        does (:data:`FULL_PANEL`).
 
     Examples
     --------
@@ -75,8 +91,8 @@ def published_comparison(
     >>> from crsbench_lib.scoring import freeze_standard
     >>> table = synthetic_results(n_encoders=5, seeds=(0, 1), corruptions=("noise", "blur"), severities=(1,))
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> float(published_comparison(table, std, n_draws=20).loc[0, "this_build"])
-    5.0
+    >>> published_comparison(table, std, n_draws=20).loc[0, "this_build"]
+    5
     """
     scores = crs.score_results(results, standard)
     agree = agreement.score_agreement(scores)
@@ -97,8 +113,8 @@ def published_comparison(
         ).kendall_tau
     rows = [
         ("encoders", figures.n_encoders, agree.n),
-        ("Kendall tau (AUROC vs CRS)", figures.kendall_tau, agree.tau_b),
-        ("Spearman rho (AUROC vs CRS)", figures.spearman_rho, agree.rho),
+        (f"Kendall tau (AUROC vs CRS, {FULL_PANEL})", figures.kendall_tau, agree.tau_b),
+        (f"Spearman rho (AUROC vs CRS, {FULL_PANEL})", figures.spearman_rho, agree.rho),
         ("reversed pairs", figures.reversed_pairs, agree.reversed_pairs),
         ("pairs", figures.n_pairs, agree.n_pairs),
         ("mean |rank displacement|", figures.mean_abs_displacement, agree.mean_abs_displacement),
@@ -111,10 +127,16 @@ def published_comparison(
         ("calibration: max ECE reduction", figures.calibration_ece_reduction_range[1], cal_high),
         ("corruption cells", figures.corruption_cells, cell_r.n),
         ("corruption r (AUROC loss, ECE increase)", figures.corruption_auroc_ece_loss_r, cell_r.r),
-        ("LoRA: frozen vs adapted tau", figures.lora_frozen_vs_adapted_kendall_tau, lora_tau),
+        (f"LoRA: frozen vs adapted tau ({FULL_PANEL})", figures.lora_frozen_vs_adapted_kendall_tau, lora_tau),
     ]
-    table = pd.DataFrame(rows, columns=list(COMPARISON_COLUMNS))
-    return table.astype({"study": float, "this_build": float})
+    # Object columns keep counts as ints (shown as 15, not 15.000) beside the floats.
+    typed = [(quantity, *(_typed(quantity, v) for v in values)) for quantity, *values in rows]
+    return pd.DataFrame(typed, columns=list(COMPARISON_COLUMNS), dtype=object)
+
+
+def _typed(quantity: str, value: object) -> int | float:
+    number = float(value)  # type: ignore[arg-type]
+    return int(number) if quantity in COUNT_QUANTITIES and number.is_integer() else number
 
 
 def leaders_table(scores: pd.DataFrame, figures: PublishedFigures = PUBLISHED, k: int = LEADERS) -> pd.DataFrame:

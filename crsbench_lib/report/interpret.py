@@ -23,6 +23,7 @@ Sizes in words are conventions of this book, stated once here:
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -104,8 +105,47 @@ def correlation_word(value: float) -> str:
     return _band(abs(_finite(value, "correlation")), CORRELATION_SIZES, LARGEST_CORRELATION)
 
 
+def p_value_text(p: float) -> str:
+    """The one way this book writes a p-value's number: ``< 0.001`` below the floor, two significant digits otherwise.
+
+    A permutation p-value is never zero: with ``B`` random pairings it is at
+    least ``1 / (B + 1)`` (Phipson and Smyth 2010), and an exact test's is at
+    least ``2 / n!``; rounding it to a fixed number of decimals would print
+    0.000. Everything below :data:`P_FLOOR` is therefore written as an upper
+    bound, never as a value. Tables (:func:`crsbench_lib.report.tables.show_table`,
+    every column named in :data:`crsbench_lib.report.tables.P_VALUE_COLUMNS`)
+    and prose (:func:`format_p`) both use this function.
+
+    Parameters
+    ----------
+    p : float
+        A p-value in [0, 1].
+
+    Returns
+    -------
+    str
+        E.g. ``"< 0.001"`` or ``"0.046"``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not a finite number in [0, 1].
+
+    Examples
+    --------
+    >>> p_value_text(1 / 10000)
+    '< 0.001'
+    >>> p_value_text(0.04567)
+    '0.046'
+    """
+    value = _finite(p, "p")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"p must lie in [0, 1], got {p!r}")
+    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.2g}"
+
+
 def format_p(p: float) -> str:
-    """A p-value as text: ``p < 0.001`` below the floor, two significant digits otherwise.
+    """A p-value in a sentence: ``p < 0.001`` below the floor, ``p = 0.046`` otherwise (:func:`p_value_text`).
 
     Examples
     --------
@@ -114,12 +154,12 @@ def format_p(p: float) -> str:
     >>> format_p(0.04567)
     'p = 0.046'
     """
-    value = _finite(p, "p")
-    if not 0.0 <= value <= 1.0:
-        raise ValueError(f"p must lie in [0, 1], got {p!r}")
-    return f"p < {P_FLOOR:g}" if value < P_FLOOR else f"p = {value:.2g}"
+    text = p_value_text(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
 
 
+# What :func:`describe_interval` adds when an interval contains zero.
+_NO_DIRECTION = ", so the data cannot tell the direction"
 #: Most decimals :func:`describe_interval` uses to keep a non-zero end from reading as zero.
 MAX_INTERVAL_DIGITS = 6
 
@@ -161,7 +201,7 @@ def describe_interval(low: float, high: float, level: float = 0.95, digits: int 
     span = f"its {level * 100:.0f} % interval [{_fmt(lo, digits)}, {_fmt(hi, digits)}]"
     if lo > 0 or hi < 0:
         return f"{span} excludes zero"
-    return f"{span} includes zero, so the data cannot tell the direction"
+    return f"{span} includes zero{_NO_DIRECTION}"
 
 
 def interval_excludes_zero(low: float, high: float) -> bool:
@@ -346,6 +386,7 @@ def describe_agreement(
     study_tau: float | None = None,
     reversed_pairs: int | None = None,
     n_pairs: int | None = None,
+    scoring: str | None = None,
 ) -> str:
     """AUROC-vs-CRS rank agreement in words.
 
@@ -361,14 +402,21 @@ def describe_agreement(
         The study's tau, for comparison.
     reversed_pairs, n_pairs : int, optional
         Pairs the two rankings order differently, out of all pairs.
+    scoring : str, optional
+        How the CRS behind tau was scored (e.g. "full panel"), named beside
+        every tau of the sentence, so that two scorings of the same encoders
+        never share one unlabelled name.
 
     Examples
     --------
     >>> describe_agreement(0.5, study_tau=0.5, reversed_pairs=11, n_pairs=45)
     "Kendall's τ_b = 0.500: a strong positive association. 11 of 45 pairwise decisions (24 %) reverse between the two rankings, so AUROC and CRS agree in broad strokes and disagree on specific choices. This build's τ_b (0.500) is close to the study's (0.500)."
+    >>> describe_agreement(0.5, study_tau=0.6, scoring="full panel")
+    "Kendall's τ_b (full panel) = 0.500: a strong positive association. This build's τ_b (full panel) (0.500) is lower than the study's (0.600)."
     """
     t = _finite(tau, "tau")
-    parts = [describe_correlation(t, interval=interval, p=p)]
+    label = f" ({scoring})" if scoring else ""
+    parts = [describe_correlation(t, name=f"Kendall's τ_b{label}", interval=interval, p=p)]
     if reversed_pairs is not None and n_pairs:
         share = reversed_pairs / n_pairs
         if reversed_pairs == 0:
@@ -380,7 +428,7 @@ def describe_agreement(
         parts.append(f"{reversed_pairs} of {n_pairs} pairwise decisions ({_percent(share)}) reverse between the two "
                      f"rankings, so {consequence}.")
     if study_tau is not None:
-        parts.append(compare_with_study(t, study_tau, "τ_b"))
+        parts.append(compare_with_study(t, study_tau, f"τ_b{label}"))
     return " ".join(parts)
 
 
@@ -646,21 +694,58 @@ def describe_score_orders(summary: "pd.DataFrame", rows: int | None = None, digi
 
 
 def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",
-                        tolerance: float = CLOSE_CORRELATION, where: str | None = None) -> str:
-    """Which of two predictors (CRS, AUROC) ranks encoders closer to a target, or a tie.
+                        tolerance: float = CLOSE_CORRELATION, where: str | None = None,
+                        interval: tuple[float, float] | None = None, level: float = 0.95,
+                        statistic: str = "mean τ_b") -> str:
+    """Which of two predictors (CRS, AUROC) ranks encoders closer to a target, or that the data cannot tell.
+
+    Parameters
+    ----------
+    crs_tau, auroc_tau : float
+        Each predictor's (mean) Kendall tau-b with the target.
+    target : str
+        What is predicted, in words.
+    tolerance : float
+        Without an interval: taus closer than this are "about equally well".
+    where : str, optional
+        A place or condition that opens the sentence ("On the second site").
+    interval : (float, float), optional
+        An interval of ``crs_tau - auroc_tau`` (e.g.
+        :func:`crsbench_lib.scoring.lodo.tau_difference`). When given, it alone
+        decides the claim: a winner only when the interval excludes zero, and
+        no claim when it contains zero.
+    level : float
+        The interval's coverage.
+    statistic : str
+        The name of the taus ("mean τ_b" over several held-out datasets, "τ_b"
+        for one).
 
     Examples
     --------
     >>> describe_predictors(0.4, 0.6)
     'AUROC predicts the held-out AUROC ranking better than the CRS (mean τ_b 0.600 against 0.400).'
+    >>> describe_predictors(0.84, 0.91, interval=(-0.15, 0.02), statistic="τ_b")
+    'The data cannot tell whether the CRS or AUROC predicts the held-out AUROC ranking better (τ_b 0.840 for the CRS and 0.910 for AUROC; the difference (CRS minus AUROC) is -0.070, its 95 % interval [-0.150, 0.020] includes zero).'
     """
     c, a = _finite(crs_tau, "crs_tau"), _finite(auroc_tau, "auroc_tau")
-    if abs(c - a) < tolerance:
-        text = f"the CRS and AUROC predict {target} about equally well (mean τ_b {_fmt(c, 3)} and {_fmt(a, 3)})."
+    if interval is not None:
+        low, high = interval
+        # The sentence itself says when the data cannot tell; the interval need not repeat it.
+        span = describe_interval(low, high, level=level).removesuffix(_NO_DIRECTION)
+        difference = f"the difference (CRS minus AUROC) is {_fmt(c - a, 3)}, {span}"
+        if interval_excludes_zero(low, high):
+            winner, loser = ("the CRS", "AUROC") if low > 0 else ("AUROC", "the CRS")
+            text = (f"{winner} predicts {target} better than {loser} ({statistic} {_fmt(c, 3)} for the CRS and "
+                    f"{_fmt(a, 3)} for AUROC; {difference}).")
+        else:
+            text = (f"the data cannot tell whether the CRS or AUROC predicts {target} better ({statistic} "
+                    f"{_fmt(c, 3)} for the CRS and {_fmt(a, 3)} for AUROC; {difference}).")
+    elif abs(c - a) < tolerance:
+        text = f"the CRS and AUROC predict {target} about equally well ({statistic} {_fmt(c, 3)} and {_fmt(a, 3)})."
     else:
         winner, loser = ("the CRS", "AUROC") if c > a else ("AUROC", "the CRS")
         hi, lo = max(c, a), min(c, a)
-        text = f"{winner} predicts {target} better than {loser} (mean τ_b {_fmt(hi, 3)} against {_fmt(lo, 3)})."
+        text = f"{winner} predicts {target} better than {loser} ({statistic} {_fmt(hi, 3)} against {_fmt(lo, 3)})."
     if where:
         return f"{where}, {text}"
     return text[:1].upper() + text[1:]
@@ -806,6 +891,60 @@ def describe_displacement(largest_fixed: float, largest_cohort: float, digits: i
     tail = ("cohort renormalisation would not have moved them either" if cohort == 0 else
             f"under cohort renormalisation the largest change would have been {_fmt(cohort, digits)}")
     return f"{head}; {tail}."
+
+
+def describe_rank_changes(scheme: str, order_changes: int, n_pairs: int, positions_shifted: int, n_existing: int,
+                          noun: str = "existing encoders") -> str:
+    """What an insertion did to the ranks of the existing entries: pairwise order apart from position.
+
+    An existing entry's position in the list can change for two reasons: an
+    entry placed above it (a newcomer), or a reordering of the existing entries
+    among themselves. Only the second rewrites history; the sentence keeps the
+    two apart (:func:`crsbench_lib.scoring.insertion.order_changes`).
+
+    Parameters
+    ----------
+    scheme : str
+        The scoring scheme, e.g. "the fixed reference", "cohort renormalisation".
+    order_changes : int
+        Pairs of existing entries ordered differently after the insertion.
+    n_pairs : int
+        Pairs of existing entries.
+    positions_shifted : int
+        Existing entries whose position in the whole list changed.
+    n_existing : int
+        Existing entries.
+    noun : str
+        What the entries are called.
+
+    Returns
+    -------
+    str
+        One sentence.
+
+    Examples
+    --------
+    >>> describe_rank_changes("the fixed reference", 0, 136, 14, 17)
+    'Under the fixed reference, no pair of the 17 existing encoders changed order (0 of 136 pairs), so their relative order is as before; 14 of them changed position only because newcomers were placed above them.'
+    >>> describe_rank_changes("cohort renormalisation", 5, 136, 16, 17)
+    'Under cohort renormalisation, 5 of 136 pairs of the 17 existing encoders changed order, and 16 of the 17 changed position.'
+    """
+    counts = {"order_changes": order_changes, "n_pairs": n_pairs, "positions_shifted": positions_shifted,
+              "n_existing": n_existing}
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    if order_changes > n_pairs or positions_shifted > n_existing:
+        raise ValueError(f"counts exceed their totals: {order_changes} of {n_pairs} pairs, "
+                         f"{positions_shifted} of {n_existing} entries")
+    if order_changes == 0:
+        head = (f"Under {scheme}, no pair of the {n_existing} {noun} changed order (0 of {n_pairs} pairs), "
+                "so their relative order is as before")
+        if positions_shifted == 0:
+            return f"{head}; none changed position either."
+        return f"{head}; {positions_shifted} of them changed position only because newcomers were placed above them."
+    return (f"Under {scheme}, {order_changes} of {n_pairs} pairs of the {n_existing} {noun} changed order, "
+            f"and {positions_shifted} of the {n_existing} changed position.")
 
 
 def describe_share(share: float, event: str) -> str:
@@ -1103,7 +1242,8 @@ def describe_world_checks(checks: "object", digits: int = 3) -> str:
     others = checks[~checks["check"].str.startswith("margin over ") & ~checks["holds"].astype(bool)]
     for row in others.itertuples(index=False):
         where = "" if row.dataset == "all" else f" on {row.dataset}"
-        sentences.append(f"The check '{row.check}'{where} fails: {_fmt(row.value, digits)} against the rule {row.rule}.")
+        value = str(row.value) if isinstance(row.value, numbers.Integral) else _fmt(row.value, digits)
+        sentences.append(f"The check '{row.check}'{where} fails: {value} against the rule {row.rule}.")
     n_hold = int(checks["holds"].astype(bool).sum())
     sentences.append(f"{n_hold} of {len(checks)} checks hold.")
     return " ".join(sentences)

@@ -9,13 +9,19 @@ box is the fallback, not the layout.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from crsbench_lib.report.interpret import p_value_text
+
 DEFAULT_PRECISION = 3
 SCROLL_CLASS = "crs-table-scroll"
+#: Columns that hold p-values: written by :func:`~crsbench_lib.report.interpret.p_value_text`
+#: (``< 0.001``, never a rounded ``0.000``), whatever the table's precision.
+P_VALUE_COLUMNS: frozenset[str] = frozenset({"p_value"})
 
 
 @dataclass(frozen=True)
@@ -37,23 +43,33 @@ class BookTable:
 def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int = DEFAULT_PRECISION) -> BookTable:
     """A styled, read-only view of ``frame`` for a notebook cell's output (text/html).
 
-    Floats are shown with ``precision`` decimals, booleans as yes/no, the index
-    is hidden unless it is named (a meaningful index such as ``held_out``).
-    Column names with underscores wrap at them, so headers do not widen a table.
+    Floats are shown with ``precision`` decimals, except p-values (columns of
+    :data:`P_VALUE_COLUMNS`), which read ``< 0.001`` below the floor instead of
+    rounding to zero; integers stay integers; booleans show as yes/no. The
+    index is hidden unless it is named (a meaningful index such as
+    ``held_out``). Column names with underscores wrap at them, so headers do
+    not widen a table.
 
     Examples
     --------
     >>> html = show_table(pd.DataFrame({"a": [0.12345]}), caption="c")._repr_html_()
     >>> "0.123" in html and "crs-table-scroll" in html
     True
+    >>> "&lt; 0.001" in show_table(pd.DataFrame({"p_value": [1e-4]}))._repr_html_()
+    True
     """
     table = frame.copy()
     for column in table.columns:
         if table[column].dtype == bool:
             table[column] = table[column].map({True: "yes", False: "no"})
+    p_columns = [c for c in table.columns if str(c) in P_VALUE_COLUMNS]
     # A zero-width space after each underscore lets a long header break there.
     table.columns = [str(c).replace("_", "_\u200b") for c in table.columns]
     styler = table.style.format(precision=precision, na_rep="-")
+    if p_columns:
+        shown = [str(c).replace("_", "_\u200b") for c in p_columns]
+        # The styler does not escape a formatter's output: "< 0.001" must reach the page as text.
+        styler = styler.format(lambda p: html.escape(p_value_text(p)), subset=shown, na_rep="-")
     if table.index.name is None and not isinstance(table.index, pd.MultiIndex):
         styler = styler.hide(axis="index")
     if caption:

@@ -75,8 +75,10 @@ def _shift_frozen_auroc(table: pd.DataFrame) -> pd.DataFrame:
     return table[mask].groupby(["encoder", "dataset"])["auroc"].mean().unstack("dataset")
 
 
-def _row(check: str, dataset: str, value: float, rule: str, holds: bool) -> dict[str, object]:
-    return {"check": check, "dataset": dataset, "value": float(value), "rule": rule, "holds": bool(holds)}
+def _row(check: str, dataset: str, value: float | int, rule: str, holds: bool) -> dict[str, object]:
+    # Counts (encoders, runs) stay integers, so the table shows 108, not 108.000.
+    number = int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else float(value)
+    return {"check": check, "dataset": dataset, "value": number, "rule": rule, "holds": bool(holds)}
 
 
 def _margin_rows(clean: pd.DataFrame, families: Mapping[str, str], pixel: str, pca: str) -> list[dict[str, object]]:
@@ -110,8 +112,10 @@ def world_checks(
     -------
     pandas.DataFrame
         One row per check and dataset (``dataset`` is ``"all"`` for zoo-wide
-        checks) with columns :data:`CHECK_COLUMNS`; ``holds`` is False where a
-        baseline or a broad encoder is missing (the value is then NaN).
+        checks) with columns :data:`CHECK_COLUMNS`; ``value`` is an object
+        column holding floats (AUROCs, margins) and ints (counts of encoders
+        and runs); ``holds`` is False where a baseline or a broad encoder is
+        missing (the value is then NaN).
 
     Examples
     --------
@@ -137,7 +141,10 @@ def world_checks(
     lora = table[table["arm"].to_numpy() == "lora"]
     runs = len(lora[["encoder", "dataset", "seed"]].drop_duplicates())
     rows.append(_row("LoRA runs", "all", runs, f">= {MIN_LORA_RUNS}", runs >= MIN_LORA_RUNS))
-    return pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(CHECK_COLUMNS))
+    # An object column keeps each value's type (a float column would turn 108 runs into 108.0).
+    frame["value"] = pd.Series([row["value"] for row in rows], index=frame.index, dtype=object)
+    return frame
 
 
 #: Columns of :func:`calibration_floor` and :func:`run_cost`.

@@ -24,6 +24,12 @@ shift term (robustness from corruptions only, panel refrozen the same way).
 :func:`shift_prediction` scores given (full) CRS values and is kept to show
 the difference.
 
+Whether one predictor beats the other is a statement about the difference of
+their taus, which needs an interval: :func:`tau_difference` resamples the
+encoders with replacement (the same resample for both predictors and every
+held-out dataset, a paired bootstrap; Efron and Tibshirani 1993) and reports
+the percentile interval of ``tau(first) - tau(second)``.
+
 The study's conclusion, which this analysis lets a reader check on any cohort:
 neither leave-one-dataset-out nor the external site supports treating the CRS
 as a universal predictor of new-task AUROC.
@@ -31,7 +37,9 @@ as a universal predictor of new-task AUROC.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import cast
 
 import numpy as np
@@ -44,9 +52,21 @@ from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.scoring.freeze import freeze_profiles
+from crsbench_lib.scoring.resampling import (
+    Direction,
+    check_count,
+    check_interval,
+    interval_direction,
+    multiplicities,
+    percentile_interval,
+)
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, check_ece_bins
 
 BASELINE = "auroc"
+#: The predictors of the held-out AUROC, in the order of :func:`lodo_summary`.
+LODO_PREDICTORS: tuple[str, ...] = ("crs", BASELINE, *AXES[1:])
+#: The predictors of the site-B AUROC: a CRS without the shift term, and the same dataset's clean AUROC.
+SITE_B_PREDICTORS: tuple[str, ...] = ("crs_without_shift", "clean_auroc")
 
 Scorer = Callable[[pd.DataFrame], pd.Series]
 
@@ -56,6 +76,18 @@ def _tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         return float("nan"), float("nan")
     tau, p_value = stats.kendalltau(x, y, variant="b")
     return float(tau), float(p_value)
+
+
+def _block_taus(frame: pd.DataFrame, block: str, predictors: tuple[str, ...]) -> list[dict[str, object]]:
+    """Kendall tau-b (and its scipy p-value) of each predictor column with ``target``, per block."""
+    rows: list[dict[str, object]] = []
+    for key, rows_of_block in frame.groupby(block, sort=True):
+        y = rows_of_block["target"].to_numpy(dtype=float)
+        for name in predictors:
+            tau, p_value = _tau(rows_of_block[name].to_numpy(dtype=float), y)
+            rows.append({block: key, "predictor": name, "kendall_tau": tau, "p_value": p_value,
+                         "n_encoders": len(rows_of_block)})
+    return rows
 
 
 def lodo_standard(standard: ReferenceStandard, profiles: pd.DataFrame, without: str) -> ReferenceStandard:
@@ -119,6 +151,70 @@ def _check_raw(raw: pd.DataFrame) -> pd.DataFrame:
     return raw.astype({"encoder": object, "dataset": object})
 
 
+def lodo_predictions(
+    raw: pd.DataFrame,
+    standard: ReferenceStandard | None = None,
+    scorer: Scorer | None = None,
+    panel_raw: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Each reduced-profile predictor and the held-out AUROC, per held-out dataset and encoder.
+
+    Parameters
+    ----------
+    raw, standard, scorer, panel_raw
+        See :func:`leave_one_dataset_out`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (held-out dataset, encoder) with columns ``held_out,
+        encoder, target`` (the clean AUROC on the held-out dataset, mean over
+        seeds), one column per predictor (:data:`LODO_PREDICTORS`: ``crs``, the
+        baseline ``auroc`` and the oriented axes ``C, L, R``) and
+        ``panel_size``.
+
+    Raises
+    ------
+    SchemaError
+        If columns are missing or fewer than two datasets or two encoders exist.
+    ValueError
+        If neither ``standard`` nor ``scorer`` is given.
+    """
+    table = _check_raw(raw)
+    panel_table = table if panel_raw is None else _check_raw(panel_raw)
+    if scorer is None and standard is None:
+        raise ValueError("give a reference standard or a scorer to score the reduced profiles")
+    datasets = sorted(table["dataset"].unique())
+    encoders = sorted(table["encoder"].unique())
+    if len(datasets) < 2:
+        raise SchemaError(f"leave-one-dataset-out needs at least 2 datasets, found {len(datasets)}")
+    if len(encoders) < 2:
+        raise SchemaError(f"leave-one-dataset-out needs at least 2 encoders, found {len(encoders)}")
+    blocks: list[pd.DataFrame] = []
+    for held_out in datasets:
+        target = table[table["dataset"] == held_out].groupby("encoder")["D"].mean()
+        reduced = encoder_profiles(table[table["dataset"] != held_out])
+        shared = sorted(set(target.index) & set(reduced.index))
+        if scorer is not None:
+            crs_scores, panel_size = scorer(reduced.loc[shared]), 0
+        else:
+            panel_profiles = reduced if panel_raw is None else encoder_profiles(
+                panel_table[panel_table["dataset"] != held_out]
+            )
+            refrozen = lodo_standard(cast(ReferenceStandard, standard), panel_profiles, held_out)
+            crs_scores, panel_size = _crs(reduced.loc[shared], refrozen), len(refrozen.panel_names)
+        block = pd.DataFrame({"held_out": held_out, "encoder": shared,
+                              "target": target.reindex(shared).to_numpy(dtype=float)})
+        block["crs"] = crs_scores.reindex(shared).to_numpy(dtype=float)
+        block[BASELINE] = reduced.loc[shared, "D"].to_numpy(dtype=float)
+        for axis in AXES[1:]:
+            # Oriented so that a larger predictor is better on every axis.
+            block[axis] = (1 if HIGHER_IS_BETTER[axis] else -1) * reduced.loc[shared, axis].to_numpy(dtype=float)
+        block["panel_size"] = panel_size
+        blocks.append(block)
+    return pd.concat(blocks, ignore_index=True)
+
+
 def leave_one_dataset_out(
     raw: pd.DataFrame,
     standard: ReferenceStandard | None = None,
@@ -163,41 +259,11 @@ def leave_one_dataset_out(
     ValueError
         If neither ``standard`` nor ``scorer`` is given.
     """
-    table = _check_raw(raw)
-    panel_table = table if panel_raw is None else _check_raw(panel_raw)
-    if scorer is None and standard is None:
-        raise ValueError("give a reference standard or a scorer to score the reduced profiles")
-    datasets = sorted(table["dataset"].unique())
-    encoders = sorted(table["encoder"].unique())
-    if len(datasets) < 2:
-        raise SchemaError(f"leave-one-dataset-out needs at least 2 datasets, found {len(datasets)}")
-    if len(encoders) < 2:
-        raise SchemaError(f"leave-one-dataset-out needs at least 2 encoders, found {len(encoders)}")
-    rows: list[dict[str, object]] = []
-    for held_out in datasets:
-        target = table[table["dataset"] == held_out].groupby("encoder")["D"].mean()
-        reduced = encoder_profiles(table[table["dataset"] != held_out])
-        shared = sorted(set(target.index) & set(reduced.index))
-        if scorer is not None:
-            crs_scores, panel_size = scorer(reduced.loc[shared]), 0
-        else:
-            panel_profiles = reduced if panel_raw is None else encoder_profiles(
-                panel_table[panel_table["dataset"] != held_out]
-            )
-            refrozen = lodo_standard(cast(ReferenceStandard, standard), panel_profiles, held_out)
-            crs_scores, panel_size = _crs(reduced.loc[shared], refrozen), len(refrozen.panel_names)
-        predictors = {"crs": crs_scores.reindex(shared), BASELINE: reduced.loc[shared, "D"]}
-        for axis in AXES[1:]:
-            # Oriented so that a larger predictor is better on every axis.
-            predictors[axis] = (1 if HIGHER_IS_BETTER[axis] else -1) * reduced.loc[shared, axis]
-        y = target.reindex(shared).to_numpy(dtype=float)
-        for name, values in predictors.items():
-            tau, p_value = _tau(np.asarray(values, dtype=float), y)
-            rows.append(
-                {"held_out": held_out, "predictor": name, "kendall_tau": tau, "p_value": p_value,
-                 "n_encoders": len(shared), "panel_size": panel_size}
-            )
-    return pd.DataFrame(rows)
+    predictions = lodo_predictions(raw, standard, scorer=scorer, panel_raw=panel_raw)
+    taus = pd.DataFrame(_block_taus(predictions, "held_out", LODO_PREDICTORS))
+    panel_size = predictions.groupby("held_out", sort=True)["panel_size"].first()
+    taus["panel_size"] = panel_size.reindex(taus["held_out"]).to_numpy(dtype=np.int64)
+    return taus
 
 
 def lodo_summary(lodo: pd.DataFrame) -> pd.DataFrame:
@@ -251,7 +317,8 @@ def shift_prediction(results: pd.DataFrame, scores: pd.DataFrame, arm: str = "fr
         If the table has no shift rows for the arm.
     """
     crs_scores = pd.Series(scores["crs"].to_numpy(dtype=float), index=scores["encoder"].astype(str).to_numpy())
-    return _site_b_taus(validate_results(results), crs_scores, "crs", arm)
+    frame = _site_b_frame(validate_results(results), crs_scores, "crs", arm)
+    return pd.DataFrame(_block_taus(frame, "dataset", ("crs", "clean_auroc")))
 
 
 def shift_free_scores(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
@@ -326,30 +393,266 @@ def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     SchemaError
         If the table has no shift rows for the arm, or as :func:`shift_free_scores`.
     """
-    table = validate_results(results)
-    if not ((table["condition"] == "shift") & (table["arm"] == arm)).any():
-        raise SchemaError(f"results table: no shift rows for arm {arm!r}")
-    scores = shift_free_scores(table, standard, arm=arm)
-    crs_scores = pd.Series(scores["crs"].to_numpy(dtype=float), index=scores["encoder"].astype(str).to_numpy())
-    return _site_b_taus(table, crs_scores, "crs_without_shift", arm)
+    return pd.DataFrame(_block_taus(site_b_predictions(results, standard, arm=arm), "dataset", SITE_B_PREDICTORS))
 
 
-def _site_b_taus(table: pd.DataFrame, crs_scores: pd.Series, name: str, arm: str) -> pd.DataFrame:
+def _site_b_frame(table: pd.DataFrame, crs_scores: pd.Series, name: str, arm: str) -> pd.DataFrame:
     table = table[(table["arm"] == arm) & (table["calibration"] == "none")].astype({"encoder": object, "dataset": object})
     shift = table[table["condition"] == "shift"]
     if shift.empty:
         raise SchemaError(f"results table: no shift rows for arm {arm!r}")
     clean = clean_rows(table)
-    rows: list[dict[str, object]] = []
+    blocks: list[pd.DataFrame] = []
     for dataset in sorted(shift["dataset"].unique()):
         target = shift[shift["dataset"] == dataset].groupby("encoder")["auroc"].mean()
         baseline = clean[clean["dataset"] == dataset].groupby("encoder")["auroc"].mean()
         shared = sorted(set(target.index) & set(baseline.index) & set(crs_scores.index))
-        y = target.reindex(shared).to_numpy(dtype=float)
-        for predictor, values in ((name, crs_scores.reindex(shared)), ("clean_auroc", baseline.reindex(shared))):
-            tau, p_value = _tau(values.to_numpy(dtype=float), y)
-            rows.append(
-                {"dataset": dataset, "predictor": predictor, "kendall_tau": tau, "p_value": p_value,
-                 "n_encoders": len(shared)}
-            )
-    return pd.DataFrame(rows)
+        blocks.append(pd.DataFrame({
+            "dataset": dataset,
+            "encoder": shared,
+            "target": target.reindex(shared).to_numpy(dtype=float),
+            name: crs_scores.reindex(shared).to_numpy(dtype=float),
+            "clean_auroc": baseline.reindex(shared).to_numpy(dtype=float),
+        }))
+    return pd.concat(blocks, ignore_index=True)
+
+
+def site_b_predictions(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
+    """The shift-free CRS, the clean AUROC and the site-B AUROC of every encoder, per shift dataset.
+
+    Parameters
+    ----------
+    results, standard, arm
+        See :func:`site_b_prediction`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (shift dataset, encoder): ``dataset, encoder, target``
+        (mean site-B AUROC over seeds) and the predictors
+        :data:`SITE_B_PREDICTORS`.
+
+    Raises
+    ------
+    SchemaError
+        As :func:`site_b_prediction`.
+    """
+    table = validate_results(results)
+    if not ((table["condition"] == "shift") & (table["arm"] == arm)).any():
+        raise SchemaError(f"results table: no shift rows for arm {arm!r}")
+    scores = shift_free_scores(table, standard, arm=arm)
+    crs_scores = pd.Series(scores["crs"].to_numpy(dtype=float), index=scores["encoder"].astype(str).to_numpy())
+    return _site_b_frame(table, crs_scores, SITE_B_PREDICTORS[0], arm)
+
+
+@dataclass(frozen=True)
+class TauDifference:
+    """Difference of two predictors' Kendall tau-b with one target, with a paired bootstrap interval.
+
+    Attributes
+    ----------
+    first, second : str
+        The predictors; the difference is ``tau(first) - tau(second)``, each tau
+        averaged over the blocks (held-out datasets, or shift datasets).
+    tau_first, tau_second : float
+        The two mean taus on the data.
+    estimate : float
+        ``tau_first - tau_second``.
+    ci_low, ci_high : float
+        Percentile interval of the difference over encoder resamples.
+    interval : float
+        Its coverage.
+    n_draws : int
+        Resamples behind the interval (those in which both taus are defined).
+    n_encoders, n_blocks : int
+        Encoders resampled, and blocks averaged over.
+    """
+
+    first: str
+    second: str
+    tau_first: float
+    tau_second: float
+    estimate: float
+    ci_low: float
+    ci_high: float
+    interval: float
+    n_draws: int
+    n_encoders: int
+    n_blocks: int
+
+    @property
+    def direction(self) -> Direction:
+        """Side of zero of the interval (``ABOVE_ZERO``: ``first`` predicts better)."""
+        return interval_direction(self.ci_low, self.ci_high)
+
+
+def weighted_kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Kendall tau-b of ``x`` and ``y`` on data sets in which item ``i`` appears ``weights[b, i]`` times.
+
+    With ``w`` copies of each item, pairs of distinct items count ``w_i w_j``
+    times, and the ``w_i (w_i - 1) / 2`` pairs of copies of one item are tied in
+    both variables, so tau-b (Kendall 1945) is
+
+        tau_b = sum_{i<j} w_i w_j s_ij / sqrt((n0 - T_x)(n0 - T_y))
+
+    with ``s_ij = sign(x_i - x_j) sign(y_i - y_j)``, ``n0 = N (N - 1) / 2``,
+    ``N = sum_i w_i`` and ``T_x`` the (weighted) pairs tied in ``x``, copies
+    included. This equals tau-b computed on the data set with the copies
+    written out, as an encoder bootstrap produces it.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        Scores of n items, shape (n,).
+    weights : numpy.ndarray
+        Non-negative integer multiplicities, shape (B, n).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (B,): tau-b per row, NaN where a resample is constant in ``x`` or ``y``.
+
+    Examples
+    --------
+    >>> float(weighted_kendall_tau_b(np.arange(4.0), np.array([0.0, 2, 1, 3]), np.ones((1, 4)))[0])
+    0.6666666666666666
+    """
+    a = np.asarray(x, dtype=float).reshape(-1)
+    b = np.asarray(y, dtype=float).reshape(-1)
+    w = np.atleast_2d(np.asarray(weights, dtype=float))
+    if a.shape != b.shape or w.shape[1] != a.size:
+        raise ValueError(f"x, y and the weights' columns must have one entry per item, found {a.size}, {b.size}, "
+                         f"{w.shape[1]}")
+    sign_x = np.sign(a[:, None] - a[None, :])
+    sign_y = np.sign(b[:, None] - b[None, :])
+    tied_x = (sign_x == 0).astype(float)
+    tied_y = (sign_y == 0).astype(float)
+    np.fill_diagonal(tied_x, 0.0)
+    np.fill_diagonal(tied_y, 0.0)
+    # Each quadratic form counts every unordered pair twice (the matrices are symmetric).
+    numerator = np.einsum("bi,ij,bj->b", w, sign_x * sign_y, w) / 2.0
+    copies = (w * (w - 1.0)).sum(axis=1) / 2.0
+    total = w.sum(axis=1)
+    n0 = total * (total - 1.0) / 2.0
+    untied_x = n0 - np.einsum("bi,ij,bj->b", w, tied_x, w) / 2.0 - copies
+    untied_y = n0 - np.einsum("bi,ij,bj->b", w, tied_y, w) / 2.0 - copies
+    denominator = np.sqrt(untied_x * untied_y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
+
+
+def tau_difference(
+    predictions: pd.DataFrame,
+    first: str,
+    second: str,
+    block: str,
+    n_draws: int = 1000,
+    interval: float = 0.95,
+    random_state: int = 0,
+) -> TauDifference:
+    """Which of two predictors ranks encoders closer to a target: the difference of Kendall taus, with an interval.
+
+    The difference is ``mean_b tau(first, target) - mean_b tau(second, target)``
+    over the blocks ``b`` (held-out datasets, shift datasets). Its interval is
+    a paired percentile bootstrap over encoders (Efron and Tibshirani 1993,
+    ch. 13): each draw resamples the encoders with replacement
+    (:func:`~crsbench_lib.scoring.resampling.multiplicities`), the same
+    resample for both predictors and for every block, and recomputes both
+    taus on it (:func:`weighted_kendall_tau_b`). A block's taus are averaged
+    over the blocks in which they are defined.
+
+    Parameters
+    ----------
+    predictions : pandas.DataFrame
+        One row per (block, encoder) with columns ``block``, ``encoder``,
+        ``target``, ``first`` and ``second`` (:func:`lodo_predictions`,
+        :func:`site_b_predictions`).
+    first, second : str
+        The two predictor columns.
+    block : str
+        The column that names the blocks.
+    n_draws : int
+        Encoder resamples.
+    interval : float
+        Coverage of the interval.
+    random_state : int
+        Seed of the resamples.
+
+    Returns
+    -------
+    TauDifference
+
+    Raises
+    ------
+    SchemaError
+        If a column is missing, a value is NaN, an encoder repeats within a
+        block, or fewer than two encoders exist.
+    ValueError
+        If ``n_draws`` or ``interval`` is invalid.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"block": "d", "encoder": list("abcdef"), "target": [1.0, 2, 3, 4, 5, 6],
+    ...                       "good": [1.0, 2, 3, 4, 6, 5], "poor": [6.0, 1, 5, 2, 4, 3]})
+    >>> diff = tau_difference(frame, "good", "poor", "block", n_draws=200)
+    >>> round(diff.estimate, 3), diff.n_blocks
+    (1.067, 1)
+    """
+    missing = [c for c in (block, "encoder", "target", first, second) if c not in predictions.columns]
+    if missing:
+        raise SchemaError(f"predictions: missing column(s) {', '.join(repr(m) for m in missing)}")
+    if predictions[["target", first, second]].isna().to_numpy().any():
+        raise SchemaError(f"predictions: NaN in 'target', {first!r} or {second!r}")
+    if predictions.duplicated([block, "encoder"]).any():
+        raise SchemaError(f"predictions: an encoder appears twice within one {block!r}")
+    n_draws = check_count(n_draws, "n_draws")
+    coverage = check_interval(interval)
+    encoders = sorted(predictions["encoder"].astype(str).unique())
+    if len(encoders) < 2:
+        raise SchemaError(f"a tau difference needs at least 2 encoders, found {len(encoders)}")
+    position = {e: i for i, e in enumerate(encoders)}
+    counts = multiplicities(len(encoders), n_draws, np.random.default_rng(random_state))
+    point: dict[str, list[float]] = {first: [], second: []}
+    drawn: dict[str, list[np.ndarray]] = {first: [], second: []}
+    blocks = sorted(predictions[block].unique())
+    for _, rows in predictions.groupby(block, sort=True):
+        columns = [position[str(e)] for e in rows["encoder"]]
+        y = rows["target"].to_numpy(dtype=float)
+        for name in (first, second):
+            x = rows[name].to_numpy(dtype=float)
+            point[name].append(float(weighted_kendall_tau_b(x, y, np.ones((1, len(columns))))[0]))
+            drawn[name].append(weighted_kendall_tau_b(x, y, counts[:, columns]))
+    with warnings.catch_warnings():
+        # A draw in which every block's tau is undefined is NaN, and dropped from the interval.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        tau_first, tau_second = np.nanmean(point[first]), np.nanmean(point[second])
+        draws = np.nanmean(np.vstack(drawn[first]), axis=0) - np.nanmean(np.vstack(drawn[second]), axis=0)
+    low, high, n_valid = percentile_interval(draws, coverage)
+    return TauDifference(
+        first=first,
+        second=second,
+        tau_first=float(tau_first),
+        tau_second=float(tau_second),
+        estimate=float(tau_first - tau_second),
+        ci_low=low,
+        ci_high=high,
+        interval=coverage,
+        n_draws=n_valid,
+        n_encoders=len(encoders),
+        n_blocks=len(blocks),
+    )
+
+
+def tau_difference_table(named: Mapping[str, TauDifference]) -> pd.DataFrame:
+    """One row per named :class:`TauDifference`: ``comparison``, its fields and ``direction``.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"block": "d", "encoder": list("abcd"), "target": [1.0, 2, 3, 4],
+    ...                       "x": [1.0, 2, 4, 3], "y": [4.0, 3, 2, 1]})
+    >>> table = tau_difference_table({"one": tau_difference(frame, "x", "y", "block", n_draws=50)})
+    >>> list(table.columns[:4])
+    ['comparison', 'first', 'second', 'tau_first']
+    """
+    rows = [{"comparison": name, **asdict(diff), "direction": str(diff.direction)} for name, diff in named.items()]
+    return pd.DataFrame(rows, columns=["comparison", *(f.name for f in fields(TauDifference)), "direction"])

@@ -90,3 +90,29 @@ def test_leading_tier_says_every_point_outside_its_own_interval(book_inputs):
             assert f"{name} (" in prose.split("lies outside its own")[1], name
     else:
         assert "Every point CRS lies inside its own" in prose
+
+
+def _swallowed_tables(source: str) -> list[str]:
+    """Bare ``show_table(...)`` calls that are not a cell's last statement (Jupyter shows only the last)."""
+    import ast
+
+    body = ast.parse(source).body
+    return [
+        ast.unparse(stmt)[:60]
+        for stmt in body[:-1]
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        and getattr(stmt.value.func, "attr", getattr(stmt.value.func, "id", None)) == "show_table"
+    ]
+
+
+def test_swallowed_table_detector():
+    assert _swallowed_tables("tables.show_table(a)\nx = 1") == ["tables.show_table(a)"]
+    assert _swallowed_tables("display(tables.show_table(a))\ntables.show_table(b)") == []
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_table_reaches_the_page(name):
+    nb = nbformat.read(available_notebooks()[name], as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert _swallowed_tables(cell.source) == [], f"{name}: wrap the table in display(), or Jupyter drops it"

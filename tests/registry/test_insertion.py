@@ -105,3 +105,27 @@ def test_register_then_insert(tmp_path: Path, small_results: pd.DataFrame, stand
             register_then_insert(reg, table, standard_v1, held_out=[], lora_candidates=False)
         with pytest.raises(RegistryError, match="encoder 'encXX' has no rows"):
             register_then_insert(reg, table, standard_v1, held_out=["encXX"])
+
+
+def test_summary_separates_order_changes_from_positional_shifts(
+        snapshots: tuple[pd.DataFrame, pd.DataFrame], standard_v1: ReferenceStandard) -> None:
+    before, after = snapshots
+    fixed = displacement_table(before, after)
+    moved = renormalised_displacement(before, after, standard_v1)
+    assert list(moved.columns) == [c for c in fixed.columns if c != "bit_identical"]
+    summary = displacement_summary(fixed, moved)
+    assert summary.loc["fixed reference", "pairwise_order_changes"] == 0
+    assert summary.loc["fixed reference", "n_pairs"] == 6
+    # Positions in the whole list are a different count: newcomers above push entries down.
+    shifted = int((fixed["rank_after"] != fixed["rank_before"]).sum())
+    assert summary.loc["fixed reference", "n_positions_shifted"] == shifted
+    assert shifted > 0  # the newcomers of the fixture are placed above some published entry
+    assert 0 <= summary.loc["cohort-renormalised", "pairwise_order_changes"] <= 6
+
+
+def test_summary_counts_an_order_change_when_scores_swap() -> None:
+    swapped = pd.DataFrame({"crs_before": [0.6, 0.4, 0.2], "crs_after": [0.3, 0.5, 0.2],
+                            "crs_displacement": [-0.3, 0.1, 0.0], "bit_identical": [False, False, True],
+                            "rank_before": [1, 2, 3], "rank_after": [2, 1, 3]})
+    row = displacement_summary(swapped).loc["fixed reference"]
+    assert row["pairwise_order_changes"] == 1 and row["n_positions_shifted"] == 2 and row["n_scores_moved"] == 2

@@ -16,27 +16,32 @@ def compared(table, standard):
 def test_published_comparison_rows_are_the_studys_and_the_builds(compared, table, standard):
     assert tuple(compared.columns) == comparison.COMPARISON_COLUMNS
     values = compared.set_index("quantity")
-    assert values.loc["Kendall tau (AUROC vs CRS)", "study"] == PUBLISHED.kendall_tau
+    tau_row = f"Kendall tau (AUROC vs CRS, {comparison.FULL_PANEL})"
+    rho_row = f"Spearman rho (AUROC vs CRS, {comparison.FULL_PANEL})"
+    assert values.loc[tau_row, "study"] == PUBLISHED.kendall_tau
     scores = crs.score_results(table, standard)
     agree = agreement.score_agreement(scores)
     assert values.loc["encoders", "this_build"] == table["encoder"].nunique()
-    assert values.loc["Kendall tau (AUROC vs CRS)", "this_build"] == pytest.approx(agree.tau_b)
+    # The study's tau and rho rank by the published (full-panel) CRS; so do this build's.
+    assert values.loc[tau_row, "this_build"] == pytest.approx(agree.tau_b)
+    assert values.loc[rho_row, "this_build"] == pytest.approx(agree.rho)
     assert values.loc["top CRS", "this_build"] == pytest.approx(scores["crs"].max())
     # The fixed reference never moves a score.
     assert values.loc["insertion: fixed displacement", "this_build"] == 0.0
     # The table has a LoRA arm, so the transfer row is computed.
-    assert math.isfinite(values.loc["LoRA: frozen vs adapted tau", "this_build"])
+    assert math.isfinite(values.loc[f"LoRA: frozen vs adapted tau ({comparison.FULL_PANEL})", "this_build"])
 
 
 def test_published_comparison_is_deterministic(compared, table, standard):
     again = comparison.published_comparison(table, standard, n_draws=50, random_state=0)
-    assert np.array_equal(again["this_build"].to_numpy(), compared["this_build"].to_numpy(), equal_nan=True)
+    assert np.array_equal(again["this_build"].to_numpy(dtype=float), compared["this_build"].to_numpy(dtype=float),
+                          equal_nan=True)
 
 
 def test_published_comparison_without_lora_arm(table, standard):
     frozen = table[table["arm"] == "frozen"]
     out = comparison.published_comparison(frozen, standard, n_draws=20)
-    assert math.isnan(out.set_index("quantity").loc["LoRA: frozen vs adapted tau", "this_build"])
+    assert math.isnan(out.set_index("quantity").loc[f"LoRA: frozen vs adapted tau ({comparison.FULL_PANEL})", "this_build"])
 
 
 def test_leaders_table_is_long_and_sorted(scores):
@@ -59,6 +64,22 @@ def test_published_comparison_reports_a_given_bootstrap(table, standard, compare
     given = replace(boot, summary=boot.summary.assign(p_rank1=0.25))  # the row must read the given summary, not rerun a bootstrap
     out = comparison.published_comparison(table, standard, n_draws=50, random_state=0, boot=given).set_index("quantity")
     assert out.loc["P(rank 1) of the leader", "this_build"] == 0.25
-    rest = out.drop(index="P(rank 1) of the leader")["this_build"].to_numpy()
-    expected = compared.set_index("quantity").drop(index="P(rank 1) of the leader")["this_build"].to_numpy()
+    rest = out.drop(index="P(rank 1) of the leader")["this_build"].to_numpy(dtype=float)
+    expected = compared.set_index("quantity").drop(index="P(rank 1) of the leader")["this_build"].to_numpy(dtype=float)
     assert np.array_equal(rest, expected, equal_nan=True)
+
+
+def test_every_rank_correlation_row_names_its_scoring(compared):
+    # tau and rho have two scorings (full panel, leave-self-out); no row may leave it unsaid.
+    rows = [q for q in compared["quantity"] if q.startswith(("Kendall", "Spearman"))]
+    assert len(rows) == 2
+    assert all(comparison.FULL_PANEL in q for q in rows)
+    assert all(comparison.FULL_PANEL in q for q in compared["quantity"] if "tau" in q and "weight" not in q)
+
+
+def test_counts_are_ints_and_the_rest_floats(compared):
+    values = compared.set_index("quantity")
+    for quantity in comparison.COUNT_QUANTITIES:
+        assert isinstance(values.loc[quantity, "study"], int), quantity
+        assert isinstance(values.loc[quantity, "this_build"], int), quantity
+    assert isinstance(values.loc["top CRS", "this_build"], float)

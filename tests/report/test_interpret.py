@@ -463,3 +463,50 @@ def test_describe_bias_sources_follows_the_numbers(se, shift, parts):
         assert ("rises" in text) == (row[worst] > 0)
     else:
         assert "No axis's draws are worse" in text
+
+
+@pytest.mark.parametrize("p, text", [(1 / 10000, "< 0.001"), (2 / 40320, "< 0.001"), (0.001, "0.001"), (0.3333, "0.33")])
+def test_p_value_text_is_a_bound_below_the_floor(p, text):
+    assert interpret.p_value_text(p) == text
+    # Prose and tables write the same number.
+    assert interpret.format_p(p).endswith(text)
+
+
+@given(n=st.integers(2, 30), data=st.data())
+def test_describe_rank_changes_never_calls_a_reordering_a_mere_shift(n, data):
+    pairs = n * (n - 1) // 2
+    changes = data.draw(st.integers(0, pairs))
+    shifted = data.draw(st.integers(0, n))
+    text = interpret.describe_rank_changes("the fixed reference", changes, pairs, shifted, n)
+    if changes == 0:
+        assert "no pair" in text and "relative order is as before" in text
+        assert ("only because newcomers" in text) == (shifted > 0)
+    else:
+        assert f"{changes} of {pairs} pairs" in text and "changed order" in text
+        assert "relative order is as before" not in text and "only because" not in text
+
+
+@pytest.mark.parametrize("args", [(-1, 10, 0, 5), (11, 10, 0, 5), (0, 10, 6, 5), (0.5, 10, 0, 5), (True, 10, 0, 5)])
+def test_describe_rank_changes_rejects_impossible_counts(args):
+    with pytest.raises(ValueError):
+        interpret.describe_rank_changes("x", *args)
+
+
+@given(crs=st.floats(-1, 1, allow_nan=False), auroc=st.floats(-1, 1, allow_nan=False),
+       low=st.floats(-2, 2, allow_nan=False), width=st.floats(0, 2, allow_nan=False))
+def test_describe_predictors_with_an_interval_claims_only_what_it_excludes(crs, auroc, low, width):
+    text = interpret.describe_predictors(crs, auroc, interval=(low, low + width), target="the site-B ranking")
+    if low > 0:
+        assert text.startswith("The CRS predicts the site-B ranking better than AUROC") and "excludes zero" in text
+    elif low + width < 0:
+        assert text.startswith("AUROC predicts the site-B ranking better than the CRS") and "excludes zero" in text
+    else:
+        # No claim when the interval contains zero, whatever the point values say.
+        assert text.startswith("The data cannot tell whether") and "better than" not in text
+        assert "includes zero" in text
+
+
+def test_describe_predictors_with_an_interval_and_a_place():
+    text = interpret.describe_predictors(0.84, 0.905, interval=(-0.1, -0.02), where="On the second site", statistic="τ_b")
+    assert text.startswith("On the second site, AUROC predicts")
+    assert "τ_b 0.840 for the CRS and 0.905 for AUROC" in text and "mean" not in text

@@ -16,3 +16,18 @@ def test_show_table_rounds_hides_index_and_scrolls_in_its_own_box():
 def test_show_table_keeps_a_named_index():
     frame = pd.DataFrame({"x": [1]}, index=pd.Index(["a"], name="held_out"))
     assert "held_out" in tables.show_table(frame)._repr_html_()
+
+
+def test_p_values_never_print_as_zero():
+    # The smallest Monte Carlo permutation p-value of 9999 pairings, 1/10000, rounds to 0.000 at 3 decimals.
+    frame = pd.DataFrame({"p_value": [1 / 10000, 0.04567, float("nan")], "estimate": [0.88, 0.1, 0.2]})
+    html = tables.show_table(frame)._repr_html_()
+    assert "&lt; 0.001" in html and "0.046" in html
+    assert "0.000" not in html
+    assert ">-<" in html  # a missing p-value stays a dash
+
+
+def test_integers_stay_integers_in_an_object_column():
+    frame = pd.DataFrame({"value": pd.Series([0.12345, 108], dtype=object)})
+    html = tables.show_table(frame)._repr_html_()
+    assert "0.123" in html and ">108<" in html and "108.000" not in html

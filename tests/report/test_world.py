@@ -93,3 +93,21 @@ def test_run_cost_sums_cell_seconds_per_arm(tmp_path) -> None:
     assert cost.at["lora", "cpu_minutes"] == pytest.approx(2.0)
     (tmp_path / "manifest.json").write_text("{not json")
     assert run_cost(tmp_path).empty
+
+
+def test_counts_are_integers_and_show_without_decimals() -> None:
+    from crsbench_lib.report.tables import show_table
+
+    checks = world_checks(_table(broad=0.8), FAMILIES).set_index(["check", "dataset"])
+    for count in (("neural encoders", "all"), ("LoRA runs", "all")):
+        assert isinstance(checks.at[count, "value"], int)
+    assert isinstance(checks.at[("highest clean AUROC", "derm"), "value"], float)
+    html = show_table(checks.reset_index())._repr_html_()
+    assert ">2<" in html and "2.000" not in html
+
+
+def test_a_failing_count_reads_as_an_integer() -> None:
+    from crsbench_lib.report.interpret import describe_world_checks
+
+    text = describe_world_checks(world_checks(_table(broad=0.8), FAMILIES))
+    assert "The check 'LoRA runs' fails: 0 against the rule" in text

@@ -58,3 +58,68 @@ def test_some_insertion_moves_cohort_scores(existing, frozen_standard, candidate
 def test_name_clash_rejected(existing, frozen_standard):
     with pytest.raises(SchemaError, match="already an existing encoder"):
         insertion_test(existing, existing.iloc[:1], frozen_standard)
+
+
+def test_order_changes_counts_swapped_and_tied_pairs():
+    from crsbench_lib.scoring.insertion import order_changes
+
+    assert order_changes([3.0, 2.0, 1.0], [3.0, 2.0, 1.0]) == 0
+    assert order_changes([3.0, 2.0, 1.0], [1.0, 2.0, 3.0]) == 3  # every pair reversed
+    assert order_changes([3.0, 2.0, 1.0], [2.0, 2.0, 1.0]) == 1  # a tie forms
+    with pytest.raises(ValueError, match="same items"):
+        order_changes([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="NaN"):
+        order_changes([1.0, np.nan], [1.0, 2.0])
+
+
+@settings(max_examples=40, deadline=None)
+@given(before=arrays(np.float64, st.integers(2, 12), elements=st.integers(-50, 50).map(float)),
+       data=st.data())
+def test_order_changes_is_zero_under_any_increasing_map_and_equals_discordant_pairs(before, data):
+    from scipy import stats
+
+    from crsbench_lib.scoring.insertion import order_changes
+
+    # A strictly increasing map moves every score but keeps every pairwise order
+    # (integer-valued scores, so that the map is exact in floating point).
+    assert order_changes(before, 2.0 * before + 0.5) == 0
+    after = data.draw(arrays(np.float64, before.shape, elements=st.integers(-50, 50).map(float)))
+    changes = order_changes(before, after)
+    n = before.size
+    assert 0 <= changes <= n * (n - 1) // 2
+    if len(set(before)) == n and len(set(after)) == n:
+        # Without ties, the changed pairs are Kendall's discordant pairs: tau = 1 - 4 D / (n (n - 1)).
+        tau = stats.kendalltau(before, after).statistic
+        assert tau == pytest.approx(1 - 4 * changes / (n * (n - 1)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(candidates=raw_rows)
+def test_fixed_reference_keeps_relative_order_while_positions_may_shift(existing, frozen_standard, candidates):
+    result = insertion_test(existing, _frame(candidates, "new"), frozen_standard)
+    assert result.fixed_order_changes == 0
+    table = result.existing
+    shifted = int((table["rank_fixed_after"] != table["rank_fixed_before"]).sum())
+    assert result.fixed_positions_shifted == shifted
+    # A position can only drop, by the number of newcomers placed above.
+    assert (table["rank_fixed_after"] >= table["rank_fixed_before"]).all()
+    assert result.n_pairs == len(table) * (len(table) - 1) // 2
+
+
+def test_a_newcomer_on_top_shifts_every_position_and_no_pair(existing, frozen_standard):
+    best = _frame(np.array([[1.0, 0.0, 1.0, 0.0]]), "new")
+    result = insertion_test(existing, best, frozen_standard)
+    assert result.fixed_positions_shifted == len(existing)  # everyone moves down one place
+    assert result.fixed_order_changes == 0  # and no incumbent pair changes order
+
+
+def test_rank_change_table_reports_both_schemes(existing, frozen_standard):
+    from crsbench_lib.scoring.insertion import RANK_CHANGE_COLUMNS, rank_change_table
+
+    result = insertion_test(existing.iloc[2:], existing.iloc[:2], frozen_standard)
+    table = rank_change_table(result).set_index("scheme")
+    assert tuple(["scheme", *table.columns]) == RANK_CHANGE_COLUMNS
+    assert table.at["fixed reference", "pairwise_order_changes"] == 0
+    assert table.at["fixed reference", "max_abs_crs_displacement"] == 0.0
+    assert table.at["cohort-renormalised", "pairwise_order_changes"] == result.cohort_order_changes
+    assert table.at["fixed reference", "positions_shifted"] == result.fixed_positions_shifted

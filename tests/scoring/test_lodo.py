@@ -1,6 +1,9 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 from scipy import stats
 
 from crsbench_lib.errors import SchemaError
@@ -167,3 +170,81 @@ def test_lodo_of_the_lora_arm_refreezes_the_panel_from_the_frozen_arm():
     target = target.groupby("encoder")["auroc"].mean().sort_index()
     row = result[(result["held_out"] == "derm") & (result["predictor"] == "crs")].iloc[0]
     assert row["kendall_tau"] == pytest.approx(stats.kendalltau(expected, target).statistic)
+
+
+# --- the difference of two predictors' taus, with a paired encoder bootstrap ---
+
+
+@settings(max_examples=50, deadline=None)
+@given(n=st.integers(2, 9), data=st.data())
+def test_weighted_tau_b_equals_tau_b_of_the_written_out_resample(n, data):
+    from crsbench_lib.scoring.agreement import kendall_tau_b
+
+    x = data.draw(arrays(np.float64, n, elements=st.integers(0, 4).map(float)))
+    y = data.draw(arrays(np.float64, n, elements=st.integers(0, 4).map(float)))
+    counts = data.draw(arrays(np.int64, n, elements=st.integers(0, 3)))
+    got = lodo.weighted_kendall_tau_b(x, y, counts[None, :])[0]
+    expected = kendall_tau_b(np.repeat(x, counts), np.repeat(y, counts)) if counts.sum() >= 2 else float("nan")
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_tau_difference_matches_the_lodo_taus_and_is_paired(table, standard):
+    raw = raw_axes(table)
+    predictions = lodo.lodo_predictions(raw, standard)
+    summary = lodo.lodo_summary(lodo.leave_one_dataset_out(raw, standard))
+    diff = lodo.tau_difference(predictions, "crs", "auroc", "held_out", n_draws=300, random_state=1)
+    assert diff.tau_first == pytest.approx(summary.loc["mean", "crs"], abs=1e-12)
+    assert diff.tau_second == pytest.approx(summary.loc["mean", "auroc"], abs=1e-12)
+    assert diff.estimate == pytest.approx(diff.tau_first - diff.tau_second)
+    assert diff.n_blocks == 3 and diff.n_encoders == 6 and 0 < diff.n_draws <= 300
+    assert diff.ci_low <= diff.ci_high
+    # Paired: a predictor against itself differs by exactly 0 in every draw.
+    same = lodo.tau_difference(predictions, "crs", "crs", "held_out", n_draws=100)
+    assert same.estimate == 0.0 and same.ci_low == 0.0 and same.ci_high == 0.0
+    assert str(same.direction) == "spans_zero"
+    # Deterministic for a seed.
+    again = lodo.tau_difference(predictions, "crs", "auroc", "held_out", n_draws=300, random_state=1)
+    assert (again.ci_low, again.ci_high) == (diff.ci_low, diff.ci_high)
+
+
+def test_tau_difference_separates_a_perfect_from_a_reversed_predictor():
+    n = 12
+    frame = pd.DataFrame({"block": "d", "encoder": [f"e{i}" for i in range(n)], "target": np.arange(n, dtype=float)})
+    frame["perfect"] = frame["target"]
+    frame["reversed"] = -frame["target"]
+    diff = lodo.tau_difference(frame, "perfect", "reversed", "block", n_draws=200)
+    assert diff.estimate == pytest.approx(2.0)
+    assert str(diff.direction) == "above_zero"
+    flipped = lodo.tau_difference(frame, "reversed", "perfect", "block", n_draws=200)
+    assert str(flipped.direction) == "below_zero"
+
+
+def test_tau_difference_input_errors():
+    frame = pd.DataFrame({"block": "d", "encoder": ["a", "b", "c"], "target": [1.0, 2, 3], "p": [1.0, 3, 2]})
+    with pytest.raises(SchemaError, match="missing column"):
+        lodo.tau_difference(frame, "p", "q", "block")
+    with pytest.raises(SchemaError, match="twice"):
+        lodo.tau_difference(pd.concat([frame, frame]), "p", "p", "block")
+    with pytest.raises(SchemaError, match="NaN"):
+        lodo.tau_difference(frame.assign(p=[1.0, np.nan, 2]), "p", "p", "block")
+    with pytest.raises(SchemaError, match="at least 2 encoders"):
+        lodo.tau_difference(frame.iloc[:1], "p", "p", "block")
+
+
+def test_site_b_predictions_hold_the_taus_of_site_b_prediction(table, standard):
+    frame = lodo.site_b_predictions(table, standard)
+    taus = lodo.site_b_prediction(table, standard).set_index("predictor")["kendall_tau"]
+    diff = lodo.tau_difference(frame, "crs_without_shift", "clean_auroc", "dataset", n_draws=100)
+    assert diff.tau_first == pytest.approx(taus["crs_without_shift"], abs=1e-12)
+    assert diff.tau_second == pytest.approx(taus["clean_auroc"], abs=1e-12)
+
+
+def test_tau_difference_table_has_one_row_per_comparison(table, standard):
+    predictions = lodo.lodo_predictions(raw_axes(table), standard)
+    diff = lodo.tau_difference(predictions, "crs", "auroc", "held_out", n_draws=50)
+    out = lodo.tau_difference_table({"a": diff, "b": diff})
+    assert list(out["comparison"]) == ["a", "b"]
+    assert out.loc[0, "estimate"] == diff.estimate and out.loc[0, "direction"] == str(diff.direction)
