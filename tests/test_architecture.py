@@ -31,7 +31,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "results": frozenset(),
 }
 # Modules every layer may import: they import nothing of the package but each other.
-FOUNDATION: frozenset[str] = frozenset({"<root>", "errors", "paths", "atomic", "hashing", "imports"})
+FOUNDATION: frozenset[str] = frozenset({"<root>", "errors", "paths", "atomic", "hashing", "imports", "stratify"})
 # Third-party packages a layer must never import (no torch and no images in scoring).
 FORBIDDEN_THIRD_PARTY: dict[str, frozenset[str]] = {
     "scoring": frozenset({"torch", "torchvision", "timm", "open_clip", "transformers", "PIL", "skimage"}),

@@ -28,23 +28,11 @@ import hashlib
 import numpy as np
 
 from crsbench_lib.errors import DataError
+from crsbench_lib.stratify import label_strata
 
 #: Entropy of the resampling streams (an arbitrary fixed number), so that a resample
 #: seed never shares a stream with another use of the same integer.
 RESAMPLE_ENTROPY = 0x7265_7361_6D70_6C65
-
-
-def strata(labels: np.ndarray) -> np.ndarray:
-    """Stratum of each example: the class, or the rarest positive label (multilabel, -1 if none)."""
-    y = np.asarray(labels)
-    if y.ndim == 1:
-        return y.astype(np.int64)
-    prevalence = y.sum(axis=0)
-    order = np.argsort(prevalence, kind="stable")  # rarest first
-    stratum = np.full(y.shape[0], -1, dtype=np.int64)
-    for k in order[::-1]:
-        stratum[y[:, k] == 1] = k
-    return stratum
 
 
 def _allocate(sizes: np.ndarray, total: int) -> np.ndarray:
@@ -103,7 +91,7 @@ def development_split(labels: object, seed: int, n_val: int, n_calibration: int)
             f"development_split: a pool of {n} examples cannot give {n_val} validation and "
             f"{n_calibration} calibration examples and still train"
         )
-    stratum = strata(y)
+    stratum = label_strata(y)
     ids = np.unique(stratum)
     rng = np.random.default_rng(np.random.SeedSequence([RESAMPLE_ENTROPY, int(seed)]))
     members = [rng.permutation(np.flatnonzero(stratum == s)) for s in ids]

@@ -27,6 +27,7 @@ import numpy as np
 
 from crsbench_lib.errors import EvaluationError
 from crsbench_lib.evaluation.metrics import check_task
+from crsbench_lib.stratify import label_strata
 
 #: Validation subsample policies: a subsample at the label fraction, or the full split.
 VAL_FRACTION_POLICIES: tuple[str, ...] = ("matched", "full")
@@ -46,18 +47,6 @@ def _check_fractions(fractions: Iterable[float]) -> tuple[float, ...]:
     if bad:
         raise EvaluationError(f"label fractions must lie in (0, 1], got {bad[0]!r}")
     return values
-
-
-def _strata(labels: np.ndarray, task: str) -> np.ndarray:
-    if task != "multilabel":
-        return labels
-    # rarest positive label per example; -1 for examples with no positive label
-    prevalence = labels.sum(axis=0)
-    order = np.argsort(prevalence, kind="stable")  # rarest first
-    stratum = np.full(labels.shape[0], -1, dtype=np.int64)
-    for k in order[::-1]:
-        stratum[labels[:, k] == 1] = k
-    return stratum
 
 
 def _check_labels(labels: object, task: str) -> np.ndarray:
@@ -83,7 +72,7 @@ def _check_labels(labels: object, task: str) -> np.ndarray:
 
 def _subsets(y: np.ndarray, fractions: Sequence[float], seed: int, stream: int, task: str) -> dict[float, np.ndarray]:
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), stream]))
-    strata = _strata(y, task)
+    strata = label_strata(y)
     permutations = [rng.permutation(np.flatnonzero(strata == s)) for s in np.unique(strata)]
     guaranteed = np.empty(0, dtype=np.int64)
     if task == "multilabel":
