@@ -313,6 +313,7 @@ def execute_notebook(
                 progress_bar=False,
                 log_output=False,
                 execution_timeout=CELL_TIMEOUT_S,
+                extra_arguments=list(KERNEL_ARGUMENTS),
             )
         except papermill.PapermillExecutionError as exc:
             # Keep the failed execution where the user looks for it.
@@ -364,6 +365,12 @@ def read_cached(cached_copy: Path) -> bytes | None:
     return None
 
 
+#: Arguments of every kernel the book starts. The kernel application's own log
+#: (not the cells' output or errors, which reach the notebook and papermill) is
+#: kept to critical messages: otherwise each of the book's notebooks prints a
+#: warning that its local kernel talks over TCP without encryption and, at
+#: shutdown, sometimes "KeyboardInterrupt caught in kernel", which read like faults.
+KERNEL_ARGUMENTS: tuple[str, ...] = ("--log-level=CRITICAL",)
 INJECTED_TAG = "injected-parameters"  # papermill's tag on the cell it adds
 HIDDEN_TAG = "remove-cell"  # Jupyter Book leaves a cell with this tag off the page
 

@@ -175,3 +175,13 @@ def test_a_cached_execution_without_its_checksum_is_not_used(folder, tmp_path, c
     notebooks.checksum_path(copy).unlink()  # as an older version, or a writer stopped between the two files
     again = notebooks.execute_notebook("alpha", {"alpha": 5}, tmp_path / "b.ipynb", directory=folder, cache=cache)
     assert not again.cached and "damaged" not in capsys.readouterr().err
+
+
+def test_the_kernels_own_log_stays_off_the_terminal(folder, tmp_path, capfd):
+    """Without ``KERNEL_ARGUMENTS`` every notebook's kernel warns about TCP on the build's terminal."""
+    notebooks.execute_notebook("alpha", {}, tmp_path / "alpha.ipynb", directory=folder, cache=tmp_path / "c")
+    err = capfd.readouterr().err
+    assert "[IPKernelApp]" not in err
+    # The cells' own output still reaches the notebook.
+    executed = nbformat.read(tmp_path / "alpha.ipynb", as_version=4)
+    assert any("1" in o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
