@@ -141,7 +141,8 @@ def p_value_text(p: float) -> str:
     value = _finite(p, "p")
     if not 0.0 <= value <= 1.0:
         raise ValueError(f"p must lie in [0, 1], got {p!r}")
-    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.2g}"
+    # Three decimals, as the floor has (APA style): ".2g" would print 0.0496 as 0.05, 0.5 as 0.5.
+    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.3f}"
 
 
 def format_p(p: float) -> str:
@@ -445,6 +446,7 @@ def describe_leading_tier(
     level: float = 0.95,
     references: Sequence[str] = (),
     tied_references: Sequence[str] = (),
+    point_outside: Mapping[str, tuple[float, float, float]] | None = None,
 ) -> str:
     """Who leads, naming every candidate the draws cannot separate from the leader.
 
@@ -468,6 +470,12 @@ def describe_leading_tier(
     tied_references : sequence of str
         The references whose CRS difference with the leader also has an
         interval that includes zero.
+    point_outside : mapping, optional
+        Candidate -> (point difference, basic low, basic high) for each
+        compared candidate whose point difference with the leader lies outside
+        its own percentile interval (``diff_point_inside`` false): the two
+        encoders' draws are biased by different amounts, so the tier decision
+        is said with the basic interval beside it.
 
     Returns
     -------
@@ -502,6 +510,14 @@ def describe_leading_tier(
             text = (f"{leader} leads: its CRS difference with the runner-up {runner[0]} has a "
                     + describe_interval(low, high, level=level).replace("its ", "", 1).replace(" excludes", " that excludes")
                     + f", and it ranks first in {_percent(_finite(p_rank1[leader], 'p_rank1'))} of draws.")
+    for name, (diff, basic_low, basic_high) in (point_outside or {}).items():
+        percentile_says = "inside" if name in others else "outside"
+        basic_says = "outside" if interval_excludes_zero(basic_low, basic_high) else "inside"
+        text += (f" For {name}, the point CRS difference with {leader} ({_finite(diff, 'diff'):.3f}) lies outside its "
+                 f"own percentile interval: the two encoders' draws are biased by different amounts. Its basic "
+                 f"interval [{basic_low:.3f}, {basic_high:.3f}] puts {name} {basic_says} the tier, "
+                 + ("so both intervals agree." if basic_says == percentile_says else
+                    "so its place in the tier depends on which interval one trusts."))
     if references:
         refs = list(references)
         text += f" Not ranked: {_names(refs)}, shown as {'a reference' if len(refs) == 1 else 'references'}"
@@ -517,6 +533,13 @@ NEGLIGIBLE_BIAS_SE = 0.25
 
 _BIAS_COLUMNS = ("encoder", "crs", "crs_median", "bias", "bias_se", "crs_low", "crs_high", "crs_basic_low",
                  "crs_basic_high", "point_inside")
+
+
+def _standard_errors(ratio: float) -> str:
+    """A bias in standard errors of its draws; draws that do not vary have none to count in."""
+    if math.isinf(ratio):
+        return "with every draw equal (no spread to measure it against)"
+    return f"{abs(ratio):.1f} standard errors"
 
 
 def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits: int = 3) -> str:
@@ -539,8 +562,8 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
     str
         Names every encoder whose point lies outside its percentile interval,
         with the draws' median, the bias in standard errors and the basic
-        interval, and says what the intervals then mean; otherwise the largest
-        bias.
+        interval, and says what the intervals then mean; otherwise the bias
+        largest against its standard error.
 
     Examples
     --------
@@ -563,10 +586,10 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
     if outside.empty:
         worst = summary.loc[summary["bias_se"].abs().astype(float).idxmax()]
         size = "negligible" if abs(float(worst["bias_se"])) < NEGLIGIBLE_BIAS_SE else "not negligible"
-        return (f"Every point CRS lies inside its own {pct} percentile interval. The largest bootstrap bias (mean of "
-                f"the draws less the point) is {_fmt(float(worst['bias']), digits)} for {worst['encoder']}, "
-                f"{abs(float(worst['bias_se'])):.1f} standard errors ({size} by the quarter-standard-error rule of "
-                "Efron & Tibshirani 1993, section 10.6).")
+        return (f"Every point CRS lies inside its own {pct} percentile interval. The bootstrap bias (mean of the "
+                f"draws less the point) largest against its standard error is {_fmt(float(worst['bias']), digits)} "
+                f"for {worst['encoder']}, {_standard_errors(float(worst['bias_se']))} ({size} by the "
+                "quarter-standard-error rule of Efron & Tibshirani 1993, section 10.6).")
     parts = []
     for _, row in outside.iterrows():
         side = "below" if float(row["bias"]) < 0 else "above"
@@ -574,7 +597,7 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
             f"{row['encoder']} ({_fmt(float(row['crs']), digits)} against [{_fmt(float(row['crs_low']), digits)}, "
             f"{_fmt(float(row['crs_high']), digits)}], draws centred {side} the point with median "
             f"{_fmt(float(row['crs_median']), digits)} and bias {_fmt(float(row['bias']), digits)}, "
-            f"{abs(float(row['bias_se'])):.1f} standard errors; basic interval [{_fmt(float(row['crs_basic_low']), digits)}, "
+            f"{_standard_errors(float(row['bias_se']))}; basic interval [{_fmt(float(row['crs_basic_low']), digits)}, "
             f"{_fmt(float(row['crs_basic_high']), digits)}])"
         )
     n = len(outside)
@@ -617,8 +640,8 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
     >>> row = dict(bias=-0.085, from_axes=-0.071, from_nonsmooth=-0.014, dominance=-0.082, balance=-0.003,
     ...            floor=0.0, D=0.0, C=0.009, L=0.0, R=0.0, D_se=-0.03, C_se=-2.1, L_se=-0.05, R_se=-0.05)
     >>> text = describe_bias_sources(pd.DataFrame([row], index=["a"]), "a")
-    >>> text[: text.index(" (its draws")]
-    "Of the bias of -0.085 for a, -0.071 comes from the axes' own resampling bias and -0.014 from the non-smoothness of the CRS"
+    >>> text[: text.index(" (dominance")]
+    "Of the bias of -0.085 for a, -0.071 comes from the axes' own resampling bias and -0.014 from the nonlinearity of the CRS"
     >>> text[text.index("The axis") : text.index(" (binned")]
     'The axis whose draws fall furthest behind the point is C: ECE rises by 0.009 on average, 2.1 standard deviations of its draws'
     """
@@ -632,8 +655,8 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
     row = decomposition.loc[encoder]
     text = (f"Of the bias of {_fmt(float(row['bias']), digits)} for {encoder}, "
             f"{_fmt(float(row['from_axes']), digits)} comes from the axes' own resampling bias and "
-            f"{_fmt(float(row['from_nonsmooth']), digits)} from the non-smoothness of the CRS (its draws rescored "
-            "with every axis recentred on the point)")
+            f"{_fmt(float(row['from_nonsmooth']), digits)} from the nonlinearity of the CRS (dominance, floor, "
+            "balance and clipping at the anchors; its draws rescored with every axis recentred on the point)")
     parts = {name: float(row[name]) for name in ("dominance", "balance", "floor")}
     largest = max(parts, key=lambda name: abs(parts[name]))
     text += f"; by component, {largest} carries {_fmt(parts[largest], digits)}."
@@ -711,9 +734,10 @@ def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the hel
         A place or condition that opens the sentence ("On the second site").
     interval : (float, float), optional
         An interval of ``crs_tau - auroc_tau`` (e.g.
-        :func:`crsbench_lib.scoring.lodo.tau_difference`). When given, it alone
-        decides the claim: a winner only when the interval excludes zero, and
-        no claim when it contains zero.
+        :func:`crsbench_lib.scoring.lodo.tau_difference`). When given, it
+        decides the claim: a winner only when the interval excludes zero on the
+        side of the point difference, and no claim when it contains zero, lies
+        on the other side of zero from the point, or is undefined (NaN).
     level : float
         The interval's coverage.
     statistic : str
@@ -727,13 +751,26 @@ def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the hel
     >>> describe_predictors(0.84, 0.91, interval=(-0.15, 0.02), statistic="τ_b")
     'The data cannot tell whether the CRS or AUROC predicts the held-out AUROC ranking better (τ_b 0.840 for the CRS and 0.910 for AUROC; the difference (CRS minus AUROC) is -0.070, its 95 % interval [-0.150, 0.020] includes zero).'
     """
-    c, a = _finite(crs_tau, "crs_tau"), _finite(auroc_tau, "auroc_tau")
-    if interval is not None:
+    c, a = float(crs_tau), float(auroc_tau)
+    if not (math.isfinite(c) and math.isfinite(a)):
+        undefined = [name for name, value in (("the CRS", c), ("AUROC", a)) if not math.isfinite(value)]
+        text = (f"whether the CRS or AUROC predicts {target} better cannot be said: the {statistic} of "
+                f"{_names(undefined)} is undefined (the predictor or the target is constant on every block).")
+    elif interval is not None and not all(math.isfinite(float(end)) for end in interval):
+        text = (f"the data cannot tell whether the CRS or AUROC predicts {target} better ({statistic} {_fmt(c, 3)} "
+                f"for the CRS and {_fmt(a, 3)} for AUROC; no resample defines both taus, so there is no interval).")
+    elif interval is not None:
         low, high = interval
         # The sentence itself says when the data cannot tell; the interval need not repeat it.
         span = describe_interval(low, high, level=level).removesuffix(_NO_DIRECTION)
         difference = f"the difference (CRS minus AUROC) is {_fmt(c - a, 3)}, {span}"
-        if interval_excludes_zero(low, high):
+        against_point = (low > 0 and c - a <= 0) or (high < 0 and c - a >= 0)
+        if interval_excludes_zero(low, high) and against_point:
+            # A biased resampling can put the interval on the other side of the point: claim nothing.
+            text = (f"the data cannot tell whether the CRS or AUROC predicts {target} better ({statistic} "
+                    f"{_fmt(c, 3)} for the CRS and {_fmt(a, 3)} for AUROC; {difference}, on the other side of "
+                    f"zero from the point, so the resampling is biased here).")
+        elif interval_excludes_zero(low, high):
             winner, loser = ("the CRS", "AUROC") if low > 0 else ("AUROC", "the CRS")
             text = (f"{winner} predicts {target} better than {loser} ({statistic} {_fmt(c, 3)} for the CRS and "
                     f"{_fmt(a, 3)} for AUROC; {difference}).")

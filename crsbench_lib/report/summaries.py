@@ -278,30 +278,51 @@ def axis_leaders(profiles: pd.DataFrame) -> dict[str, str]:
     return {axis: str(ordered[axis].idxmax() if HIGHER_IS_BETTER[axis] else ordered[axis].idxmin()) for axis in AXES}
 
 
-def leading_pair(pairwise: pd.DataFrame, first: str, second: str) -> dict[str, float]:
-    """The CRS difference ``first - second`` and its interval from a bootstrap's pairwise table.
+def leading_pair(pairwise: pd.DataFrame, first: str, second: str) -> dict[str, float | bool]:
+    """The CRS difference ``first - second`` and its intervals from a bootstrap's pairwise table.
 
     The table may hold the pair in either order; the sign is flipped to match.
 
     Returns
     -------
     dict
-        ``diff, diff_low, diff_high``.
+        ``diff, diff_low, diff_high`` (percentile interval) and, where the
+        table has them, ``diff_bias, diff_basic_low, diff_basic_high``
+        (basic interval) and ``diff_point_inside``.
 
     Raises
     ------
     SchemaError
         If the pair is not in the table.
+
+    Examples
+    --------
+    >>> pairwise = pd.DataFrame({"encoder_a": ["a"], "encoder_b": ["b"], "diff": [0.05], "diff_low": [-0.09],
+    ...                          "diff_high": [0.02], "diff_bias": [-0.08], "diff_basic_low": [0.08],
+    ...                          "diff_basic_high": [0.19], "diff_point_inside": [False]})
+    >>> leading_pair(pairwise, "b", "a")["diff_basic_low"], leading_pair(pairwise, "b", "a")["diff_point_inside"]
+    (-0.19, False)
     """
     forward = pairwise[(pairwise["encoder_a"] == first) & (pairwise["encoder_b"] == second)]
     if not forward.empty:
         row = forward.iloc[0]
-        return {"diff": float(row["diff"]), "diff_low": float(row["diff_low"]), "diff_high": float(row["diff_high"])}
-    backward = pairwise[(pairwise["encoder_a"] == second) & (pairwise["encoder_b"] == first)]
-    if backward.empty:
-        raise SchemaError(f"leading_pair: no pairwise row for {first!r} and {second!r}")
-    row = backward.iloc[0]
-    return {"diff": -float(row["diff"]), "diff_low": -float(row["diff_high"]), "diff_high": -float(row["diff_low"])}
+        out = {"diff": float(row["diff"]), "diff_low": float(row["diff_low"]), "diff_high": float(row["diff_high"])}
+        if "diff_basic_low" in row.index:
+            out.update(diff_bias=float(row["diff_bias"]), diff_basic_low=float(row["diff_basic_low"]),
+                       diff_basic_high=float(row["diff_basic_high"]))
+    else:
+        backward = pairwise[(pairwise["encoder_a"] == second) & (pairwise["encoder_b"] == first)]
+        if backward.empty:
+            raise SchemaError(f"leading_pair: no pairwise row for {first!r} and {second!r}")
+        row = backward.iloc[0]
+        out = {"diff": -float(row["diff"]), "diff_low": -float(row["diff_high"]), "diff_high": -float(row["diff_low"])}
+        if "diff_basic_low" in row.index:
+            out.update(diff_bias=-float(row["diff_bias"]), diff_basic_low=-float(row["diff_basic_high"]),
+                       diff_basic_high=-float(row["diff_basic_low"]))
+    if "diff_point_inside" in row.index:
+        # Negating draws and point together keeps the point on the same side of the interval.
+        out["diff_point_inside"] = bool(row["diff_point_inside"])
+    return out
 
 
 def tier_table(summary: pd.DataFrame, top_k: int, tied: Sequence[str] = ()) -> pd.DataFrame:

@@ -15,7 +15,7 @@ profiles, and the binned ECE rises under resampling, so a draw's profile falls
 behind fixed panel entries it matched at the point. For the leading encoders
 the draws can centre well below the point, and the percentile interval can
 exclude it. The summary therefore reports the draws' median and bias beside
-the point, and the basic (bias-corrected) interval beside the percentile one
+the point, and the basic (reflected) interval beside the percentile one
 (:func:`interval_summary`; Efron & Tibshirani 1993, Davison & Hinkley 1997).
 
 The standard's anchors and panel stay fixed in every draw, but each encoder is
@@ -148,12 +148,26 @@ def resampled_profiles(values: np.ndarray, multiplicities: np.ndarray) -> np.nda
     return summed / available.sum(axis=1)[None].astype(float)
 
 
-def _first_k(crs: np.ndarray, k: int) -> np.ndarray:
-    """Membership (B, E) of the k highest per row; ties go to the earlier (alphabetical) encoder."""
-    order = np.argsort(-crs, axis=1, kind="stable")
-    member = np.zeros(crs.shape, dtype=bool)
-    np.put_along_axis(member, order[:, :k], True, axis=1)
-    return member
+def _top_k_shares(crs: np.ndarray, k: int) -> np.ndarray:
+    """Share (B, E) of a place among the k highest of each row, exact ties split evenly.
+
+    An encoder with ``g`` scores strictly above it and ``t`` equal to it (itself
+    included) holds a place with certainty when ``g + t <= k``, none when
+    ``g >= k``, and otherwise ``(k - g) / t``: the chance that a random order of
+    the tied encoders gives it one of the ``k - g`` places left. Profiles that
+    saturate at the anchors give exactly equal CRS draws; breaking such ties by
+    name would hand every shared place to the alphabetically first encoder.
+
+    Examples
+    --------
+    >>> _top_k_shares(np.array([[0.9, 0.5, 0.5, 0.1]]), 2).tolist()
+    [[1.0, 0.5, 0.5, 0.0]]
+    >>> _top_k_shares(np.array([[0.7, 0.7, 0.2]]), 1).tolist()  # P(rank 1) of a tie
+    [[0.5, 0.5, 0.0]]
+    """
+    above = (crs[:, None, :] > crs[:, :, None]).sum(axis=2)
+    tied = (crs[:, None, :] == crs[:, :, None]).sum(axis=2)
+    return np.clip((k - above) / tied, 0.0, 1.0)
 
 
 def _reference_mask(encoders: Sequence[str], references: Sequence[str], top_k: int) -> np.ndarray:
@@ -187,7 +201,7 @@ def interval_summary(draws: np.ndarray, point: np.ndarray, interval: float = 0.9
       advise against subtracting it;
     * the percentile interval ``[q(a), q(1 - a)]`` (``low``, ``high``,
       ``a = (1 - interval) / 2``), which describes where resampled values fall;
-    * the basic (bias-corrected) interval ``[2 point - q(1 - a), 2 point - q(a)]``
+    * the basic (reflected) interval ``[2 point - q(1 - a), 2 point - q(a)]``
       (Davison & Hinkley 1997, eq. 5.6), which assumes ``point - truth`` behaves
       like ``draw - point`` and so reflects the percentile interval about the
       point; a downward bias of the draws moves it upwards;
@@ -293,21 +307,25 @@ def _draw_summary(
         (the score table's CRS; NaN when not given), crs_median, crs_mean, crs_se,
         bias, bias_se, crs_low, crs_high (percentile interval), crs_basic_low,
         crs_basic_high (basic interval), point_inside, p_rank1, p_top{k}
-        (among the candidates; NaN for a reference). See :func:`interval_summary`.
+        (among the candidates, exact ties in a draw shared evenly; NaN for a
+        reference). See :func:`interval_summary`.
     pairwise : pandas.DataFrame
         Per pair (encoder_a above encoder_b at the point): diff (point
-        CRS_a - CRS_b), diff_low, diff_high, overlaps_zero, p_a_above_b.
+        CRS_a - CRS_b), diff_low, diff_high (percentile interval),
+        overlaps_zero, p_a_above_b, diff_bias (mean of the draws less the
+        point), diff_basic_low, diff_basic_high (basic interval) and
+        diff_point_inside (the point lies inside its percentile interval).
     """
     tail = (1.0 - interval) / 2.0 * 100.0
-    n_b, n_e = crs.shape
+    n_e = crs.shape[1]
     is_reference = np.zeros(n_e, dtype=bool) if reference is None else np.asarray(reference, dtype=bool)
     candidates = np.flatnonzero(~is_reference)
     # Rank probabilities among the candidates only: a reference is shown, never ranked.
     ranked = crs[:, candidates]
-    winners = candidates[np.argmax(ranked, axis=1)]  # first maximum: ties go to the alphabetical first
-    p_rank1 = np.where(is_reference, np.nan, np.bincount(winners, minlength=n_e) / n_b)
+    p_rank1 = np.full(n_e, np.nan)
+    p_rank1[candidates] = _top_k_shares(ranked, 1).mean(axis=0)
     p_top = np.full(n_e, np.nan)
-    p_top[candidates] = _first_k(ranked, top_k).mean(axis=0)
+    p_top[candidates] = _top_k_shares(ranked, top_k).mean(axis=0)
     point_crs = point["crs"].to_numpy()
     spread = interval_summary(crs[:, order], point_crs, interval)
     roles = np.where(is_reference[order], "reference", "candidate")
@@ -337,14 +355,22 @@ def _draw_summary(
     first, second = order[a_idx], order[b_idx]
     diffs = crs[:, first] - crs[:, second]
     d_low, d_high = np.percentile(diffs, [tail, 100.0 - tail], axis=0)
+    diff_point = point_crs[a_idx] - point_crs[b_idx]
+    # The two encoders' draws may be biased by different amounts, so the tier
+    # decision (percentile interval) is reported beside the basic interval.
+    diff_spread = interval_summary(diffs, diff_point, interval)
     pairwise = pd.DataFrame({
         "encoder_a": [encoders[i] for i in first],
         "encoder_b": [encoders[i] for i in second],
-        "diff": point_crs[a_idx] - point_crs[b_idx],
+        "diff": diff_point,
         "diff_low": d_low,
         "diff_high": d_high,
         "overlaps_zero": (d_low <= 0.0) & (d_high >= 0.0),
         "p_a_above_b": (diffs > 0).mean(axis=0),
+        "diff_bias": diff_spread["bias"].to_numpy(),
+        "diff_basic_low": diff_spread["basic_low"].to_numpy(),
+        "diff_basic_high": diff_spread["basic_high"].to_numpy(),
+        "diff_point_inside": diff_spread["point_inside"].to_numpy(),
     })
     return summary, pairwise
 
@@ -780,9 +806,13 @@ def bias_decomposition(
       its point (binned ECE, a sum of absolute gaps, rises when images are
       resampled with replacement) moves every draw's profile the same way,
       while the panel entries stay as measured once;
-    * the non-smoothness of the CRS: even with unbiased axes, dominance (a
-      share of panel members beaten on *every* axis) and the floor (a minimum)
-      lose more in unlucky draws than they gain in lucky ones.
+    * the nonlinearity of the CRS: even with unbiased axes, a nonlinear score
+      of noisy axes is biased (Jensen's inequality). Dominance (a share of
+      panel members beaten on *every* axis) and the floor (a minimum) are
+      non-smooth, the balance term is curved and the anchors clip; the net can
+      go either way (a minimum loses more in unlucky draws than it gains in
+      lucky ones, while dominance near a panel member can gain). The column
+      keeps its name, ``from_nonsmooth``.
 
     The second is measured by recentring each encoder's profile draws on its
     point profile (subtracting the mean shift of every axis) and rescoring;

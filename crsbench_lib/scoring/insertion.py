@@ -73,10 +73,11 @@ def order_changes(before: np.ndarray | pd.Series, after: np.ndarray | pd.Series)
     """Pairs of items that two score vectors order differently.
 
     A pair ``(i, j)`` counts when ``sign(before_i - before_j) !=
-    sign(after_i - after_j)``: a reversal, or a tie that forms or breaks. The
-    count is the number of discordant pairs of Kendall (1938) extended to ties;
-    it is 0 exactly when the relative order of the items is unchanged,
-    whatever happened to their positions in a longer list.
+    sign(after_i - after_j)``: a reversal, or a tie that forms or breaks. It
+    counts more than Kendall's (1938) discordant pairs, which leave out pairs
+    tied in either vector; it is 0 exactly when the relative order of the
+    items, ties included, is unchanged, whatever happened to their positions in
+    a longer list.
 
     Parameters
     ----------

@@ -37,7 +37,6 @@ as a universal predictor of new-task AUROC.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import cast
@@ -541,6 +540,25 @@ def weighted_kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray) ->
         return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
 
 
+def _joint_means(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Means over axis 0 of two (blocks, ...) arrays, each over the blocks where both are defined.
+
+    Averaging each predictor over its own defined blocks would compare taus on
+    different blocks and break the pairing; a column with no block defined for
+    both is NaN (and a NaN draw is dropped from the interval).
+
+    Examples
+    --------
+    >>> [float(m) for m in _joint_means(np.array([1.0, 0.5]), np.array([1.0, np.nan]))]
+    [1.0, 1.0]
+    """
+    both = ~np.isnan(first) & ~np.isnan(second)
+    n = both.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.where(both, first, 0.0).sum(axis=0) / np.where(n > 0, n, np.nan),
+                np.where(both, second, 0.0).sum(axis=0) / np.where(n > 0, n, np.nan))
+
+
 def tau_difference(
     predictions: pd.DataFrame,
     first: str,
@@ -558,8 +576,8 @@ def tau_difference(
     ch. 13): each draw resamples the encoders with replacement
     (:func:`~crsbench_lib.scoring.resampling.multiplicities`), the same
     resample for both predictors and for every block, and recomputes both
-    taus on it (:func:`weighted_kendall_tau_b`). A block's taus are averaged
-    over the blocks in which they are defined.
+    taus on it (:func:`weighted_kendall_tau_b`). Both predictors' taus are
+    averaged over the same blocks: those in which both are defined.
 
     Parameters
     ----------
@@ -622,11 +640,8 @@ def tau_difference(
             x = rows[name].to_numpy(dtype=float)
             point[name].append(float(weighted_kendall_tau_b(x, y, np.ones((1, len(columns))))[0]))
             drawn[name].append(weighted_kendall_tau_b(x, y, counts[:, columns]))
-    with warnings.catch_warnings():
-        # A draw in which every block's tau is undefined is NaN, and dropped from the interval.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        tau_first, tau_second = np.nanmean(point[first]), np.nanmean(point[second])
-        draws = np.nanmean(np.vstack(drawn[first]), axis=0) - np.nanmean(np.vstack(drawn[second]), axis=0)
+    tau_first, tau_second = _joint_means(np.array(point[first]), np.array(point[second]))
+    draws = np.subtract(*_joint_means(np.vstack(drawn[first]), np.vstack(drawn[second])))
     low, high, n_valid = percentile_interval(draws, coverage)
     return TauDifference(
         first=first,

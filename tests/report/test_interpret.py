@@ -128,7 +128,7 @@ def test_describe_agreement_with_p_and_interval():
     assert "strong positive" in text and "excludes zero" in text and "p < 0.001" in text
 
 
-@pytest.mark.parametrize("p, text", [(0.0, "p < 0.001"), (0.0009, "p < 0.001"), (0.001, "p = 0.001"), (0.04567, "p = 0.046"), (1.0, "p = 1")])
+@pytest.mark.parametrize("p, text", [(0.0, "p < 0.001"), (0.0009, "p < 0.001"), (0.001, "p = 0.001"), (0.04567, "p = 0.046"), (0.0496, "p = 0.050"), (1.0, "p = 1.000")])
 def test_format_p(p, text):
     assert interpret.format_p(p) == text
 
@@ -465,7 +465,7 @@ def test_describe_bias_sources_follows_the_numbers(se, shift, parts):
         assert "No axis's draws are worse" in text
 
 
-@pytest.mark.parametrize("p, text", [(1 / 10000, "< 0.001"), (2 / 40320, "< 0.001"), (0.001, "0.001"), (0.3333, "0.33")])
+@pytest.mark.parametrize("p, text", [(1 / 10000, "< 0.001"), (2 / 40320, "< 0.001"), (0.001, "0.001"), (0.3333, "0.333")])
 def test_p_value_text_is_a_bound_below_the_floor(p, text):
     assert interpret.p_value_text(p) == text
     # Prose and tables write the same number.
@@ -496,10 +496,13 @@ def test_describe_rank_changes_rejects_impossible_counts(args):
        low=st.floats(-2, 2, allow_nan=False), width=st.floats(0, 2, allow_nan=False))
 def test_describe_predictors_with_an_interval_claims_only_what_it_excludes(crs, auroc, low, width):
     text = interpret.describe_predictors(crs, auroc, interval=(low, low + width), target="the site-B ranking")
-    if low > 0:
+    if low > 0 and crs > auroc:
         assert text.startswith("The CRS predicts the site-B ranking better than AUROC") and "excludes zero" in text
-    elif low + width < 0:
+    elif low + width < 0 and crs < auroc:
         assert text.startswith("AUROC predicts the site-B ranking better than the CRS") and "excludes zero" in text
+    elif low > 0 or low + width < 0:
+        # The interval excludes zero on the other side from the point: no claim either way.
+        assert text.startswith("The data cannot tell") and "better than" not in text and "other side" in text
     else:
         # No claim when the interval contains zero, whatever the point values say.
         assert text.startswith("The data cannot tell whether") and "better than" not in text
@@ -510,3 +513,36 @@ def test_describe_predictors_with_an_interval_and_a_place():
     text = interpret.describe_predictors(0.84, 0.905, interval=(-0.1, -0.02), where="On the second site", statistic="τ_b")
     assert text.startswith("On the second site, AUROC predicts")
     assert "τ_b 0.840 for the CRS and 0.905 for AUROC" in text and "mean" not in text
+
+
+@pytest.mark.parametrize("crs, auroc, interval", [(float("nan"), 0.5, None), (0.3, float("nan"), (0.1, 0.2)),
+                                                  (float("nan"), float("nan"), (float("nan"), float("nan")))])
+def test_describe_predictors_says_when_a_tau_is_undefined(crs, auroc, interval):
+    text = interpret.describe_predictors(crs, auroc, interval=interval)
+    assert "cannot be said" in text and "undefined" in text and "better than" not in text
+
+
+def test_describe_predictors_without_a_defined_interval_makes_no_claim():
+    text = interpret.describe_predictors(0.6, 0.2, interval=(float("nan"), float("nan")))
+    assert text.startswith("The data cannot tell") and "no interval" in text
+
+
+def test_describe_leading_tier_flags_a_tier_decision_against_its_own_point():
+    base = dict(members=["a", "b"], p_rank1={"a": 0.15, "b": 0.85}, intervals={"b": (-0.088, 0.023)})
+    text = interpret.describe_leading_tier(**base, point_outside={"b": (0.05, 0.077, 0.188)})
+    assert "For b, the point CRS difference with a (0.050) lies outside its own percentile interval" in text
+    assert "basic interval [0.077, 0.188] puts b outside the tier" in text and "depends on which interval" in text
+    agree = interpret.describe_leading_tier(**base, point_outside={"b": (0.05, -0.01, 0.1)})
+    assert "puts b inside the tier, so both intervals agree" in agree
+    assert "point CRS difference" not in interpret.describe_leading_tier(**base)
+
+
+def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
+    row = dict(encoder="a", crs=0.6, crs_median=0.5, bias=-0.1, bias_se=float("-inf"), crs_low=0.5, crs_high=0.5,
+               crs_basic_low=0.7, crs_basic_high=0.7, point_inside=False)
+    text = interpret.describe_bootstrap_bias(pd.DataFrame([row]))
+    assert "inf" not in text and "every draw equal" in text
+    inside = interpret.describe_bootstrap_bias(pd.DataFrame([{**row, "crs": 0.5, "bias": 0.0, "bias_se": 0.0,
+                                                              "crs_basic_low": 0.5, "crs_basic_high": 0.5,
+                                                              "point_inside": True}]))
+    assert "largest against its standard error" in inside

@@ -233,3 +233,45 @@ def test_tied_references_are_listed_apart_from_the_tier(synthetic_table, frozen_
     assert second not in tied_with_leader(with_ref.summary, with_ref.pairwise)
     with pytest.raises(ConfigError, match="role"):
         tied_with_leader(with_ref.summary, with_ref.pairwise, role="panel")
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_top_k_shares_split_exact_ties_as_random_tie_breaking_would(data):
+    from itertools import permutations
+
+    from crsbench_lib.scoring.bootstrap import _top_k_shares
+
+    n = data.draw(st.integers(1, 5))
+    row = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), dtype=float)
+    k = data.draw(st.integers(1, n))
+    shares = _top_k_shares(row[None], k)[0]
+    # Brute force: every order of the encoders that sorts the scores, equally likely.
+    orders = [p for p in permutations(range(n)) if all(row[p[i]] >= row[p[i + 1]] for i in range(n - 1))]
+    expected = np.array([sum(e in p[:k] for p in orders) / len(orders) for e in range(n)])
+    np.testing.assert_allclose(shares, expected, atol=1e-12)
+    assert shares.sum() == pytest.approx(k)
+
+
+def test_identical_draws_share_rank_one_evenly():
+    """Two encoders whose CRS draws are equal tie in every draw: neither takes the lead by its name."""
+    from crsbench_lib.scoring.bootstrap import _draw_summary
+
+    rng = np.random.default_rng(0)
+    top = 0.8 + 0.01 * rng.standard_normal(40)
+    crs = np.column_stack([top, top, 0.5 + 0.01 * rng.standard_normal(40)])
+    point = pd.DataFrame({"encoder": ["a", "b", "c"], "crs": [0.8, 0.8, 0.5]})
+    summary, _ = _draw_summary(crs, ["a", "b", "c"], point, np.arange(3), top_k=1, interval=0.9)
+    assert summary["p_rank1"].tolist() == [0.5, 0.5, 0.0]
+    assert summary["p_top1"].tolist() == [0.5, 0.5, 0.0]
+
+
+def test_pairwise_reports_the_difference_bias_and_basic_interval(boot):
+    pairs = boot.pairwise
+    for _, row in pairs.iterrows():
+        a, b = boot.encoders.index(row["encoder_a"]), boot.encoders.index(row["encoder_b"])
+        diffs = boot.crs_draws[:, a] - boot.crs_draws[:, b]
+        assert row["diff_bias"] == pytest.approx(diffs.mean() - row["diff"], abs=1e-12)
+        assert row["diff_basic_low"] == pytest.approx(2 * row["diff"] - row["diff_high"], abs=1e-12)
+        assert row["diff_basic_high"] == pytest.approx(2 * row["diff"] - row["diff_low"], abs=1e-12)
+        assert bool(row["diff_point_inside"]) == bool(row["diff_low"] <= row["diff"] <= row["diff_high"])

@@ -248,3 +248,16 @@ def test_tau_difference_table_has_one_row_per_comparison(table, standard):
     out = lodo.tau_difference_table({"a": diff, "b": diff})
     assert list(out["comparison"]) == ["a", "b"]
     assert out.loc[0, "estimate"] == diff.estimate and out.loc[0, "direction"] == str(diff.direction)
+
+
+def test_tau_difference_compares_both_predictors_on_the_same_blocks():
+    """A predictor constant in one block has no tau there; the other's tau there must not count either."""
+    rows = []
+    for block, p in (("d1", [1.0, 2, 3, 4, 5]), ("d2", [1.0, 1, 1, 1, 1])):
+        for i in range(5):
+            rows.append({"block": block, "encoder": f"e{i}", "target": float(i), "p": p[i], "q": [5.0, 1, 2, 3, 4][i]
+                         if block == "d2" else p[i]})
+    diff = lodo.tau_difference(pd.DataFrame(rows), "p", "q", "block", n_draws=200)
+    # On d1, the only block where both are defined, p and q are the same predictor.
+    assert diff.estimate == 0.0 and diff.tau_first == diff.tau_second == 1.0
+    assert diff.ci_low == 0.0 and diff.ci_high == 0.0
