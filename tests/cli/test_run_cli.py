@@ -31,8 +31,12 @@ TINY = {
 # ``crsbench run`` with a backend that stops after its first ``n`` stored cells and
 # waits for a signal: an interrupt test then never races a run that finishes first
 # (on a loaded machine the whole grid can end between two polls of the parent).
+# It answers SIGINT as Python does in a terminal: a shell that starts the test suite
+# in the background (``.ci/run &``) hands its children SIGINT ignored, and Python then
+# installs no KeyboardInterrupt handler, so the run would wait for the signal forever.
 BLOCKING_RUN = """
 import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from crsbench_lib.cli import main
 from crsbench_lib.runner import cell
 
@@ -43,31 +47,40 @@ class BlockAfterCells(cell.RealBackend):
         for item in super().compute(profile, prep, cells):
             yield item  # the parent stores this cell before asking for the next one
             BlockAfterCells.left -= 1
+            if BlockAfterCells.left <= 0:
+                # Everything before this line is done: the test may signal now.
+                open(sys.argv[2], "w").close()
             while BlockAfterCells.left <= 0:
                 signal.pause()
 
 cell.RealBackend = BlockAfterCells
-sys.exit(main(sys.argv[2:]))
+sys.exit(main(sys.argv[3:]))
 """
 
 
 def blocking_run(config: Path, out_dir: Path, cells: int, cache: Path) -> subprocess.Popen:
-    """Start ``crsbench run`` in a subprocess that blocks once ``cells`` cells are stored."""
-    command = [sys.executable, "-c", BLOCKING_RUN, str(cells), "run", "--config", str(config), "--out", str(out_dir),
-               "--no-progress"]
+    """Start ``crsbench run`` in a subprocess that blocks once ``cells`` cells are stored.
+
+    The subprocess creates ``out_dir.with_suffix(".blocked")`` when it blocks.
+    """
+    command = [sys.executable, "-c", BLOCKING_RUN, str(cells), str(out_dir.with_suffix(".blocked")), "run",
+               "--config", str(config), "--out", str(out_dir), "--no-progress"]
     env = {**os.environ, "CRSBENCH_CACHE": str(cache)}
     return subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for_cells(proc: subprocess.Popen, cells: Path, n: int) -> None:
-    """Wait until ``n`` cells are stored (the run then blocks, so nothing races the caller).
+def wait_until_blocked(proc: subprocess.Popen, out_dir: Path) -> None:
+    """Wait until the blocking run has stored its cells and stopped (so nothing races the caller).
 
-    The deadline only catches a run that is stuck: a run too fast to catch cannot happen.
+    It waits for the run's own word, not for cell files: a cell's data file appears
+    before the runner has finished storing it, and a signal sent then would land in
+    the middle. The deadline only catches a run that is stuck.
     """
+    blocked = out_dir.with_suffix(".blocked")
     deadline = time.monotonic() + 900
-    while len(_finished_cells(cells)) < n:
+    while not blocked.exists():
         assert proc.poll() is None, f"the run ended early: {proc.stderr.read()[-500:]}"
-        assert time.monotonic() < deadline, f"no {n} cells stored in 15 minutes"
+        assert time.monotonic() < deadline, "the run did not block within 15 minutes"
         time.sleep(0.05)
 
 
@@ -181,7 +194,7 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_table(tmp_path: Path, cache:
     killed = tmp_path / "killed"
     proc = blocking_run(config, killed, 2, cache)
     cells = killed / "cells"
-    wait_for_cells(proc, cells, 2)
+    wait_until_blocked(proc, killed)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGKILL
@@ -210,7 +223,7 @@ def test_ctrl_c_keeps_finished_cells_and_exits_130(tmp_path: Path, cache: Path) 
     out_dir = tmp_path / "interrupted"
     proc = blocking_run(config, out_dir, 1, cache)
     cells = out_dir / "cells"
-    wait_for_cells(proc, cells, 1)
+    wait_until_blocked(proc, out_dir)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-1000:]
