@@ -7,11 +7,14 @@ both are pinned here:
 
 * seeds come from the config (the cell's seed), never from time, process or
   worker identity;
-* BLAS thread count changes the last bits of a logistic-regression fit (measured
-  here: 1 vs 2 OpenBLAS threads differ by ~1e-16), so the probe fits always run
-  with one BLAS thread, whatever the executor. Torch (embedding, LoRA training)
-  gets ``threads`` threads: all cores for the serial executor, cores / jobs for
-  joblib, one per Dask worker thread.
+* thread counts change the last bits of parallel reductions: 1 vs 2 OpenBLAS
+  threads change a logistic-regression fit by ~1e-16, and 1 vs 2 torch threads
+  change a default-size ViT or k-means embedding enough to move an AUROC in its
+  fourth decimal (measured: up to 0.0046 for k-means on the default profile,
+  ``--jobs 1`` against ``--jobs 2``). So the probe fits run with one BLAS
+  thread and every cell with :data:`TORCH_THREADS` torch threads, whatever the
+  executor and the core count; parallelism comes from ``--jobs`` (processes),
+  never from threads inside a cell.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from crsbench_lib.runner.grid import Cell, Preparation, Task
 
 # Seconds to wait for a Dask scheduler before declaring it unreachable.
 SCHEDULER_CONNECT_TIMEOUT_S = 5.0
+#: Torch intra-op threads of every cell, whatever the executor (see the module docstring).
+TORCH_THREADS = 1
 
 
 class CellBackend(Protocol):
@@ -64,14 +69,6 @@ class CellResult:
     predictions: list[Any] | None = None
 
 
-def cpu_count() -> int:
-    """Usable cores (the process's affinity where the platform tells it)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def set_torch_threads(threads: int) -> None:
     """Set torch's intra-op threads (if torch is importable)."""
     try:
@@ -87,13 +84,16 @@ def iter_task(
     profile: Profile,
     prep: Preparation,
     task: Task,
-    threads: int,
     env: Mapping[str, str] | None = None,
 ) -> Iterator[CellResult]:
-    """Compute a task's cells in this process, yielding each as it finishes."""
+    """Compute a task's cells in this process, yielding each as it finishes.
+
+    Torch runs on :data:`TORCH_THREADS` threads here (set before every task: a
+    worker that loky restarted starts with torch's default again).
+    """
     if env:
         os.environ.update(env)
-    set_torch_threads(max(1, threads))
+    set_torch_threads(TORCH_THREADS)
     keys = dict(zip(task.cells, task.keys))
     host = platform.node()
     start = time.perf_counter()
@@ -110,20 +110,18 @@ def run_task(
     profile: Profile,
     prep: Preparation,
     task: Task,
-    threads: int,
     env: Mapping[str, str] | None = None,
 ) -> list[CellResult]:
     """:func:`iter_task` collected into a list (what a remote worker returns)."""
-    return list(iter_task(backend, profile, prep, task, threads, env))
+    return list(iter_task(backend, profile, prep, task, env))
 
 
 def serial_results(
     backend: CellBackend, profile: Profile, prep: Preparation, tasks: Sequence[Task], env: Mapping[str, str]
 ) -> Iterator[CellResult]:
     """Run tasks one after the other in this process."""
-    threads = cpu_count()
     for task in tasks:
-        yield from iter_task(backend, profile, prep, task, threads, env)
+        yield from iter_task(backend, profile, prep, task, env)
 
 
 def joblib_results(
@@ -137,9 +135,8 @@ def joblib_results(
     """Run tasks in ``jobs`` local worker processes (joblib's loky backend)."""
     from joblib import Parallel, delayed
 
-    threads = max(1, cpu_count() // jobs)
     parallel = Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered")
-    for results in parallel(delayed(run_task)(backend, profile, prep, t, threads, env) for t in tasks):
+    for results in parallel(delayed(run_task)(backend, profile, prep, t, env) for t in tasks):
         yield from results
 
 
@@ -171,11 +168,11 @@ def dask_results(
     """Run tasks on a Dask cluster through ``client``, yielding as they complete.
 
     Workers use their own ``CRSBENCH_CACHE`` (the client's folder may not exist
-    on them) and one torch thread per worker thread.
+    on them) and :data:`TORCH_THREADS` torch threads per task.
     """
     from distributed import as_completed
 
-    futures = [client.submit(run_task, backend, profile, prep, t, 1, None, pure=False) for t in tasks]
+    futures = [client.submit(run_task, backend, profile, prep, t, None, pure=False) for t in tasks]
     try:
         with client.as_current():
             completed = as_completed(futures)

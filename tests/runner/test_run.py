@@ -367,3 +367,29 @@ def test_two_runs_on_one_folder_never_compute_a_cell_twice(tmp_path: Path, cache
     assert "(16 computed, 0 reused)" in first_out and "(0 computed, 16 reused)" in second_out
     computed = log.read_text().splitlines()
     assert len(computed) == len(set(computed)) == 16
+
+
+@dataclass
+class ThreadsBackend(FakeBackend):
+    """Records in each row the torch thread count the cell ran with."""
+
+    def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple[Cell, pd.DataFrame]]:
+        import torch
+
+        for cell, rows in super().compute(profile, prep, cells):
+            yield cell, rows.assign(nll=float(torch.get_num_threads()))
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_every_cell_runs_on_the_same_torch_threads_whatever_the_jobs(tmp_path: Path, cache: Path, jobs: int) -> None:
+    # 1 vs 2 torch threads change a ViT's or k-means' embeddings in their last bits, and
+    # with them the table; so the count must not follow --jobs or the machine's cores.
+    import torch
+
+    from crsbench_lib.runner.executors import TORCH_THREADS
+
+    before = torch.get_num_threads()
+    profile = profile_from(tmp_path, {**CONFIG, "seeds": [0]})
+    outcome = run_profile(profile, out_dir=tmp_path / "out", jobs=jobs, progress=False, backend=ThreadsBackend())
+    assert set(read_results(outcome.results_path)["nll"]) == {float(TORCH_THREADS)}
+    torch.set_num_threads(before)
