@@ -2,10 +2,13 @@
 
 Each image shows a thorax (soft tissue, spine and mediastinum, clavicles), two
 lungs with vascular markings and ribs, a heart and the diaphragm domes, of a
-patient of random build, positioned with random shift (sd about 1.2 cm),
-rotation (sd about 3 degrees) and magnification, at random depth of
-inspiration: films are centred by hand, so the anatomy is never at the same
-pixels twice. Findings (multi-label):
+patient of random build, positioned with random shift (sd about 2.4 cm),
+rotation (sd about 4.5 degrees) and magnification (0.80-1.10: patient size and
+source distance), at random depth of inspiration: films are centred by hand,
+on patients of every size, so the anatomy is never at the same pixels twice,
+and a probe that reads fixed pixels (where the heart border or a costophrenic
+angle usually lies) reads them blurred by that spread, as it would on real
+films. Findings (multi-label):
 
 - cardiomegaly: cardiothoracic ratio drawn around 0.55 instead of 0.45
   (the conventional threshold is 0.5, so the two distributions overlap); the
@@ -75,8 +78,8 @@ class Positioning:
     prevalence: tuple[float, float, float, float] = (0.20, 0.22, 0.15, 0.18)
     magnify: float = 1.0
     inspiration: float = 1.0
-    rotation: float = 0.05
-    shift: float = 0.06
+    rotation: float = 0.08
+    shift: float = 0.12
     markers: float = 0.15
     devices: float = 0.25
 
@@ -96,10 +99,10 @@ SCANNERS: dict[str, Scanner] = {
 #: Patients and positioning per site.
 POSITIONING: dict[str, Positioning] = {
     "A": Positioning(),
-    "B": Positioning(prevalence=(0.28, 0.30, 0.12, 0.25), magnify=1.06, inspiration=0.95, rotation=0.07, shift=0.08, markers=0.7, devices=0.4),
+    "B": Positioning(prevalence=(0.28, 0.30, 0.12, 0.25), magnify=1.06, inspiration=0.95, rotation=0.10, shift=0.15, markers=0.7, devices=0.4),
     "P1": Positioning(prevalence=(0.15, 0.15, 0.12, 0.12), markers=0.3),
-    "P2": Positioning(prevalence=(0.30, 0.32, 0.10, 0.30), magnify=1.04, inspiration=0.96, rotation=0.06, markers=0.5),
-    "P3": Positioning(shift=0.08, markers=0.05),
+    "P2": Positioning(prevalence=(0.30, 0.32, 0.10, 0.30), magnify=1.04, inspiration=0.96, rotation=0.09, markers=0.5),
+    "P3": Positioning(shift=0.15, markers=0.05),
 }
 #: Prevalence of each finding at each site.
 PREVALENCE = {site: np.array(p.prevalence) for site, p in POSITIONING.items()}
@@ -112,6 +115,8 @@ CORRELATION = np.array(
         [0.1, 0.35, 0.05, 1.0],
     ]
 )
+#: Range of the patient's magnification in the field (patient size and source-detector distance).
+MAGNIFICATION = (0.80, 1.10)
 #: Probability that each label is flipped (reader error).
 LABEL_NOISE = 0.02
 #: Cardiothoracic ratio (mean, sd) without and with cardiomegaly.
@@ -182,7 +187,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
     # Positioning: rotation, shift and scale of the patient in the field.
     x0, y0 = r.grid(side)
     rot = rng.normal(0, pos.rotation, n)
-    scale = rng.uniform(0.88, 1.06, n)
+    scale = rng.uniform(*MAGNIFICATION, n)
     sx, sy = rng.normal(0, pos.shift, n), rng.normal(0, pos.shift, n)
     x, y = r.rotate(x0, y0, sx, sy, rot)
     x, y = x / r.col(scale), y / r.col(scale)

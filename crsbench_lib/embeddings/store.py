@@ -69,7 +69,10 @@ def cache_key(
     """The mapping that identifies one embedding array (JSON-serialisable).
 
     ``batch_size`` is part of it because float32 matrix products of neural
-    encoders may round differently for different batch sizes. ``seed`` (the
+    encoders may round differently for different batch sizes, and torch's
+    intra-op thread count for the same reason (measured: 1 vs 2 threads change
+    default-size k-means and ViT embeddings in their last bits); an array
+    computed on other threads is never served as this one. ``seed`` (the
     evaluation seed) is part of it for the development splits, which are
     redrawn per seed; the test split is the same for every seed, so its key
     holds ``None`` there and every seed shares its embeddings.
@@ -90,8 +93,16 @@ def cache_key(
         "corruption_version": CORRUPTION_VERSION if corruption != "none" else "",
         "n_images": int(n_images),
         "batch_size": int(batch_size),
+        "torch_threads": _torch_threads(),
         "seed": int(seed) if split in DEVELOPMENT_SPLITS else None,
     }
+
+
+def _torch_threads() -> int:
+    """Torch's intra-op thread count in this process (part of every embedding's identity)."""
+    import torch
+
+    return int(torch.get_num_threads())
 
 
 def _key_digest(key: dict[str, Any]) -> str:

@@ -95,6 +95,33 @@ def acquisition(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
     return x.clamp(0.0, 1.0)
 
 
+def exposure(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Exposure gain only (``EXPOSURE_GAIN``): the one base change that no scene attribute depends on."""
+    n = len(x)
+    return (x * _uniform(*EXPOSURE_GAIN, n, gen).view(n, 1, 1, 1)).clamp(0.0, 1.0)
+
+
+def target_view(x: torch.Tensor, gen: torch.Generator, acquisition_nuisances: bool) -> torch.Tensor:
+    """A view for supervised pretraining: it changes acquisition only, never a target.
+
+    A supervised recipe regresses scene attributes (lesion size and position,
+    colours, which lung holds an opacity, ...) or labels; a crop, a flip or a
+    colour jitter changes those (a crop moves and enlarges the lesion, a flip
+    swaps the sides, a jitter repaints the colours), so it would train the
+    network on wrong targets. Its views therefore keep the scene and vary what
+    a scanner varies: exposure, and, for the ``aug`` recipes, gamma, blur and
+    noise.
+
+    Examples
+    --------
+    >>> g = torch.Generator().manual_seed(0)
+    >>> target_view(torch.rand(4, 3, 32, 32), g, True).shape
+    torch.Size([4, 3, 32, 32])
+    """
+    v = exposure(x, gen)
+    return acquisition(v, gen) if acquisition_nuisances else v
+
+
 def view(x: torch.Tensor, gen: torch.Generator, acquisition_nuisances: bool) -> torch.Tensor:
     """One random view of a ``[0, 1]`` RGB batch ``(N, 3, H, W)``.
 

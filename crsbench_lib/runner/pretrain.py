@@ -22,7 +22,9 @@ Pieces (see :data:`PIECES`):
   two-layer projection head that is discarded.
 - ``multitask``: one head per (domain, auxiliary attribute): cross-entropy for
   class codes, binary cross-entropy for 0/1 flags, mean squared error for
-  standardised continuous values; each domain's attributes weigh equally.
+  standardised continuous values; each domain's attributes weigh equally. Its
+  views (:func:`crsbench_lib.runner.augment.target_view`) vary acquisition
+  only: a crop, flip or colour jitter would change the targets.
 - ``intask``: the same machinery on the evaluation task's labels of the pool.
 - ``mae``: masked autoencoder (He et al., 2022), 75 % of patches masked,
   one-block decoder, loss on per-patch-normalised pixels of masked patches.
@@ -54,7 +56,7 @@ from crsbench_lib.encoders.recipes import BROAD_POOL, PRETRAIN_SEED, PRETRAIN_SI
 from crsbench_lib.atomic import atomic_write_bytes
 from crsbench_lib.encoders.weights import read_manifest, save_state, weights_dir, write_manifest
 from crsbench_lib.errors import EncoderError
-from crsbench_lib.runner.augment import view
+from crsbench_lib.runner.augment import target_view, view
 from crsbench_lib.runner.pools import (
     ATTRIBUTE_SOURCE,
     PoolCache,
@@ -335,7 +337,7 @@ def train_multitask(draws: Mapping[str, PoolDraw], spec: NeuralSpec, seed: int =
         for _ in range(spec.steps):
             idx = {d: next(streams[d]) for d in names}
             xb = _float(torch.cat([xs[d][idx[d]] for d in names]))
-            feats = enc(_channels(_normalise(view(xb, gen, spec.acquisition_augmentation)), spec))
+            feats = enc(_channels(_normalise(target_view(xb, gen, spec.acquisition_augmentation)), spec))
             loss = torch.zeros(())
             for k, d in enumerate(names):
                 f = feats[k * per_domain : (k + 1) * per_domain]

@@ -197,3 +197,20 @@ def test_writing_never_goes_through_a_memory_map(store: EmbeddingStore, monkeypa
     monkeypatch.setattr(np.lib.format, "open_memmap", refuse)
     enc, ds = build_encoder("pixels"), fake_dataset()
     np.testing.assert_array_equal(store.embed(enc, ds, "train", batch_size=7), enc.embed(ds.split("train").images))
+
+
+def test_an_array_computed_on_other_torch_threads_is_not_served(store: EmbeddingStore) -> None:
+    import torch
+
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        store.embed(enc, ds, "test", batch_size=16)
+        store.embed(enc, ds, "test", batch_size=16)
+        assert store.n_computed == 1
+        torch.set_num_threads(2)
+        store.embed(enc, ds, "test", batch_size=16)
+        assert store.n_computed == 2, "1 and 2 torch threads round differently, so they are two entries"
+    finally:
+        torch.set_num_threads(before)

@@ -105,3 +105,15 @@ def test_unknown_piece_and_bad_jobs(tmp_path: Path) -> None:
         pretrain_zoo(out=tmp_path, pieces=["resnet"])
     with pytest.raises(EncoderError, match="jobs must be a positive integer"):
         pretrain_zoo(out=tmp_path, pieces=["cnn_random"], jobs=0)
+
+
+def test_multitask_pretraining_draws_its_views_from_the_target_view(monkeypatch) -> None:
+    import crsbench_lib.runner.pretrain as pretrain
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a supervised recipe must not crop, flip or recolour its inputs")
+
+    monkeypatch.setattr(pretrain, "view", refuse)
+    for name in ("multitask_broad_aug_s", "intask_supervised_s"):
+        spec = dataclasses.replace(pretrain.NEURAL_ZOO[name], steps=1, batch_size=6)
+        pretrain.TRAINERS[spec.method](_tiny(name), spec)
