@@ -1237,6 +1237,11 @@ def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: st
     return " ".join(sentences)
 
 
+def _is_missing(value: object) -> bool:
+    """True for None and float NaN (a check with no value)."""
+    return value is None or (isinstance(value, numbers.Real) and math.isnan(float(value)))
+
+
 def describe_world_checks(checks: "object", digits: int = 3) -> str:
     """The world's must-show checks in sentences: what holds, what does not, by how much.
 
@@ -1276,13 +1281,22 @@ def describe_world_checks(checks: "object", digits: int = 3) -> str:
         failed = [str(d) for d, ok in zip(rows["dataset"], rows["holds"]) if not ok]
         verdict = "met on every dataset" if not failed else "not met on " + ", ".join(failed)
         sentences.append(f"The best broad encoder beats {baseline} by {joined} (rule: {rows['rule'].iloc[0]}; {verdict}).")
-    others = checks[~checks["check"].str.startswith("margin over ") & ~checks["holds"].astype(bool)]
-    for row in others.itertuples(index=False):
+    not_margin = ~checks["check"].str.startswith("margin over ")
+    holds = checks["holds"].astype(bool)
+    # A rule that applies to no encoder (e.g. no clean AUROC above the site-B
+    # threshold) holds with a NaN value: it was not tested, and must not read as passed.
+    vacuous = not_margin & holds & checks["value"].map(_is_missing).astype(bool)
+    for row in checks[not_margin & ~holds].itertuples(index=False):
         where = "" if row.dataset == "all" else f" on {row.dataset}"
         value = str(row.value) if isinstance(row.value, numbers.Integral) else _fmt(row.value, digits)
         sentences.append(f"The check '{row.check}'{where} fails: {value} against the rule {row.rule}.")
-    n_hold = int(checks["holds"].astype(bool).sum())
-    sentences.append(f"{n_hold} of {len(checks)} checks hold.")
+    for row in checks[vacuous].itertuples(index=False):
+        where = "" if row.dataset == "all" else f" on {row.dataset}"
+        sentences.append(f"The check '{row.check}'{where} had nothing to test: no encoder falls under its rule "
+                         f"({row.rule}).")
+    n_hold, n_vacuous = int(holds.sum()), int(vacuous.sum())
+    untested = f", {n_vacuous} of them untested" if n_vacuous else ""
+    sentences.append(f"{n_hold} of {len(checks)} checks hold{untested}.")
     return " ".join(sentences)
 
 

@@ -423,6 +423,20 @@ def test_describe_world_checks_reports_margins_and_failures() -> None:
     assert "The margin over pca cannot be measured" in describe_world_checks(absent)
 
 
+def test_a_check_with_nothing_to_test_is_not_reported_as_passed() -> None:
+    import pandas as pd
+
+    from crsbench_lib.report.interpret import describe_world_checks
+
+    rule = "site B AUROC >= 0.60 where clean > 0.75"
+    rows = [("site-B floor", "cxr", float("nan"), rule, True), ("LoRA runs", "all", 90, ">= 90", True)]
+    text = describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
+    assert f"The check 'site-B floor' on cxr had nothing to test: no encoder falls under its rule ({rule})." in text
+    assert text.endswith("2 of 2 checks hold, 1 of them untested.")
+    tested = pd.DataFrame([("site-B floor", "cxr", 0.71, rule, True)], columns=["check", "dataset", "value", "rule", "holds"])
+    assert describe_world_checks(tested) == "1 of 1 checks hold."
+
+
 def test_describe_measurement_budget_handles_missing_floor_and_cost() -> None:
     import pandas as pd
 
