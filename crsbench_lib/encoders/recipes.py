@@ -28,7 +28,7 @@ supervised recipes (multi-task, in-task) see exposure changes only, because a
 crop, a flip or a colour jitter would change their targets (a lesion's size,
 position and colours, the side of an opacity). The acquisition augmentations
 (gamma, sensor noise, blur) are what the ``aug`` and ``noaug`` variants differ
-in. Colour jitter stays in both arms: without it
+in. In the self-supervised recipes colour jitter stays in both arms: without it
 SimCLR learns colour shortcuts and the comparison would mix quality with
 robustness (docs/default-cohort.md, v2 prototype).
 """
@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Views every pretrained encoder sees (cheap geometric and colour changes).
+#: Views of the self-supervised recipes (SimCLR, MAE): cheap geometric and colour changes.
 BASE_AUGMENTATIONS: tuple[str, ...] = ("random resized crop", "horizontal flip", "exposure", "colour jitter", "random grey")
 #: Views of the supervised recipes: only what leaves every target unchanged.
 SUPERVISED_AUGMENTATIONS: tuple[str, ...] = ("exposure",)
