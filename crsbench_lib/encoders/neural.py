@@ -30,14 +30,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from crsbench_lib.encoders.recipes import NEURAL_ZOO, PRETRAIN_SIDE, NeuralSpec
-from crsbench_lib.encoders.torch_encoder import TorchEncoder
+from crsbench_lib.encoders.torch_encoder import TorchEncoder, fold_batch_norm
 from crsbench_lib.encoders.weights import load_state, params_hash
 from crsbench_lib.errors import EncoderError
 
 NORM_MEAN: tuple[float, float, float] = (0.5, 0.5, 0.5)
 NORM_STD: tuple[float, float, float] = (0.25, 0.25, 0.25)
 # Bump when an architecture's forward pass changes: part of weights_hash.
-NEURAL_CODE_VERSION = "3"
+# 4: embeddings go through the batch-norm-folded copy (the same function, other rounding).
+NEURAL_CODE_VERSION = "4"
 #: Stage widths of the CNN at each capacity.
 CNN_WIDTHS: dict[str, tuple[int, ...]] = {"cnn_s": (16, 32, 64, 128), "cnn_l": (24, 48, 96, 192)}
 ARCHITECTURES: tuple[str, ...] = (*CNN_WIDTHS, "vit_s")
@@ -225,6 +226,7 @@ class NeuralEncoder(TorchEncoder):
         if self._channels_last:
             net = net.to(memory_format=torch.channels_last)
         self._module = net.to(self.device).eval()
+        self._inference = fold_batch_norm(self._module)
         self.embedding_dim = int(net.out_dim)
 
     @property
@@ -248,3 +250,12 @@ class NeuralEncoder(TorchEncoder):
         if self._channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         return self._module(x)
+
+    def inference_features(self, x: torch.Tensor) -> torch.Tensor:
+        # Batch norm folded into the convolutions: the same function, about 1.5x faster on CPU.
+        if self._channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return self._inference(x)
+
+    def refresh_inference(self) -> None:
+        self._inference = fold_batch_norm(self._module)

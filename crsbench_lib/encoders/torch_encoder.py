@@ -34,6 +34,61 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
         raise EncoderError(f"unknown device {device!r}") from exc
 
 
+def fold_batch_norm(module: torch.nn.Module) -> torch.nn.Module:
+    """An inference copy of ``module`` with every eval-mode batch norm folded into the convolution before it.
+
+    In eval mode a ``BatchNorm2d`` is a fixed per-channel affine map, so
+    ``BN(conv(x)) = conv'(x)`` with ``W' = W * gamma / sqrt(var + eps)`` and
+    ``b' = beta + (b - mean) * gamma / sqrt(var + eps)`` (Ioffe and Szegedy,
+    2015; the folding of Jacob et al., 2018). Only a ``Conv2d`` immediately
+    followed by a ``BatchNorm2d`` inside an ``nn.Sequential`` is folded (the
+    batch norm becomes ``nn.Identity``); the result equals the original up to
+    float rounding (about 1e-6) and, on CPU, runs about 1.5 times as fast
+    (``benchmarks/bench_embed.py``). A module without such a pair is returned
+    as it is, not copied.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        A network in eval mode; it is not modified.
+
+    Returns
+    -------
+    torch.nn.Module
+        The folded copy (eval mode, same memory format), or ``module`` itself.
+
+    Examples
+    --------
+    >>> net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)).eval()
+    >>> folded = fold_batch_norm(net)
+    >>> type(folded[1]).__name__
+    'Identity'
+    >>> x = torch.randn(2, 3, 8, 8)
+    >>> bool(torch.allclose(net(x), folded(x), atol=1e-5))
+    True
+    """
+    import copy
+
+    from torch.nn.utils.fusion import fuse_conv_bn_eval
+
+    def pairs(seq: torch.nn.Sequential) -> list[int]:
+        kids = list(seq)
+        return [i for i in range(len(kids) - 1)
+                if type(kids[i]) is torch.nn.Conv2d and type(kids[i + 1]) is torch.nn.BatchNorm2d]
+
+    if not any(isinstance(m, torch.nn.Sequential) and pairs(m) for m in module.modules()):
+        return module
+    folded = copy.deepcopy(module).eval()
+    for seq in [m for m in folded.modules() if isinstance(m, torch.nn.Sequential)]:
+        for i in pairs(seq):
+            conv, norm = seq[i], seq[i + 1]
+            fused = fuse_conv_bn_eval(conv, norm)
+            if conv.weight.is_contiguous(memory_format=torch.channels_last):
+                fused = fused.to(memory_format=torch.channels_last)
+            seq[i], seq[i + 1] = fused, torch.nn.Identity()
+    return folded
+
+
 def module_hash(module: torch.nn.Module) -> str:
     """sha256 over a module's state dict (names, dtypes, shapes and bytes, in key order)."""
     import hashlib
@@ -94,6 +149,20 @@ class TorchEncoder(Encoder):
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
         """Embeddings ``(N, D)`` of a preprocessed batch (differentiable)."""
 
+    def inference_features(self, x: torch.Tensor) -> torch.Tensor:
+        """Embeddings of a preprocessed batch for :meth:`embed` (no gradients needed).
+
+        The same function as :meth:`forward_features`; a subclass may compute it
+        through a faster inference copy of the module (see :func:`fold_batch_norm`).
+        """
+        return self.forward_features(x)
+
+    def refresh_inference(self) -> None:
+        """Rebuild whatever inference copy :meth:`inference_features` uses, after :attr:`module` changed.
+
+        The LoRA arm calls it once its adapters are merged into the weights.
+        """
+
     def preprocess(self, images: np.ndarray) -> torch.Tensor:
         """``uint8`` images -> normalised float32 ``(N, 3, side, side)`` tensor (on CPU)."""
         x = to_tensor(images, self.image_side, 3)
@@ -110,9 +179,9 @@ class TorchEncoder(Encoder):
                 x = self.preprocess(images[start : start + self.batch_size]).to(self.device)
                 if amp_dtype is not None:
                     with torch.autocast(device_type=self.device.type, dtype=amp_dtype):
-                        z = self.forward_features(x)
+                        z = self.inference_features(x)
                 else:
-                    z = self.forward_features(x)
+                    z = self.inference_features(x)
                 z = z.float().cpu().numpy()
                 if z.shape != (len(x), self.embedding_dim):
                     raise EncoderError(f"{self.name}: forward_features gave shape {z.shape}, expected (n, {self.embedding_dim})")

@@ -291,15 +291,15 @@ def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDatase
                     params_by_name[key[2:]].copy_(value)
         for param in module.parameters():
             param.requires_grad = False
-        # Fold B A into the base weights: the adapted model then embeds at the
-        # frozen model's cost (an unmerged LoRA conv runs two extra convolutions).
-        from peft.tuners.lora import LoraLayer
-
-        with torch.no_grad():
-            for layer in module.modules():
-                if isinstance(layer, LoraLayer):
-                    layer.merge()
+        # Fold B A into the base weights and put the plain layers back: the
+        # adapted model then embeds at the frozen model's cost (an unmerged
+        # LoRA conv runs two extra convolutions) and through the same
+        # batch-norm-folded inference copy (refresh_inference).
+        _merge_adapters(module, torch)
         module.eval()
+        refresh = getattr(adapted, "refresh_inference", None)
+        if refresh is not None:
+            refresh()
 
     report = LoraReport(
         epochs_run=epochs_run,
@@ -310,6 +310,19 @@ def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDatase
         n_train_labels=int(n_train),
     )
     return report, _state_hash(module)
+
+
+def _merge_adapters(module: Any, torch: Any) -> None:
+    """Merge every LoRA layer of ``module`` into its base layer and put the base layer in its place."""
+    from peft.tuners.lora import LoraLayer
+
+    with torch.no_grad():
+        merged = [(name, layer) for name, layer in module.named_modules() if isinstance(layer, LoraLayer)]
+        for name, layer in merged:
+            layer.merge()
+            parent_name, _, child = name.rpartition(".")
+            parent = module.get_submodule(parent_name) if parent_name else module
+            setattr(parent, child, layer.get_base_layer())
 
 
 def fraction_subsets(

@@ -76,20 +76,37 @@ def test_adaptation_is_deterministic_and_leaves_the_base_alone(dataset) -> None:
     adapted = a.embed(images)
     assert adapted.dtype == np.float32 and adapted.shape == frozen.shape
     assert not np.array_equal(adapted, frozen)
-    # Only adapters were trained, then merged: each adapted weight is the base
-    # weight plus its low-rank update; biases are untouched.
+    # Only adapters were trained, then merged and unwrapped: no LoRA layer is
+    # left, each adapted weight differs from the base weight by an update of
+    # rank at most r, and biases are untouched.
     from peft.tuners.lora import LoraLayer
 
+    assert not any(isinstance(m, LoraLayer) for m in a.module.modules())
     base_layers = dict(base.module.named_modules())
-    adapted_layers = [(n, m) for n, m in a.module.named_modules() if isinstance(m, LoraLayer)]
-    assert len(adapted_layers) == 2
-    for name, layer in adapted_layers:
-        assert layer.merged
-        original = base_layers[name]
-        expected = original.weight + layer.get_delta_weight("default")
-        assert torch.allclose(layer.base_layer.weight, expected, atol=1e-6), name
-        assert not torch.equal(layer.base_layer.weight, original.weight), name
-        assert torch.equal(layer.base_layer.bias, original.bias), name
+    adapted_layers = dict(a.module.named_modules())
+    for name in target_modules(base.module):
+        original, layer = base_layers[name], adapted_layers[name]
+        assert type(layer) is type(original), name
+        delta = (layer.weight - original.weight).detach().reshape(layer.weight.shape[0], -1)
+        assert 1 <= int(torch.linalg.matrix_rank(delta, atol=1e-6)) <= SPEC.rank, name
+        assert torch.equal(layer.bias, original.bias), name
+
+
+def test_zoo_cnn_adapts_and_embeds_through_its_merged_weights(dataset) -> None:
+    """The adapted encoder's embeddings are its merged module's, not a stale copy of the base's."""
+    from crsbench_lib.encoders.neural import NeuralEncoder
+
+    base = NeuralEncoder("multitask_broad_aug_s")
+    spec = LoraSpec(encoders="neural", rank=2, alpha=4.0, dropout=0.0, epochs=2, patience=1, lr=1e-2,
+                    weight_decay=0.0, batch_size=32, max_train=None)
+    adapted = adapt_encoder(base, dataset, spec, seed=0)
+    assert adapted.report.best_epoch >= 1  # the adapters moved, so a stale copy would show
+    images = dataset.split("test").images
+    with torch.no_grad():
+        direct = adapted.module(base.preprocess(images).contiguous(memory_format=torch.channels_last)).numpy()
+    embedded = adapted.embed(images)
+    np.testing.assert_allclose(embedded, direct, atol=1e-4)
+    assert np.abs(embedded - base.embed(images)).max() > 1e-3
 
 
 def test_same_result_with_one_or_two_torch_threads(dataset) -> None:
