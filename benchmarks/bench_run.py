@@ -8,6 +8,15 @@ Prints
 3. how the cold wall time grows when the number of encoders doubles and when
    the number of images doubles, on a smaller profile derived from ``quick``.
 
+With the cold run it prints where the time went, from the run's manifest: the
+CPU-seconds of the cells per arm and per (arm, encoder), the parallel
+efficiency, and how many worker processes computed cells (loky replaces a
+worker whose memory grew, which repeats its imports and dataset generation).
+It also prints the share of CPU time the hypervisor took away during the run
+(``steal`` in ``/proc/stat``, Linux only): a "quiet" machine shows about 0 %;
+on a virtual machine with busy neighbours every figure here is inflated by
+about that share, which says whether a measurement can be compared.
+
 Each run is a real ``crsbench run`` subprocess with its own ``CRSBENCH_CACHE``
 (temporary), so nothing is shared with the book's cache.
 
@@ -24,11 +33,14 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import psutil
@@ -71,6 +83,57 @@ def timed_run(args: list[str], cache: Path) -> tuple[float, int, str]:
     return seconds, peak, out.strip()
 
 
+def cpu_jiffies() -> tuple[int, int] | None:
+    """(total, steal) CPU jiffies since boot from ``/proc/stat`` (None where unavailable)."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return None
+    values = [int(v) for v in fields]
+    return sum(values[:8]), values[7] if len(values) > 7 else 0
+
+
+def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> str:
+    """The stolen share of CPU time between two :func:`cpu_jiffies` readings, as text."""
+    if before is None or after is None or after[0] <= before[0]:
+        return "unknown"
+    return f"{100.0 * (after[1] - before[1]) / (after[0] - before[0]):.1f} %"
+
+
+def breakdown(manifest_path: Path) -> None:
+    """Print where a run's cell time went (see the module docstring)."""
+    manifest = json.loads(manifest_path.read_text())
+    by_arm: dict[str, float] = defaultdict(float)
+    by_encoder: dict[tuple[str, str], float] = defaultdict(float)
+    for entry in manifest["cells"]:
+        encoder, _, _, arm = entry["cell"].split("/")
+        seconds = float(entry["seconds"] or 0.0)
+        by_arm[arm] += seconds
+        by_encoder[(arm, encoder)] += seconds
+    total = sum(by_arm.values())
+    print(f"  cells: {total / 60:.1f} CPU-minutes ("
+          + ", ".join(f"{arm} {seconds / 60:.1f}" for arm, seconds in sorted(by_arm.items())) + ")")
+    if any(entry["reused"] for entry in manifest["cells"]):
+        print("  (the manifest is a rerun's: its wall time is not the computing run's)")
+    else:
+        wall = float(manifest["wall_seconds"])
+        found = re.search(r"(\d+) processes", str(manifest.get("executor", "")))
+        jobs = int(found.group(1)) if found else 1
+        print(f"  {wall / 60:.1f} min wall; {jobs} workers were busy with cells {total / (jobs * wall):.0%} of it")
+    for (arm, encoder), seconds in sorted(by_encoder.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"    {arm:6s} {encoder:<24} {seconds:7.0f} s")
+    cells_dir = manifest_path.parent / "cells"
+    workers = set()
+    for sidecar in cells_dir.glob("*.json"):
+        try:
+            info = json.loads(sidecar.read_text())
+        except (OSError, ValueError):
+            continue
+        workers.add((info.get("info", info)).get("pid"))
+    if workers:
+        print(f"  worker processes that computed cells: {len(workers - {None})}")
+
+
 def scaling_configs() -> dict[str, dict]:
     """A base profile derived from ``quick`` and its doubled variants."""
     quick = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
@@ -97,7 +160,12 @@ def main() -> None:
     parser.add_argument("--skip-main", action="store_true", help="skip the cold/warm run of --profile")
     parser.add_argument("--skip-scaling", action="store_true", help="skip the scaling runs")
     parser.add_argument("--keep", type=Path, help="keep the main run's cache and output under this folder")
+    parser.add_argument("--breakdown", type=Path, metavar="RUN_DIR",
+                        help="only print where the time of a finished run (its manifest.json) went")
     args = parser.parse_args()
+    if args.breakdown is not None:
+        breakdown(args.breakdown / "manifest.json")
+        return
     print(f"host: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
 
     with tempfile.TemporaryDirectory(prefix="crsbench-bench-run-") as tmp:
@@ -106,9 +174,13 @@ def main() -> None:
             main_path = args.keep.resolve() if args.keep else tmp_path
             cache = main_path / "cache-main"
             run_args = ["--profile", args.profile, "--out", str(main_path / "out-main"), "--jobs", str(args.jobs)]
+            before = cpu_jiffies()
             cold, peak, summary = timed_run(run_args, cache)
+            stolen = steal_share(before, cpu_jiffies())
             print(f"cold '{args.profile}' run (--jobs {args.jobs}): {cold:8.1f} s wall, peak RSS {peak / 1024**3:5.2f} GB")
             print(f"  {summary}")
+            print(f"  CPU time stolen by the hypervisor during the run: {stolen}")
+            breakdown(main_path / "out-main" / "manifest.json")
             warm, warm_peak, summary = timed_run(run_args, cache)
             print(f"warm rerun (all cached):  {warm:8.1f} s wall, peak RSS {warm_peak / 1024**3:5.2f} GB")
             print(f"  {summary}")
