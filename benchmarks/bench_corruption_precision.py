@@ -33,11 +33,8 @@ from crsbench_lib.runner.prediction_store import PredictionStore
 
 
 def _auroc(p: ConditionPredictions, rows: np.ndarray) -> float:
-    task = str(p.meta["task"])
-    proba = p.probabilities[rows]
-    if task == "binary":
-        proba = np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
-    return macro_auroc(p.labels[rows], proba, task).value
+    labels, probabilities = p.metric_input()
+    return macro_auroc(labels[rows], probabilities[rows], str(p.meta["task"])).value
 
 
 def mean_losses(predictions: list[ConditionPredictions]) -> tuple[float, float]:
