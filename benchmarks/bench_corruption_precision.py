@@ -1,79 +1,91 @@
-"""How precisely a run measures the corruption axis, and what fewer corrupted images would cost.
+"""How precisely a run measures the corruption axis, and what other image layouts would give.
 
 Reads a finished run's stored per-image predictions (``RUN_DIR/predictions``)
 and, per dataset, for every frozen encoder of seed 0 (the clean probe at label
-fraction 1, uncalibrated), recomputes the mean over (family, severity) of the
-paired AUROC loss ``AUROC_clean(S) - AUROC_corrupted(S)`` on the images ``S``
-that the run corrupted, and again on their first half. It prints
+fraction 1, uncalibrated), computes the mean over (family, severity) of the
+paired AUROC loss ``max(0, AUROC_clean(S_c) - AUROC_corrupted(S_c))`` on the
+images ``S_c`` of each condition ``c``, under three layouts:
 
-- the mean and largest absolute difference between the two (about the
-  standard error of the half-size estimate, since the halves share images);
-- the spread of the full-size loss between encoders (sd), the signal the
-  corruption axis has to rank;
-- the correlation of the two estimates across encoders.
+- ``as run``: every condition on the images the run corrupted;
+- ``half, per family``: each family on one half of its images, families
+  alternating between the first and the second half (from a run with the
+  ``shared`` layout this is the ``per_family`` layout at half the images, on
+  two blocks instead of one per family, so it shares more images than the
+  real layout would);
+- ``half, shared``: every condition on the first half of its images (halving
+  ``corruptions.n_images`` under the ``shared`` layout).
 
-A difference close to the spread means the corruption axis ranks encoders
-within its sampling noise at half the images: halving ``corruptions.n_images``
-would cut the run's largest cost (about a third of the images embedded) at
-that price. Usage: ``python benchmarks/bench_corruption_precision.py RUN_DIR``.
+For each it prints the sampling noise of that estimate, the sd over
+``--draws`` bootstrap resamples of the test images (the same resample for
+every encoder and condition, as the book's bootstrap draws them), averaged over
+encoders, and the spread of the estimate between encoders (sd), the signal the
+corruption axis has to rank; then the ratio noise / spread (lower is better)
+and, for the half layouts, the mean absolute difference from ``as run``.
+
+Usage: ``python benchmarks/bench_corruption_precision.py RUN_DIR [--draws 200]``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 
-from crsbench_lib.evaluation.metrics import macro_auroc
-from crsbench_lib.results.predictions import ConditionPredictions
-from crsbench_lib.runner.prediction_store import PredictionStore
+from crsbench_lib.results.predictions import DatasetPredictions, dataset_arrays, load_run_predictions
+from crsbench_lib.scoring.bootstrap import _draw_images, _macro_auroc
+
+LAYOUTS = ("as run", "half, per family", "half, shared")
 
 
-def _auroc(p: ConditionPredictions, rows: np.ndarray) -> float:
-    labels, probabilities = p.metric_input()
-    return macro_auroc(labels[rows], probabilities[rows], str(p.meta["task"])).value
+def _rows(layout: str, family_position: int, m: int) -> np.ndarray:
+    """Positions, within a condition's ``m`` corrupted images, that a layout keeps."""
+    half = m // 2
+    if layout == "as run":
+        return np.arange(m)
+    if layout == "half, per family" and family_position % 2:
+        return np.arange(half, 2 * half)
+    return np.arange(half)
 
 
-def mean_losses(predictions: list[ConditionPredictions]) -> tuple[float, float]:
-    """Mean paired corruption AUROC loss on all corrupted images and on their first half."""
-    def plain(p: ConditionPredictions) -> bool:
-        return p.meta["calibration"] == "none" and float(p.meta["label_fraction"]) == 1.0
-
-    clean = next(p for p in predictions if p.meta["condition"] == "clean" and plain(p))
-    position = {int(i): k for k, i in enumerate(clean.image)}
-    losses: dict[str, list[float]] = {"all": [], "half": []}
-    for p in predictions:
-        if p.meta["condition"] != "corruption" or not plain(p):
-            continue
-        order = np.argsort(p.image, kind="stable")
-        for label, rows in (("all", order), ("half", order[: order.size // 2])):
-            paired = np.array([position[int(i)] for i in p.image[rows]])
-            losses[label].append(_auroc(clean, paired) - _auroc(p, rows))
-    return float(np.mean(losses["all"])), float(np.mean(losses["half"]))
+def mean_losses(data: DatasetPredictions, layout: str, weights: np.ndarray) -> np.ndarray:
+    """Mean paired corruption AUROC loss (encoders, draws) of seed 0 under ``layout`` and image ``weights``."""
+    clean = data.clean[:, 0]
+    families = sorted({family for family, _ in data.corruptions})
+    losses = []
+    for c, (family, _) in enumerate(data.corruptions):
+        rows = _rows(layout, families.index(family), data.corrupted_images.shape[1])
+        images = data.corrupted_images[c][rows]
+        sub, labels = weights[:, images], data.labels[images]
+        reference = _macro_auroc(clean[:, images], labels, data.task, sub)
+        corrupted = _macro_auroc(data.corrupted_proba[:, 0, c][:, rows], labels, data.task, sub)
+        losses.append(np.maximum(0.0, reference - corrupted))
+    return np.mean(losses, axis=0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--draws", type=int, default=200)
     args = parser.parse_args()
-    manifest = json.loads((args.run_dir / "manifest.json").read_text())
-    store = PredictionStore(args.run_dir)
-    per_dataset: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
-    for entry in manifest["cells"]:
-        encoder, dataset, seed, arm = entry["cell"].split("/")
-        if arm == "frozen" and seed == "seed0":
-            per_dataset[dataset][encoder] = mean_losses(store.load(entry["key"]))
-    n_images = manifest["config"]["corruptions"]["n_images"]
-    print(f"# mean corruption AUROC loss, frozen arm, seed 0: {n_images} images per condition vs the first half")
-    print(f"{'dataset':8s} {'encoders':>8s} {'mean |diff|':>11s} {'max |diff|':>10s} {'sd between encoders':>20s} {'corr':>6s}")
-    for dataset, values in sorted(per_dataset.items()):
-        full, half = np.array(list(values.values())).T
-        diff = np.abs(full - half)
-        print(f"{dataset:8s} {len(full):8d} {diff.mean():11.4f} {diff.max():10.4f} {full.std(ddof=1):20.4f} "
-              f"{np.corrcoef(full, half)[0, 1]:6.3f}")
+    arrays = dataset_arrays(load_run_predictions(args.run_dir), arm="frozen")
+    rng = np.random.default_rng(0)
+    print(f"# mean corruption AUROC loss, frozen arm, seed 0; noise = bootstrap sd over {args.draws} "
+          "resamples of the test images, averaged over encoders")
+    print(f"{'dataset':8s} {'layout':18s} {'images':>7s} {'noise':>7s} {'spread':>7s} {'noise/spread':>12s} "
+          f"{'mean |diff|':>11s}")
+    for name, data in arrays.items():
+        n_test = data.labels.shape[0]
+        weights = np.vstack([np.ones((1, n_test), dtype=np.int16), _draw_images(rng, n_test, args.draws)])
+        full = None
+        for layout in LAYOUTS:
+            losses = mean_losses(data, layout, weights)
+            point, noise = losses[:, 0], losses[:, 1:].std(axis=1, ddof=1).mean()
+            spread = point.std(ddof=1)
+            full = point if full is None else full
+            m = data.corrupted_images.shape[1] if layout == "as run" else data.corrupted_images.shape[1] // 2
+            diff = "" if layout == "as run" else f"{np.abs(point - full).mean():11.4f}"
+            print(f"{name:8s} {layout:18s} {m:7d} {noise:7.4f} {spread:7.4f} {noise / spread:12.3f} {diff}")
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ def cache_key(
     n_images: int,
     batch_size: int,
     seed: int = 0,
+    first_image: int = 0,
 ) -> dict[str, Any]:
     """The mapping that identifies one embedding array (JSON-serialisable).
 
@@ -92,6 +93,8 @@ def cache_key(
         # A changed corruption algorithm must invalidate corrupted embeddings.
         "corruption_version": CORRUPTION_VERSION if corruption != "none" else "",
         "n_images": int(n_images),
+        # Where a corrupted block starts (image_block); clean keys do not carry it.
+        **({"first_image": int(first_image)} if corruption != "none" else {}),
         "batch_size": int(batch_size),
         "torch_threads": _torch_threads(),
         "seed": int(seed) if split in DEVELOPMENT_SPLITS else None,
@@ -121,10 +124,54 @@ CORRUPTED_MEMO_BYTES = 256 * 2**20
 _CORRUPTED_MEMO: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 
 
+def image_block(total: int, n: int, first_image: int = 0) -> np.ndarray:
+    """Indices of ``n`` consecutive images of a split of ``total``, from ``first_image``, wrapping around.
+
+    The corrupted sets of a profile are such blocks
+    (:meth:`crsbench_lib.runner.config.CorruptionSpec.first_image`).
+
+    Parameters
+    ----------
+    total : int
+        Images in the split.
+    n : int
+        Block length, 1..total.
+    first_image : int
+        Index of the block's first image, 0..total-1.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ``(n,)`` indices; sorted unless the block wraps.
+
+    Raises
+    ------
+    DataError
+        If ``n`` or ``first_image`` is out of range.
+
+    Examples
+    --------
+    >>> image_block(10, 4, 8).tolist()
+    [8, 9, 0, 1]
+    """
+    if not 0 < n <= total:
+        raise DataError(f"a block of test images must hold 1..{total} images, got {n}")
+    if not 0 <= first_image < total:
+        raise DataError(f"a block of test images must start at an image in 0..{total - 1}, got {first_image}")
+    return (int(first_image) + np.arange(int(n), dtype=np.int64)) % int(total)
+
+
 def corrupted_images(
-    dataset: ImageDataset, split: str, site: str | None, corruption: str, severity: int, corruption_seed: int, n: int
+    dataset: ImageDataset,
+    split: str,
+    site: str | None,
+    corruption: str,
+    severity: int,
+    corruption_seed: int,
+    n: int,
+    first_image: int = 0,
 ) -> np.ndarray:
-    """The first ``n`` images of a split through :func:`crsbench_lib.cohort.corrupt` (memoised per process).
+    """A block of ``n`` images of a split through :func:`crsbench_lib.cohort.corrupt` (memoised per process).
 
     The result is shared by every caller of this process: do not modify it
     (it stays writable because ``torch.from_numpy`` warns on read-only arrays).
@@ -142,15 +189,18 @@ def corrupted_images(
     corruption_seed : int
         Seed of the corruption's random draws.
     n : int
-        How many images, from the start of the split.
+        How many images.
+    first_image : int
+        Where the block starts (:func:`image_block`; 0: the first ``n`` images).
 
     Returns
     -------
     numpy.ndarray
-        The corrupted images (``uint8``, like the split's).
+        The corrupted images (``uint8``, like the split's), in block order.
     """
     site = dataset.sites[0] if site is None else site
-    key = (dataset.name, dataset.version, split, site, corruption, int(severity), int(corruption_seed), int(n))
+    key = (dataset.name, dataset.version, split, site, corruption, int(severity), int(corruption_seed), int(n),
+           int(first_image))
     if key in _CORRUPTED_MEMO:
         _CORRUPTED_MEMO.move_to_end(key)
         return _CORRUPTED_MEMO[key]
@@ -158,7 +208,8 @@ def corrupted_images(
         _CORRUPTED_MEMO.clear()  # another dataset: the previous one's sets are done with
     from crsbench_lib.cohort import corrupt  # the cohort is needed only for corrupted sets
 
-    images = corrupt(dataset.split(split, site).images[:n], corruption, severity, seed=corruption_seed)
+    clean = dataset.split(split, site).images
+    images = corrupt(clean[image_block(len(clean), n, first_image)], corruption, severity, seed=corruption_seed)
     if images.nbytes <= CORRUPTED_MEMO_BYTES:
         _CORRUPTED_MEMO[key] = images
         while sum(a.nbytes for a in _CORRUPTED_MEMO.values()) > CORRUPTED_MEMO_BYTES:
@@ -181,10 +232,11 @@ class EmbeddingStore:
         self.n_computed = 0
 
     def corrupted_images(
-        self, dataset: ImageDataset, split: str, site: str, corruption: str, severity: int, corruption_seed: int, n: int
+        self, dataset: ImageDataset, split: str, site: str, corruption: str, severity: int, corruption_seed: int, n: int,
+        first_image: int = 0,
     ) -> np.ndarray:
-        """The first ``n`` images of a split, corrupted (see the module's :func:`corrupted_images`)."""
-        return corrupted_images(dataset, split, site, corruption, severity, corruption_seed, n)
+        """A block of ``n`` images of a split, corrupted (see the module's :func:`corrupted_images`)."""
+        return corrupted_images(dataset, split, site, corruption, severity, corruption_seed, n, first_image)
 
     def paths_for(self, key: dict[str, Any]) -> tuple[Path, Path]:
         """``(array path, sidecar path)`` of a cache key."""
@@ -222,6 +274,7 @@ class EmbeddingStore:
         progress: bool = False,
         mmap: bool = False,
         seed: int = 0,
+        first_image: int = 0,
     ) -> np.ndarray:
         """Embeddings of one image set, from the cache or computed and cached.
 
@@ -243,7 +296,8 @@ class EmbeddingStore:
         corruption_seed : int
             Seed of the corruption's randomness.
         n_images : int, optional
-            Use the first ``n_images`` images of the split (default: all).
+            Use ``n_images`` images of the split (default: all): the first
+            ones, or for a corruption the block from ``first_image``.
         batch_size : int
             Images per encoder call (memory bound).
         progress : bool
@@ -252,6 +306,8 @@ class EmbeddingStore:
             Return a read-only memory map instead of an in-memory array.
         seed : int
             Evaluation seed of a development split (ignored for ``test``).
+        first_image : int
+            First image of a corrupted block (:func:`image_block`); 0 without a corruption.
 
         Returns
         -------
@@ -270,6 +326,8 @@ class EmbeddingStore:
             if severity != 0:
                 raise DataError(f"severity must be 0 without a corruption, got {severity}")
             corruption_seed = 0
+            if first_image != 0:
+                raise DataError(f"first_image must be 0 without a corruption, got {first_image}")
         elif severity not in SEVERITIES:
             raise DataError(f"severity must be one of {SEVERITIES} for corruption {corruption!r}, got {severity}")
         if batch_size < 1:
@@ -279,14 +337,19 @@ class EmbeddingStore:
         n = total if n_images is None else int(n_images)
         if not 0 < n <= total:
             raise DataError(f"dataset {dataset.name} {split}/{site}: n_images must be in 1..{total}, got {n_images}")
-        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n, batch_size, seed)
+        if not 0 <= first_image < total:
+            raise DataError(f"dataset {dataset.name} {split}/{site}: first_image must be in 0..{total - 1}, "
+                            f"got {first_image}")
+        key = cache_key(encoder, dataset, split, site, corruption, severity, corruption_seed, n, batch_size, seed,
+                        first_image)
         cached = self._read_verified(key, mmap)
         if cached is not None:
             return cached
 
         images = image_split.images[:n]
         if corruption != "none":
-            images = self.corrupted_images(dataset, split, site, corruption, severity, corruption_seed, n)
+            images = self.corrupted_images(dataset, split, site, corruption, severity, corruption_seed, n,
+                                           first_image)
         self._compute(encoder, images, key, batch_size, progress)
         self.n_computed += 1
         result = self._read_verified(key, mmap)

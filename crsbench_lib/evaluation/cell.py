@@ -59,8 +59,7 @@ class CellEmbeddings:
     train_labels, val_labels, test_labels : numpy.ndarray
         ``(n,)`` class indices, or ``(n, L)`` 0/1 for multilabel.
     corrupted : dict[tuple[str, int], numpy.ndarray]
-        Embeddings of corrupted test images per (corruption, severity); their
-        labels are ``test_labels[:len(array)]`` (the first images of the test split).
+        Embeddings of corrupted test images per (corruption, severity).
     shift_test, shift_labels : numpy.ndarray or None
         Site-B test embeddings and labels, where the dataset has a second site.
     calibration, calibration_labels : numpy.ndarray or None
@@ -72,6 +71,11 @@ class CellEmbeddings:
         subsets are the fraction's rows of :func:`label_fraction_subsets` and
         :func:`validation_subsets` in index order. The fraction's probe is then
         fitted and scored on these instead of the shared embeddings.
+    corrupted_images : dict[tuple[str, int], numpy.ndarray]
+        Per (corruption, severity), the test-split positions of the images its
+        corrupted rows were made from, in row order (their labels are
+        ``test_labels[index]``). A condition without an entry corrupts the first
+        ``len(array)`` test images.
     """
 
     train: np.ndarray
@@ -86,6 +90,7 @@ class CellEmbeddings:
     calibration: np.ndarray | None = None
     calibration_labels: np.ndarray | None = None
     fraction_features: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    corrupted_images: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -228,6 +233,20 @@ def rows_from_predictions(predictions: Sequence[ConditionPredictions], source: s
     return validate_results(pd.DataFrame(rows), source=source)
 
 
+def _corrupted_positions(positions: object, n_rows: int, n_test: int, name: str) -> np.ndarray:
+    """Test-split positions of a corrupted condition's rows (default: the first ``n_rows``)."""
+    if positions is None:
+        return np.arange(n_rows)
+    index = np.asarray(positions)
+    if index.shape != (n_rows,) or not np.issubdtype(index.dtype, np.integer):
+        raise EvaluationError(f"{name}: its image positions must be {n_rows} integers, got {index.dtype} {index.shape}")
+    if n_rows and (index.min() < 0 or index.max() >= n_test):
+        raise EvaluationError(f"{name}: image positions must lie in 0..{n_test - 1}")
+    if np.unique(index).size != n_rows:
+        raise EvaluationError(f"{name}: an image position is repeated")
+    return index.astype(np.int64)
+
+
 def _fit(
     train: np.ndarray,
     train_labels: np.ndarray,
@@ -349,7 +368,8 @@ def evaluate_cell_predictions(
        holds the fraction (an encoder adapted on that subset only), the
        fraction's probe uses those features;
     4. ``corruption`` per (corruption, severity) in sorted order: the clean probe
-       on the corrupted test embeddings, labels ``test_labels[:len(array)]``;
+       on the corrupted test embeddings, labelled by the test images they were
+       made from (``embeddings.corrupted_images``, else the first ``len(array)``);
     5. ``shift``: the clean probe on the site-B test split, when given.
 
     Every condition carries ``meta`` (encoder, dataset, domain, arm, config_hash,
@@ -499,18 +519,21 @@ def evaluate_cell_predictions(
                     f"corrupted embeddings {key!r}: corruption must be named (not 'none') and severity must be "
                     f"one of {SEVERITIES}"
                 )
+        for key in embeddings.corrupted_images:
+            if key not in embeddings.corrupted:
+                raise EvaluationError(f"corrupted image positions {key!r}: no corrupted embeddings of that condition")
         for key in sorted(embeddings.corrupted, key=lambda k: (k[0], int(k[1]))):
             corruption, severity = key
             name = f"corrupted test embeddings ({corruption}, severity {severity})"
             array = check_embeddings(embeddings.corrupted[key], name)
             if array.shape[0] > y_test.shape[0]:
                 raise EvaluationError(f"{name}: {array.shape[0]} rows, more than the {y_test.shape[0]} test labels")
-            n = array.shape[0]
+            images = _corrupted_positions(embeddings.corrupted_images.get(key), array.shape[0], y_test.shape[0], name)
             add(
                 clean,
-                y_test[:n],
+                y_test[images],
                 clean.predict_proba(array, name),
-                test_index[:n],
+                test_index[images],
                 condition="corruption",
                 corruption=corruption,
                 severity=int(severity),

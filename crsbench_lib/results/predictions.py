@@ -259,7 +259,9 @@ class DatasetPredictions:
     corruptions : tuple of (str, int)
         (family, severity), sorted.
     corrupted_images : numpy.ndarray
-        int32 ``(M,)``: the test images that were corrupted (the same for every condition).
+        int32 ``(C, M)``: per corruption condition, the test images it corrupted
+        (sorted; the same for every encoder and seed). Every condition has ``M``
+        images; under the per-family layout each family has its own block.
     corrupted_proba : numpy.ndarray
         float32 ``(E, S, C, M, W)``.
     shift_labels : numpy.ndarray or None
@@ -308,7 +310,7 @@ def dataset_arrays(predictions: Iterable[ConditionPredictions], arm: str = "froz
     SchemaError
         If the predictions are not paired: an encoder or seed missing a
         condition, test images or labels that differ between encoders or seeds,
-        or corruption conditions on different image sets.
+        or corruption conditions of different sizes.
     """
     by_dataset: dict[str, list[ConditionPredictions]] = {}
     for p in predictions:
@@ -377,17 +379,22 @@ def _dense(dataset: str, items: list[ConditionPredictions]) -> DatasetPrediction
         fraction_proba[:, :, f], images, _ = stack("label_fraction", fraction)
         if not np.array_equal(images, reference_images):
             raise SchemaError(f"predictions of dataset '{dataset}': label fraction {fraction} on other test images")
-    corrupted_images = np.empty(0, dtype=np.int32)
+    corrupted_images = np.empty((0, 0), dtype=np.int32)
     corrupted_proba = np.empty((len(encoders), len(seeds), 0, 0, width), dtype=PROBA_DTYPE)
     if corruptions:
-        parts = []
-        for c, what in enumerate(corruptions):
+        parts, image_sets = [], []
+        for what in corruptions:
             array, images, _ = stack("corruption", what)
-            if c == 0:
-                corrupted_images = images
-            elif not np.array_equal(images, corrupted_images):
-                raise SchemaError(f"predictions of dataset '{dataset}': corruption {what} on other test images")
+            if image_sets and images.size != image_sets[0].size:
+                raise SchemaError(
+                    f"predictions of dataset '{dataset}': corruption {what} has {images.size} test images, "
+                    f"{corruptions[0]} {image_sets[0].size} (every condition needs as many)"
+                )
+            if not np.isin(images, reference_images).all():
+                raise SchemaError(f"predictions of dataset '{dataset}': corruption {what} on images the test split lacks")
             parts.append(array)
+            image_sets.append(images)
+        corrupted_images = np.stack(image_sets)
         corrupted_proba = np.stack(parts, axis=2)
     shift_labels = shift_proba = None
     if has_shift:

@@ -226,9 +226,9 @@ def cell_embeddings(
     """Embeddings of every split and condition of one (encoder, dataset, seed).
 
     Train/val/calibration of evaluation seed ``seed`` and the test split at the
-    training site; the first ``corruptions.n_images`` test images under each
-    (family, severity); the second site's test split where the dataset has one.
-    The test sets are the same for every seed (and so shared in the store).
+    training site; each (family, severity) on its family's block of test images
+    (:func:`corruption_blocks`); the second site's test split where the dataset
+    has one. The test sets are the same for every seed (and so shared in the store).
     """
     from crsbench_lib.evaluation import CellEmbeddings
 
@@ -241,14 +241,13 @@ def cell_embeddings(
     val_split = dataset.split("val", seed=seed)
     calibration_split = dataset.split("calibration", seed=seed)
     test_split = dataset.split("test")
-    n_test = len(test_split)
-    n_corrupt = n_test if profile.corruptions.n_images is None else min(profile.corruptions.n_images, n_test)
+    blocks = corruption_blocks(profile, dataset, families)
     corrupted: dict[tuple[str, int], np.ndarray] = {}
-    for family in families:
+    for family, block in blocks.items():
         for severity in profile.corruptions.severities:
             corrupted[(family, severity)] = embed(
                 "test", corruption=family, severity=severity, corruption_seed=profile.corruptions.seed,
-                n_images=n_corrupt,
+                n_images=block.size, first_image=int(block[0]),
             )
     shift_site = dataset.shift_site
     shift = shift_labels = None
@@ -263,6 +262,7 @@ def cell_embeddings(
         test=embed("test"),
         test_labels=test_split.labels,
         corrupted=corrupted,
+        corrupted_images={key: blocks[key[0]] for key in corrupted},
         shift_test=shift,
         shift_labels=shift_labels,
         calibration=embed("calibration", seed=seed),
@@ -270,31 +270,60 @@ def cell_embeddings(
     )
 
 
+def corruption_blocks(profile: Profile, dataset: ImageDataset, families: Sequence[str]) -> dict[str, np.ndarray]:
+    """The test images each corruption family of a dataset corrupts, at every severity.
+
+    A family's block starts where :meth:`~crsbench_lib.runner.config.CorruptionSpec.first_image`
+    puts it, from the family's position in its domain's catalogue (a family
+    outside the catalogue, or a domain without one, counts from its position in
+    ``families``), and holds ``corruptions.n_images`` consecutive test images
+    (:func:`~crsbench_lib.embeddings.store.image_block`).
+
+    Returns
+    -------
+    dict
+        Family -> int64 test-split positions, in the order its corrupted rows come.
+    """
+    from crsbench_lib.cohort import corruption_families
+    from crsbench_lib.embeddings.store import image_block
+
+    try:
+        catalogue = list(corruption_families(dataset.domain))
+    except CRSBenchError:
+        catalogue = []
+    n_test = len(dataset.split("test"))
+    spec = profile.corruptions
+    n = spec.images_per_condition(n_test)
+    return {
+        family: image_block(n_test, n, spec.first_image(catalogue.index(family) if family in catalogue else k, n_test))
+        for k, family in enumerate(families)
+    }
+
+
 class ConditionImages:
     """The image sets of every condition of a dataset, for embedding by adapted encoders.
 
     Adapted encoders are used once, so their embeddings are not cached; the
     corrupted image sets they see are the embedding store's
-    (:func:`crsbench_lib.embeddings.store.corrupted_images`: the first
-    ``corruptions.n_images`` test images with the profile's corruption seed,
-    made once per process), so both arms measure the same corruption sets
-    (crs-method section 9, amendment 8).
+    (:func:`crsbench_lib.embeddings.store.corrupted_images` on the blocks of
+    :func:`corruption_blocks`, with the profile's corruption seed, made once per
+    process), so both arms measure the same corruption sets (crs-method
+    section 9, amendment 8).
     """
 
     def __init__(self, dataset: ImageDataset, profile: Profile, families: Sequence[str]) -> None:
         self.dataset = dataset
         self.profile = profile
-        test = dataset.split("test").images
-        n = len(test) if profile.corruptions.n_images is None else min(profile.corruptions.n_images, len(test))
+        self.blocks = corruption_blocks(profile, dataset, families)
         self.conditions = [(f, s) for f in families for s in profile.corruptions.severities]
-        self.n_corrupt = n
 
     def corrupted(self, family: str, severity: int) -> np.ndarray:
         """Corrupted test images of one (family, severity)."""
         from crsbench_lib.embeddings.store import corrupted_images
 
+        block = self.blocks[family]
         return corrupted_images(self.dataset, "test", None, family, severity, self.profile.corruptions.seed,
-                                self.n_corrupt)
+                                block.size, int(block[0]))
 
     def embeddings(self, encoder: Encoder, batch_size: int, seed: int = 0) -> Any:
         """``CellEmbeddings`` of ``encoder`` on every condition of evaluation seed ``seed``."""
@@ -311,6 +340,7 @@ class ConditionImages:
             test=embed_images(encoder, ds.split("test").images, batch_size),
             test_labels=ds.split("test").labels,
             corrupted={(f, s): embed_images(encoder, self.corrupted(f, s), batch_size) for f, s in self.conditions},
+            corrupted_images={(f, s): self.blocks[f] for f, s in self.conditions},
             shift_test=None if shift_site is None else embed_images(encoder, ds.split("test", shift_site).images,
                                                                    batch_size),
             shift_labels=None if shift_site is None else ds.split("test", shift_site).labels,

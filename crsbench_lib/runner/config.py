@@ -100,15 +100,23 @@ class CorruptionSpec:
     severities : tuple of int
         Severities in 1..5.
     n_images : int or None
-        The first ``n_images`` test images are corrupted (None: the whole test split).
+        Test images corrupted per (family, severity) (None: the whole test split).
     seed : int
         Seed of the corruption noise (fixed by the config, never by time).
+    layout : {"per_family", "shared"}
+        Which test images: ``"per_family"`` gives the family at position ``k``
+        of its domain's catalogue the block of ``n_images`` test images that
+        starts at image ``k * n_images`` (wrapping around the test split), and
+        its severities share that block; ``"shared"`` corrupts the first
+        ``n_images`` test images for every condition (the layout up to crs-method
+        amendment 11). See :meth:`first_image`.
     """
 
     families: str | Mapping[str, str | tuple[str, ...]]
     severities: tuple[int, ...]
     n_images: int | None
     seed: int
+    layout: str = "per_family"
 
     def families_for(self, domain: str) -> str | tuple[str, ...]:
         """``"all"`` or the tuple of family names requested for ``domain``.
@@ -126,6 +134,40 @@ class CorruptionSpec:
             return self.families["*"]
         raise ConfigError(f"corruptions.families has no entry for domain {domain!r} (add it or a '*' entry)")
 
+    def images_per_condition(self, n_test: int) -> int:
+        """How many test images each (family, severity) corrupts, for a test split of ``n_test``."""
+        return n_test if self.n_images is None else min(self.n_images, n_test)
+
+    def first_image(self, catalogue_position: int, n_test: int) -> int:
+        """Index of the first test image of a family's block (the block wraps around the split).
+
+        Parameters
+        ----------
+        catalogue_position : int
+            The family's position in its domain's catalogue
+            (:func:`crsbench_lib.cohort.corruption_families`), so a family
+            corrupts the same images whichever other families a profile measures.
+        n_test : int
+            Size of the test split.
+
+        Returns
+        -------
+        int
+            0 under the ``"shared"`` layout; ``catalogue_position * n`` modulo
+            ``n_test`` under ``"per_family"``, with ``n`` the images per condition.
+
+        Examples
+        --------
+        >>> spec = CorruptionSpec("all", (1, 2, 3, 4, 5), 250, 0)
+        >>> [spec.first_image(k, 2000) for k in (0, 1, 7, 8, 9)]
+        [0, 250, 1750, 0, 250]
+        >>> CorruptionSpec("all", (1,), 250, 0, layout="shared").first_image(3, 2000)
+        0
+        """
+        if self.layout == "shared":
+            return 0
+        return (int(catalogue_position) * self.images_per_condition(n_test)) % int(n_test)
+
     def written(self) -> dict[str, Any]:
         """The section as it enters the config hash (lists for tuples)."""
         families = self.families
@@ -135,6 +177,7 @@ class CorruptionSpec:
             "severities": list(self.severities),
             "n_images": self.n_images,
             "seed": self.seed,
+            "layout": self.layout,
         }
 
 
@@ -395,7 +438,11 @@ DEFAULT_LORA: dict[str, Any] = {
     "batch_size": 64,
     "max_train": None,
 }
-DEFAULT_CORRUPTIONS: dict[str, Any] = {"families": ALL, "severities": list(SEVERITIES), "n_images": 500, "seed": 0}
+DEFAULT_CORRUPTIONS: dict[str, Any] = {
+    "families": ALL, "severities": list(SEVERITIES), "n_images": 250, "seed": 0, "layout": "per_family",
+}
+#: Which test images each corruption condition uses (CorruptionSpec.layout).
+CORRUPTION_LAYOUTS: tuple[str, ...] = ("per_family", "shared")
 DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "auto", "amp": "none"}
 AMP_CHOICES: tuple[str, ...] = ("none", "bf16", "fp16")
 TOP_KEYS: tuple[str, ...] = (
@@ -642,7 +689,8 @@ def _corruptions_section(value: Any, check: _Checker) -> CorruptionSpec:
     check.unique(severities, "corruptions.severities")
     n_images = None if corr["n_images"] is None else check.positive_int(corr["n_images"], "corruptions.n_images")
     seed = check.integer(corr["seed"], "corruptions.seed", 0, "a non-negative integer")
-    return CorruptionSpec(families, tuple(sorted(severities)), n_images, seed)
+    layout = check.string(corr["layout"], "corruptions.layout", CORRUPTION_LAYOUTS)
+    return CorruptionSpec(families, tuple(sorted(severities)), n_images, seed, layout)
 
 
 def _arms_section(value: Any, check: _Checker) -> tuple[str, ...]:

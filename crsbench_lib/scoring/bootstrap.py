@@ -751,13 +751,23 @@ def _seed_axes(
 
     losses = []
     if data.corruptions:
-        sub = weights[:, data.corrupted_images]
-        sub_labels = data.labels[data.corrupted_images]
-        reference = _macro_auroc(clean[:, data.corrupted_images], sub_labels, data.task, sub)
+        # Each condition's loss pairs it with the clean AUROC of its own images in the
+        # same draw; conditions on the same image block (a family's severities) share
+        # that reference and are scored together.
         n_c = len(data.corruptions)
-        stacked = data.corrupted_proba.reshape(items * n_c, *data.corrupted_proba.shape[3:])
-        corrupted = _macro_auroc(stacked, sub_labels, data.task, sub).reshape(items, n_c, n_draws)
-        loss = np.maximum(0.0, reference[:, None, :] - corrupted)
+        loss = np.empty((items, n_c, n_draws))
+        blocks: dict[bytes, list[int]] = {}
+        for c in range(n_c):
+            blocks.setdefault(data.corrupted_images[c].tobytes(), []).append(c)
+        for members in blocks.values():
+            images = data.corrupted_images[members[0]]
+            sub = weights[:, images]
+            sub_labels = data.labels[images]
+            reference = _macro_auroc(clean[:, images], sub_labels, data.task, sub)
+            block = data.corrupted_proba[:, :, members]
+            stacked = block.reshape(items * len(members), *block.shape[3:])
+            corrupted = _macro_auroc(stacked, sub_labels, data.task, sub).reshape(items, len(members), n_draws)
+            loss[:, members] = np.maximum(0.0, reference[:, None, :] - corrupted)
         families = sorted({c for c, _ in data.corruptions})
         per_family = np.stack(
             [loss[:, [i for i, (c, _) in enumerate(data.corruptions) if c == fam]].mean(axis=1) for fam in families],

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crsbench_lib.data.base import ImageDataset, ImageSplit
-from crsbench_lib.embeddings.store import EmbeddingStore
+from crsbench_lib.embeddings.store import EmbeddingStore, image_block
 from crsbench_lib.encoders.registry import build_encoder
 from crsbench_lib.errors import DataError
 
@@ -214,3 +216,36 @@ def test_an_array_computed_on_other_torch_threads_is_not_served(store: Embedding
         assert store.n_computed == 2, "1 and 2 torch threads round differently, so they are two entries"
     finally:
         torch.set_num_threads(before)
+
+
+@given(total=st.integers(1, 60), data=st.data())
+def test_image_block_is_n_consecutive_images_wrapping_around(total: int, data: st.DataObject) -> None:
+    n = data.draw(st.integers(1, total))
+    first = data.draw(st.integers(0, total - 1))
+    block = image_block(total, n, first)
+    assert block.shape == (n,) and np.unique(block).size == n
+    assert block[0] == first and ((np.diff(block) == 1) | (np.diff(block) == 1 - total)).all()
+    assert block.min() >= 0 and block.max() < total
+
+
+def test_image_block_errors() -> None:
+    with pytest.raises(DataError, match=r"1\.\.10 images, got 11"):
+        image_block(10, 11, 0)
+    with pytest.raises(DataError, match=r"start at an image in 0\.\.9, got 10"):
+        image_block(10, 2, 10)
+
+
+def test_a_corrupted_block_is_the_corruption_of_those_test_images(store: EmbeddingStore) -> None:
+    cohort = pytest.importorskip("crsbench_lib.cohort")
+    family = cohort.corruption_families("dermatology")[1]
+    enc, ds = build_encoder("pixels"), fake_dataset()
+    block = image_block(40, 12, 34)  # wraps: images 34..39, then 0..5
+    expected = cohort.corrupt(ds.split("test").images[block], family, 3, seed=0)
+    z = store.embed(enc, ds, "test", corruption=family, severity=3, n_images=12, first_image=34)
+    np.testing.assert_array_equal(z, enc.embed(expected))
+    first = store.embed(enc, ds, "test", corruption=family, severity=3, n_images=12)
+    assert store.n_computed == 2 and not np.array_equal(first, z)  # another block, another entry
+    with pytest.raises(DataError, match="first_image must be 0 without a corruption"):
+        store.embed(enc, ds, "test", first_image=3)
+    with pytest.raises(DataError, match=r"first_image must be in 0\.\.39, got 40"):
+        store.embed(enc, ds, "test", corruption=family, severity=3, n_images=12, first_image=40)

@@ -152,6 +152,10 @@ def _nan_train(cell):
         (lambda c: c.corrupted.update({("noise", 6): c.test}), "severity must be one of"),
         (lambda c: c.corrupted.update({("noise", 1): np.vstack([c.test, c.test])}), "more than the 200 test labels"),
         (lambda c: c.corrupted.update({("noise", 1): c.test[:, :5]}), "dimension"),
+        (lambda c: c.corrupted_images.update({("noise", 1): np.arange(149)}), r"must be 150 integers"),
+        (lambda c: c.corrupted_images.update({("noise", 1): np.arange(150) + 60}), r"must lie in 0\.\.199"),
+        (lambda c: c.corrupted_images.update({("noise", 1): np.zeros(150, dtype=int)}), "position is repeated"),
+        (lambda c: c.corrupted_images.update({("fog", 1): np.arange(150)}), "no corrupted embeddings"),
         (lambda c: setattr(c, "shift_labels", None), "shift_test is given without shift_labels"),
         (lambda c: setattr(c, "val_labels", c.val_labels + 10), "validation labels must lie in 0..3"),
     ],
@@ -291,6 +295,23 @@ def test_corruption_rows_pair_auroc_and_ece_with_the_same_clean_images(cell_for)
     # the stable image index of a corrupted image is that of the clean image it was made from
     corrupted_predictions = [p for p in predictions if p.meta["condition"] == "corruption"]
     assert all(np.array_equal(p.image, np.arange(150)) for p in corrupted_predictions)
+
+
+def test_a_corrupted_block_is_labelled_and_paired_by_its_own_images(cell_for):
+    from crsbench_lib.evaluation.metrics import evaluate_predictions
+
+    cell = cell_for("multiclass", 4)
+    block = (120 + np.arange(150)) % 200  # images 120..199, then 0..69
+    cell.corrupted = {("noise", s): cell.test[block] + 0.1 * s for s in (1, 2)}
+    cell.corrupted_images = {key: block for key in cell.corrupted}
+    predictions = run_predictions(cell, "multiclass", 4)
+    rows = rows_from_predictions(predictions)
+    corrupted = [p for p in predictions if p.meta["condition"] == "corruption"]
+    assert all(np.array_equal(p.image, block) and np.array_equal(p.labels, cell.test_labels[block])
+               for p in corrupted)
+    labels, probabilities = predictions[0].metric_input()
+    paired = evaluate_predictions(labels[block], probabilities[block], "multiclass", 15)
+    assert (rows.loc[rows["condition"] == "corruption", "auroc_reference"] == paired.auroc).all()
 
 
 def test_calibrators_are_fitted_on_the_calibration_split(cell_for):

@@ -47,3 +47,16 @@ def test_no_filter_keeps_everything(predictions):
 def test_unknown_names_are_rejected(predictions, kwargs, message):
     with pytest.raises(SchemaError, match=message):
         restrict_arrays(dataset_arrays(predictions), **kwargs)
+
+
+def test_corruption_conditions_keep_their_own_image_sets_of_one_size():
+    blocks = dataset_arrays(synthetic_predictions(n=30, n_corrupt=20, per_family=True))["derm"]
+    assert blocks.corrupted_images.shape == (4, 20)  # 2 families x 2 severities, each its family's block
+    assert (np.diff(blocks.corrupted_images, axis=1) > 0).all()  # sorted like the probabilities
+    uneven = [p for p in synthetic_predictions(n=30, n_corrupt=20)
+              if not (p.meta["condition"] == "corruption" and p.meta["corruption"] == "blur")]
+    uneven += [p.__class__(p.meta, p.image[:10], p.labels[:10], p.probabilities[:10])
+               for p in synthetic_predictions(n=30, n_corrupt=20)
+               if p.meta["condition"] == "corruption" and p.meta["corruption"] == "blur"]
+    with pytest.raises(SchemaError, match=r"corruption \('noise', 1\) has 20 test images, \('blur', 1\) 10"):
+        dataset_arrays(uneven)

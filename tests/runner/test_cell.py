@@ -23,6 +23,7 @@ from crsbench_lib.runner.cell import (
     RealBackend,
     cell_embeddings,
     cell_modules,
+    corruption_blocks,
     get_encoder,
     load_dataset,
     resolve_families,
@@ -60,6 +61,26 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
     for key in stored.corrupted:
         assert stored.corrupted[key].shape[0] == 12
         assert np.array_equal(stored.corrupted[key], direct.corrupted[key]), key
+        assert np.array_equal(stored.corrupted_images[key], direct.corrupted_images[key]), key
+
+
+def test_each_family_corrupts_its_own_block_wherever_it_is_requested(profile) -> None:
+    from crsbench_lib.cohort import corruption_families
+
+    spec = profile.datasets[0]
+    dataset = load_dataset(spec)
+    catalogue = corruption_families(dataset.domain)
+    blocks = corruption_blocks(profile, dataset, resolve_families(profile, spec, dataset.domain))
+    for family, block in blocks.items():  # 12 images from the family's catalogue position, wrapping at 30
+        assert block.tolist() == [(catalogue.index(family) * 12 + j) % 30 for j in range(12)], family
+    assert not np.array_equal(blocks["gaussian_noise"], blocks["jpeg"])
+    assert np.array_equal(corruption_blocks(profile, dataset, ["jpeg"])["jpeg"], blocks["jpeg"])
+    # the severities of a family share its block, so its severity curve is paired
+    images = ConditionImages(dataset, profile, ["jpeg"])
+    from crsbench_lib.cohort import corrupt
+
+    expected = corrupt(dataset.split("test").images[blocks["jpeg"]], "jpeg", 4, seed=0)
+    assert np.array_equal(images.corrupted("jpeg", 4), expected)
 
 
 def test_prepare_records_versions_and_neural_encoders(profile) -> None:

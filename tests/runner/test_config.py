@@ -44,7 +44,9 @@ def test_default_profile_meets_the_cohort_floors() -> None:
 
     assert set(profile.encoders) == set(DEFAULT_ZOO)
     assert profile.seeds == (0, 1, 2)
-    assert profile.corruptions.n_images >= 500 and profile.corruptions.families == "all"
+    # every family its own block of at least 250 test images (amendment 11), together covering the test split
+    assert profile.corruptions.layout == "per_family" and profile.corruptions.n_images >= 250
+    assert profile.corruptions.families == "all"
     assert profile.corruptions.severities == (1, 2, 3, 4, 5)
     assert "lora" in profile.arms and len(profile.lora.encoders) * len(profile.seeds) * len(profile.datasets) >= 90
     for spec in profile.datasets:
@@ -106,6 +108,7 @@ def test_label_fractions_come_from_the_standard(tmp_path: Path) -> None:
         ({"corruptions": {"severities": [1, 6]}}, "corruptions.severities[1] must be an integer in 1..5"),
         ({"corruptions": {"n_images": 0}}, "corruptions.n_images must be a positive integer"),
         ({"corruptions": {"families": "some"}}, "corruptions.families must be 'all'"),
+        ({"corruptions": {"layout": "random"}}, "corruptions.layout must be one of per_family, shared, got 'random'"),
         ({"arms": ["frozen", "finetuned"]}, "arms[1] must be one of frozen, lora"),
         ({"probe": {"C": [1.0, -1.0]}}, "probe.C[1] must be a positive number"),
         ({"probe": {"max_iter": 1.5}}, "probe.max_iter must be a positive integer"),
@@ -249,3 +252,13 @@ def test_families_forms() -> None:
     only = validate_config(with_(corruptions={"families": {"dermatology": []}}), check_files=False)
     with pytest.raises(ConfigError, match="no entry for domain 'radiology'"):
         only.corruptions.families_for("radiology")
+
+
+def test_corruption_layout_enters_the_config_hash_and_places_each_family_block(tmp_path: Path) -> None:
+    per_family = load_profile(write(tmp_path, with_(corruptions={"n_images": 30})))
+    shared = load_profile(write(tmp_path, with_(corruptions={"n_images": 30, "layout": "shared"})))
+    assert per_family.corruptions.layout == "per_family"  # the default
+    assert per_family.config_hash != shared.config_hash
+    assert [per_family.corruptions.first_image(k, 100) for k in range(5)] == [0, 30, 60, 90, 20]
+    assert {shared.corruptions.first_image(k, 100) for k in range(5)} == {0}
+    assert per_family.corruptions.images_per_condition(20) == 20  # never more than the test split

@@ -40,7 +40,7 @@ def _proba(rng, labels, task, k, strength):
     return e / e.sum(axis=1, keepdims=True)
 
 
-def synthetic_predictions(seed=0, n=80, n_corrupt=50):
+def synthetic_predictions(seed=0, n=80, n_corrupt=50, per_family=False):
     rng = np.random.default_rng(seed)
     out = []
     for dataset, task, k in (("derm", "multiclass", 3), ("cxr", "multilabel", 2)):
@@ -57,11 +57,14 @@ def synthetic_predictions(seed=0, n=80, n_corrupt=50):
                     out.append(build(_meta(encoder, dataset, task, s, "label_fraction", label_fraction=f,
                                            label_fraction_used=f), image, labels,
                                      _proba(rng, labels, task, k, strength * (0.5 + f))))
-                for family in ("noise", "blur"):
+                for position, family in enumerate(("noise", "blur")):
+                    # per-family layout: each family's block of images, the second one wrapping around
+                    block = (position * (n - n_corrupt // 2) + np.arange(n_corrupt)) % n if per_family \
+                        else np.arange(n_corrupt)
                     for severity in (1, 3):
                         out.append(build(_meta(encoder, dataset, task, s, "corruption", corruption=family,
-                                               severity=severity), image[:n_corrupt], labels[:n_corrupt],
-                                         _proba(rng, labels[:n_corrupt], task, k, strength / severity)))
+                                               severity=severity), image[block], labels[block],
+                                         _proba(rng, labels[block], task, k, strength / severity)))
                 if shift_labels is not None:
                     out.append(build(_meta(encoder, dataset, task, s, "shift"), image, shift_labels,
                                      _proba(rng, shift_labels, task, k, strength * 0.6)))
@@ -242,6 +245,24 @@ def test_point_profiles_are_the_table_profiles(predictions, point_profiles):
     assert len(result.pairwise) == 6
     again = two_level_bootstrap(dataset_arrays(predictions), standard(panel), n_draws=20, random_state=1)
     np.testing.assert_array_equal(again.crs_draws, result.crs_draws)
+
+
+def test_per_family_image_blocks_pair_each_condition_with_its_own_clean_images():
+    # Each family corrupts its own block (one wraps around the split): the bootstrap's
+    # identity draw must still give the table's robustness axis, whose rows pair every
+    # condition with the clean AUROC of its own images (auroc_reference).
+    predictions = synthetic_predictions(seed=4, per_family=True)
+    arrays = dataset_arrays(predictions)
+    assert arrays["derm"].corrupted_images.shape == (4, 50)
+    assert not np.array_equal(arrays["derm"].corrupted_images[0], arrays["derm"].corrupted_images[2])
+    profiles = encoder_profiles(raw_axes(rows_from_predictions(predictions), label_fractions=FRACTIONS))
+    panel = {e: normalised(profiles.loc[e].to_numpy()) for e in ENCODERS}
+    result = two_level_bootstrap(arrays, standard(panel), n_draws=5, random_state=0)
+    np.testing.assert_allclose(result.point_profiles.loc[list(ENCODERS)].to_numpy(),
+                               profiles.loc[list(ENCODERS)].to_numpy(), atol=1e-12)
+    shared = encoder_profiles(raw_axes(rows_from_predictions(synthetic_predictions(seed=4)),
+                                       label_fractions=FRACTIONS))
+    assert not np.allclose(shared["R"].to_numpy(), profiles["R"].to_numpy())  # the blocks did change the pairing
 
 
 def test_no_draw_compares_an_encoder_with_itself(predictions, point_profiles):
