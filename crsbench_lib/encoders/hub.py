@@ -160,8 +160,8 @@ class HubEncoder(TorchEncoder):
             )
         return self._weights_hash
 
-    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
-        return self._features(self._module, x)
+    def features_through(self, module: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        return self._features(module, x)
 
 
 # ---------------------------------------------------------------- transformers

@@ -246,16 +246,14 @@ class NeuralEncoder(TorchEncoder):
             }
         )
 
-    def forward_features(self, x: torch.Tensor) -> torch.Tensor:
+    def features_through(self, module: nn.Module, x: torch.Tensor) -> torch.Tensor:
         if self._channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
-        return self._module(x)
+        return module(x)
 
     def inference_features(self, x: torch.Tensor) -> torch.Tensor:
         # Batch norm folded into the convolutions: the same function, faster (fold_batch_norm).
-        if self._channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        return self._inference(x)
+        return self.features_through(self._inference, x)
 
     def refresh_inference(self) -> None:
         self._inference = fold_batch_norm(self._module)

@@ -4,8 +4,9 @@ A :class:`TorchEncoder` holds a ``torch.nn.Module`` in eval mode, turns ``uint8`
 images into the module's input with torch operations (:meth:`preprocess`),
 and embeds in batches under ``torch.inference_mode``, on a chosen device, with
 optional mixed precision (``torch.autocast``). ``forward_features`` works on
-preprocessed tensors and keeps gradients, so the LoRA arm can train through
-:attr:`module`. The number of CPU threads is whatever ``torch.set_num_threads``
+preprocessed tensors and keeps gradients; ``features_through`` does the same
+through a stand-in for :attr:`module`, so the LoRA arm can train through a
+batch-norm-folded copy carrying its adapters. The number of CPU threads is whatever ``torch.set_num_threads``
 says; nothing here changes it.
 """
 
@@ -42,7 +43,7 @@ def fold_batch_norm(module: torch.nn.Module) -> torch.nn.Module:
     ``b' = beta + (b - mean) * gamma / sqrt(var + eps)`` (Ioffe and Szegedy,
     2015; the folding of Jacob et al., 2018). Only a ``Conv2d`` immediately
     followed by a ``BatchNorm2d`` inside an ``nn.Sequential`` is folded (the
-    batch norm becomes ``nn.Identity``); the result equals the original up to
+    batch norm becomes ``nn.Identity``; :func:`batch_norm_pairs` lists them); the result equals the original up to
     float rounding (about 1e-6) and, on one CPU thread, embeds the zoo's large
     CNN about 1.5 times and the small one 1.1-1.2 times as fast
     (``benchmarks/bench_embed.py``). A module without such a pair is returned
@@ -72,22 +73,50 @@ def fold_batch_norm(module: torch.nn.Module) -> torch.nn.Module:
 
     from torch.nn.utils.fusion import fuse_conv_bn_eval
 
-    def pairs(seq: torch.nn.Sequential) -> list[int]:
-        kids = list(seq)
-        return [i for i in range(len(kids) - 1)
-                if type(kids[i]) is torch.nn.Conv2d and type(kids[i + 1]) is torch.nn.BatchNorm2d]
-
-    if not any(isinstance(m, torch.nn.Sequential) and pairs(m) for m in module.modules()):
+    pairs = batch_norm_pairs(module)
+    if not pairs:
         return module
     folded = copy.deepcopy(module).eval()
-    for seq in [m for m in folded.modules() if isinstance(m, torch.nn.Sequential)]:
-        for i in pairs(seq):
-            conv, norm = seq[i], seq[i + 1]
-            fused = fuse_conv_bn_eval(conv, norm)
-            if conv.weight.is_contiguous(memory_format=torch.channels_last):
-                fused = fused.to(memory_format=torch.channels_last)
-            seq[i], seq[i + 1] = fused, torch.nn.Identity()
+    for conv_name, norm_name in pairs:
+        conv, norm = folded.get_submodule(conv_name), folded.get_submodule(norm_name)
+        fused = fuse_conv_bn_eval(conv, norm)
+        if conv.weight.is_contiguous(memory_format=torch.channels_last):
+            fused = fused.to(memory_format=torch.channels_last)
+        _replace(folded, conv_name, fused)
+        _replace(folded, norm_name, torch.nn.Identity())
     return folded
+
+
+def batch_norm_pairs(module: torch.nn.Module) -> list[tuple[str, str]]:
+    """Qualified names ``(conv, batch norm)`` of the pairs :func:`fold_batch_norm` folds.
+
+    A pair is a ``Conv2d`` immediately followed by a ``BatchNorm2d`` (exact
+    types, not subclasses) among the children of an ``nn.Sequential``. The LoRA
+    arm uses the same pairs to carry an adapter through the folding.
+
+    Examples
+    --------
+    >>> net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+    ...                           torch.nn.Sequential(torch.nn.Conv2d(4, 4, 1), torch.nn.BatchNorm2d(4)))
+    >>> batch_norm_pairs(net)
+    [('0', '1'), ('3.0', '3.1')]
+    """
+    pairs = []
+    for name, seq in module.named_modules():
+        if not isinstance(seq, torch.nn.Sequential):
+            continue
+        prefix = f"{name}." if name else ""
+        kids = list(seq.named_children())
+        for (conv_name, conv), (norm_name, norm) in zip(kids, kids[1:]):
+            if type(conv) is torch.nn.Conv2d and type(norm) is torch.nn.BatchNorm2d:
+                pairs.append((prefix + conv_name, prefix + norm_name))
+    return pairs
+
+
+def _replace(module: torch.nn.Module, name: str, new: torch.nn.Module) -> None:
+    """Put ``new`` in place of ``module``'s submodule with qualified name ``name``."""
+    parent_name, _, child = name.rpartition(".")
+    setattr(module.get_submodule(parent_name) if parent_name else module, child, new)
 
 
 def module_hash(module: torch.nn.Module) -> str:
@@ -146,9 +175,22 @@ class TorchEncoder(Encoder):
     def module(self) -> torch.nn.Module:
         """The underlying ``torch.nn.Module``."""
 
-    @abstractmethod
     def forward_features(self, x: torch.Tensor) -> torch.Tensor:
-        """Embeddings ``(N, D)`` of a preprocessed batch (differentiable)."""
+        """Embeddings ``(N, D)`` of a preprocessed batch (differentiable): :meth:`features_through` :attr:`module`."""
+        return self.features_through(self.module, x)
+
+    def features_through(self, module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """Embeddings ``(N, D)`` of a preprocessed batch, computed by ``module`` in place of :attr:`module`.
+
+        ``module`` is :attr:`module` itself or a stand-in of the same
+        architecture: a batch-norm-folded copy (:func:`fold_batch_norm`), a copy
+        whose weights carry LoRA adapters. The encoder's input handling (memory
+        format, which output is the embedding) applies to it as to
+        :attr:`module`. Differentiable. The default is ``module(x)``; a subclass
+        whose embedding needs more overrides this method, not
+        :meth:`forward_features`.
+        """
+        return module(x)
 
     def inference_features(self, x: torch.Tensor) -> torch.Tensor:
         """Embeddings of a preprocessed batch for :meth:`embed` (no gradients needed).

@@ -208,7 +208,8 @@ class LoraSpec:
         otherwise an explicit subset of the profile's encoders.
     rank, alpha, dropout : int, float, float
         LoRA rank ``r``, scaling ``alpha`` (the update is ``alpha / r * B A``) and
-        dropout on the adapter input.
+        dropout on the adapter input, which must be 0 (not supported; kept so
+        that the section, and the config hash, keep their shape).
     epochs, patience : int
         Maximum epochs and early-stopping patience (epochs without a better
         validation loss).
@@ -384,15 +385,13 @@ class _Checker:
     def positive_int(self, value: Any, path: str) -> int:
         return self.integer(value, path, minimum=1, what="a positive integer")
 
-    def number(self, value: Any, path: str, positive: bool = False, nonneg: bool = False, below_one: bool = False) -> float:
+    def number(self, value: Any, path: str, positive: bool = False, nonneg: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise self.fail(path, "must be a finite number")
         if positive and value <= 0:
             raise self.fail(path, "must be a positive number")
         if nonneg and value < 0:
             raise self.fail(path, "must be a non-negative number")
-        if below_one and value >= 1:
-            raise self.fail(path, "must be below 1")
         return float(value)
 
     def sequence(self, value: Any, path: str, allow_empty: bool = False) -> list[Any]:
@@ -739,7 +738,7 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
         encoders=lora_encoders,
         rank=check.positive_int(raw["rank"], "lora.rank"),
         alpha=check.number(raw["alpha"], "lora.alpha", positive=True),
-        dropout=check.number(raw["dropout"], "lora.dropout", nonneg=True, below_one=True),
+        dropout=_lora_dropout(raw["dropout"], check),
         epochs=check.positive_int(raw["epochs"], "lora.epochs"),
         patience=check.positive_int(raw["patience"], "lora.patience"),
         lr=check.number(raw["lr"], "lora.lr", positive=True),
@@ -747,6 +746,16 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
         batch_size=check.positive_int(raw["batch_size"], "lora.batch_size"),
         max_train=optional_count("max_train"),
     )
+
+
+def _lora_dropout(value: Any, check: _Checker) -> float:
+    # The encoder trains in eval mode, where an input dropout would be inactive
+    # (it was, under peft), and the adapters are weight parametrizations, which
+    # have no per-input dropout: only 0 is meaningful.
+    dropout = check.number(value, "lora.dropout")
+    if dropout != 0:
+        raise check.fail("lora.dropout", f"must be 0 (adapter dropout is not supported), got {value}")
+    return dropout
 
 
 def _embedding_section(value: Any, check: _Checker, check_device: bool) -> EmbeddingSpec:

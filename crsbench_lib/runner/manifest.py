@@ -31,7 +31,6 @@ LIBRARIES: tuple[str, ...] = (
     "scikit-image",
     "pillow",
     "torch",
-    "peft",
     "transformers",
     "joblib",
     "dask",

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from crsbench_lib.encoders.neural import SmallCNN, NeuralEncoder
-from crsbench_lib.encoders.torch_encoder import fold_batch_norm, module_hash
+from crsbench_lib.encoders.torch_encoder import batch_norm_pairs, fold_batch_norm, module_hash
 
 
 def _randomised_cnn(seed: int) -> nn.Module:
@@ -43,6 +43,20 @@ def test_folded_copy_computes_the_same_function(seed: int, channels_last: bool) 
     assert module_hash(net) == before  # the original keeps its batch norms and weights
     assert not any(isinstance(m, nn.BatchNorm2d) for m in folded.modules())
     assert sum(isinstance(m, nn.BatchNorm2d) for m in net.modules()) == 4
+
+
+def test_batch_norm_pairs_are_what_folding_replaces() -> None:
+    net = _randomised_cnn(0)
+    pairs = batch_norm_pairs(net)
+    assert pairs == [("features.0", "features.1"), ("features.4", "features.5"), ("features.8", "features.9"),
+                     ("features.12", "features.13")]
+    folded = fold_batch_norm(net)
+    for conv, norm in pairs:
+        assert type(net.get_submodule(norm)) is nn.BatchNorm2d
+        assert type(folded.get_submodule(norm)) is nn.Identity
+        assert folded.get_submodule(conv).bias is not None  # the batch norm's shift moved into the conv
+    assert batch_norm_pairs(folded) == []
+    assert batch_norm_pairs(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.BatchNorm2d(4))) == []
 
 
 def test_module_without_a_conv_bn_pair_is_returned_as_it_is() -> None:

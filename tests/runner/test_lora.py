@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
+from torch.nn.utils import parametrize
 
 from crsbench_lib.cohort import build_dataset
 from crsbench_lib.encoders.torch_encoder import TorchEncoder, module_hash
 from crsbench_lib.errors import EncoderError
 from crsbench_lib.runner.config import LoraSpec
-from crsbench_lib.runner.lora import AdaptedEncoder, adapt_encoder, derived_seed, target_modules
+from crsbench_lib.runner.lora import (
+    AdaptedEncoder,
+    adapt_encoder,
+    adapted_training_copy,
+    derived_seed,
+    merge_adapters,
+    target_modules,
+)
 
 
 class TinyTorchEncoder(TorchEncoder):
@@ -76,12 +88,11 @@ def test_adaptation_is_deterministic_and_leaves_the_base_alone(dataset) -> None:
     adapted = a.embed(images)
     assert adapted.dtype == np.float32 and adapted.shape == frozen.shape
     assert not np.array_equal(adapted, frozen)
-    # Only adapters were trained, then merged and unwrapped: no LoRA layer is
-    # left, each adapted weight differs from the base weight by an update of
-    # rank at most r, and biases are untouched.
-    from peft.tuners.lora import LoraLayer
-
-    assert not any(isinstance(m, LoraLayer) for m in a.module.modules())
+    # Only adapters were trained, then merged: no parametrization is left,
+    # each adapted weight differs from the base weight by an update of rank at
+    # most r, and biases are untouched.
+    assert not any(parametrize.is_parametrized(m) for m in a.module.modules())
+    assert not any(p.requires_grad for p in a.module.parameters())
     base_layers = dict(base.module.named_modules())
     adapted_layers = dict(a.module.named_modules())
     for name in target_modules(base.module):
@@ -107,6 +118,86 @@ def test_zoo_cnn_adapts_and_embeds_through_its_merged_weights(dataset) -> None:
     embedded = adapted.embed(images)
     np.testing.assert_allclose(embedded, direct, atol=1e-4)
     assert np.abs(embedded - base.embed(images)).max() > 1e-3
+    # ... and equal the differentiable path through the merged (unfolded) module.
+    with torch.no_grad():
+        through = base.features_through(adapted.module, base.preprocess(images)).numpy()
+    np.testing.assert_allclose(embedded, through, atol=1e-4)
+    assert not any(parametrize.is_parametrized(m) for m in adapted.module.modules())
+    assert any(isinstance(m, nn.BatchNorm2d) for m in adapted.module.modules())  # the original keeps its batch norms
+
+
+def _conv_bn_net(seed: int, widths: tuple[int, int], kernel: int, bias: bool, affine: bool) -> nn.Module:
+    """conv-BN-ReLU twice, then a linear layer; random weights and batch-norm statistics far from the identity."""
+    gen = torch.Generator().manual_seed(seed)
+    c1, c2 = widths
+    net = nn.Sequential(
+        nn.Conv2d(3, c1, kernel, padding=kernel // 2, bias=bias), nn.BatchNorm2d(c1, affine=affine), nn.ReLU(),
+        nn.Sequential(nn.Conv2d(c1, c2, 1, bias=bias), nn.BatchNorm2d(c2, affine=affine)), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(2), nn.Flatten(), nn.Linear(4 * c2, 5),
+    )
+    with torch.no_grad():
+        for m in net.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.num_features, generator=gen))
+                m.running_var.copy_(torch.rand(m.num_features, generator=gen) * 3 + 0.05)
+                if affine:
+                    m.weight.copy_(torch.randn(m.num_features, generator=gen))
+                    m.bias.copy_(torch.randn(m.num_features, generator=gen))
+            elif isinstance(m, (nn.Conv2d, nn.Linear)):
+                for p in m.parameters():
+                    p.copy_(torch.randn(p.shape, generator=gen) * 0.3)
+    return net.eval()
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), widths=st.tuples(st.integers(1, 6), st.integers(1, 6)),
+       kernel=st.sampled_from([1, 3]), bias=st.booleans(), affine=st.booleans(), rank=st.integers(1, 3),
+       alpha=st.floats(0.5, 16.0), channels_last=st.booleans())
+def test_adapters_on_the_folded_copy_compute_lora_on_the_original(seed: int, widths: tuple[int, int], kernel: int,
+                                                                  bias: bool, affine: bool, rank: int, alpha: float,
+                                                                  channels_last: bool) -> None:
+    """Folded copy with gain-scaled adapters == original with W + (alpha / r) B A, then merged == the same."""
+    net = _conv_bn_net(seed, widths, kernel, bias, affine)
+    if channels_last:
+        net = net.to(memory_format=torch.channels_last)
+    before = module_hash(net)
+    names = target_modules(net)
+    assert names == ["0", "3.0", "7"]
+    torch.manual_seed(seed)
+    folded, adapters = adapted_training_copy(net, names, rank, alpha)
+    assert not any(isinstance(m, nn.BatchNorm2d) for m in folded.modules())
+    assert [p for p in folded.parameters() if p.requires_grad] == [p for a in adapters.values() for p in (a.A, a.B)]
+    gen = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for adapter in adapters.values():
+            assert not adapter.B.any()  # training starts at the frozen model
+            adapter.A.copy_(torch.randn(adapter.A.shape, generator=gen))
+            adapter.B.copy_(torch.randn(adapter.B.shape, generator=gen) * 0.3)
+    # The reference: LoRA applied to the original weights, by the formula.
+    reference = copy.deepcopy(net)
+    with torch.no_grad():
+        for name, adapter in adapters.items():
+            weight = reference.get_submodule(name).weight
+            weight += (alpha / rank) * (adapter.B @ adapter.A).reshape(weight.shape)
+    x = torch.randn(4, 3, 8, 8, generator=gen)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        expected, got = reference(x), folded(x)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+    assert module_hash(net) == before  # the copy shares no storage with the original
+    merged = copy.deepcopy(net)
+    merge_adapters(merged, adapters, rank, alpha)
+    assert not any(parametrize.is_parametrized(m) for m in merged.modules())
+    with torch.no_grad():
+        torch.testing.assert_close(merged(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_dropout_is_refused(dataset) -> None:
+    from dataclasses import replace
+
+    with pytest.raises(EncoderError, match=r"LoRA dropout is not supported \(got 0.1, expected 0\)"):
+        adapt_encoder(TinyTorchEncoder(), dataset, replace(SPEC, dropout=0.1), seed=0)
 
 
 def test_same_result_with_one_or_two_torch_threads(dataset) -> None:
