@@ -5,8 +5,8 @@ section 9, amendment 4): 15 encoders (the default zoo's names, so the shipped
 standard's panel applies and every encoder is scored without its own entry),
 3 datasets x 3 seeds x 2,000 test images; per (encoder, dataset, seed) the
 clean predictions, 4 label fractions, every corruption family of the domain at
-5 severities on its own block of 250 test images (the per-family layout), and a
-2,000-image site-B test on the
+5 severities, each condition on its own block of 125 test images (the
+per-condition layout), and a 2,000-image site-B test on the
 radiology dataset. Classes: 4 (derm), 5 (fundus), 4 labels (cxr, multi-label).
 
 Prints the seconds of ``two_level_bootstrap`` for ``--draws`` draws (target: at
@@ -34,7 +34,7 @@ DOMAINS = {  # dataset: (task, classes, corruption families)
 }
 FRACTIONS = (0.25, 0.1, 0.05, 0.01)
 SEVERITIES = (1, 2, 3, 4, 5)
-CORRUPTED = 250  # test images per corruption condition, one block per family
+CORRUPTED = 125  # test images per corruption condition, each its own block
 
 
 def _labels(rng: np.random.Generator, task: str, k: int, n: int) -> np.ndarray:
@@ -61,8 +61,8 @@ def synthetic_predictions(encoders: tuple[str, ...], n_test: int, seed: int = 0)
     for name, (task, k, n_families) in DOMAINS.items():
         labels = _labels(rng, task, k, n_test)
         corruptions = tuple((f"family{f}", s) for f in range(n_families) for s in SEVERITIES)
-        blocks = np.stack([np.sort((f * CORRUPTED + np.arange(CORRUPTED)) % n_test) for f in range(n_families)
-                           for _ in SEVERITIES]).astype(np.int32)
+        blocks = np.stack([np.sort((c * CORRUPTED + np.arange(CORRUPTED)) % n_test)
+                           for c in range(len(corruptions))]).astype(np.int32)
         corrupted = np.stack([_proba(rng, labels[block], task, k, strength * (1 - 0.08 * s))
                               for block, (_, s) in zip(blocks, corruptions)], axis=2)
         shift_labels = _labels(rng, task, k, n_test) if name == "cxr" else None

@@ -55,7 +55,7 @@ seeds the default profile cannot absorb that within its 15 minutes, so the
 default stays at 32 px (``image_side`` remains configurable).
 
 Default sizes: train 2000, validation 1000, test 2000 (cxr site B test 2000),
-each corruption family on its own block of 250 test images. The ECE floor, the mean 15-bin ECE of a
+each corruption condition (family, severity) on its own block of 125 test images. The ECE floor, the mean 15-bin ECE of a
 perfectly calibrated predictor with the probabilities of the pixel probe or of
 the attribute probe, is about 0.016-0.022 at 2000 test images (sd 0.003-0.007)
 where 1000 images gave about 0.036 in v1: clean ECE differences of a few

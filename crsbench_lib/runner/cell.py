@@ -226,7 +226,7 @@ def cell_embeddings(
     """Embeddings of every split and condition of one (encoder, dataset, seed).
 
     Train/val/calibration of evaluation seed ``seed`` and the test split at the
-    training site; each (family, severity) on its family's block of test images
+    training site; each (family, severity) on its block of test images
     (:func:`corruption_blocks`); the second site's test split where the dataset
     has one. The test sets are the same for every seed (and so shared in the store).
     """
@@ -242,13 +242,12 @@ def cell_embeddings(
     calibration_split = dataset.split("calibration", seed=seed)
     test_split = dataset.split("test")
     blocks = corruption_blocks(profile, dataset, families)
-    corrupted: dict[tuple[str, int], np.ndarray] = {}
-    for family, block in blocks.items():
-        for severity in profile.corruptions.severities:
-            corrupted[(family, severity)] = embed(
-                "test", corruption=family, severity=severity, corruption_seed=profile.corruptions.seed,
-                n_images=block.size, first_image=int(block[0]),
-            )
+    corrupted = {
+        (family, severity): embed("test", corruption=family, severity=severity,
+                                  corruption_seed=profile.corruptions.seed, n_images=block.size,
+                                  first_image=int(block[0]))
+        for (family, severity), block in blocks.items()
+    }
     shift_site = dataset.shift_site
     shift = shift_labels = None
     if shift_site is not None:
@@ -262,7 +261,7 @@ def cell_embeddings(
         test=embed("test"),
         test_labels=test_split.labels,
         corrupted=corrupted,
-        corrupted_images={key: blocks[key[0]] for key in corrupted},
+        corrupted_images=blocks,
         shift_test=shift,
         shift_labels=shift_labels,
         calibration=embed("calibration", seed=seed),
@@ -270,19 +269,23 @@ def cell_embeddings(
     )
 
 
-def corruption_blocks(profile: Profile, dataset: ImageDataset, families: Sequence[str]) -> dict[str, np.ndarray]:
-    """The test images each corruption family of a dataset corrupts, at every severity.
+def corruption_blocks(
+    profile: Profile, dataset: ImageDataset, families: Sequence[str]
+) -> dict[tuple[str, int], np.ndarray]:
+    """The test images each (family, severity) of a dataset corrupts.
 
-    A family's block starts where :meth:`~crsbench_lib.runner.config.CorruptionSpec.first_image`
-    puts it, from the family's position in its domain's catalogue (a family
-    outside the catalogue, or a domain without one, counts from its position in
+    Each condition's block starts where
+    :meth:`~crsbench_lib.runner.config.CorruptionSpec.first_image` puts it, from
+    the family's position in its domain's catalogue (a family outside the
+    catalogue, or a domain without one, counts from its position in
     ``families``), and holds ``corruptions.n_images`` consecutive test images
     (:func:`~crsbench_lib.embeddings.store.image_block`).
 
     Returns
     -------
     dict
-        Family -> int64 test-split positions, in the order its corrupted rows come.
+        (family, severity) -> int64 test-split positions, in the order its
+        corrupted rows come.
     """
     from crsbench_lib.cohort import corruption_families
     from crsbench_lib.embeddings.store import image_block
@@ -294,10 +297,12 @@ def corruption_blocks(profile: Profile, dataset: ImageDataset, families: Sequenc
     n_test = len(dataset.split("test"))
     spec = profile.corruptions
     n = spec.images_per_condition(n_test)
-    return {
-        family: image_block(n_test, n, spec.first_image(catalogue.index(family) if family in catalogue else k, n_test))
-        for k, family in enumerate(families)
-    }
+    blocks = {}
+    for k, family in enumerate(families):
+        position = catalogue.index(family) if family in catalogue else k
+        for severity in spec.severities:
+            blocks[(family, severity)] = image_block(n_test, n, spec.first_image(position, severity, n_test))
+    return blocks
 
 
 class ConditionImages:
@@ -315,13 +320,13 @@ class ConditionImages:
         self.dataset = dataset
         self.profile = profile
         self.blocks = corruption_blocks(profile, dataset, families)
-        self.conditions = [(f, s) for f in families for s in profile.corruptions.severities]
+        self.conditions = list(self.blocks)
 
     def corrupted(self, family: str, severity: int) -> np.ndarray:
         """Corrupted test images of one (family, severity)."""
         from crsbench_lib.embeddings.store import corrupted_images
 
-        block = self.blocks[family]
+        block = self.blocks[(family, severity)]
         return corrupted_images(self.dataset, "test", None, family, severity, self.profile.corruptions.seed,
                                 block.size, int(block[0]))
 
@@ -340,7 +345,7 @@ class ConditionImages:
             test=embed_images(encoder, ds.split("test").images, batch_size),
             test_labels=ds.split("test").labels,
             corrupted={(f, s): embed_images(encoder, self.corrupted(f, s), batch_size) for f, s in self.conditions},
-            corrupted_images={(f, s): self.blocks[f] for f, s in self.conditions},
+            corrupted_images=dict(self.blocks),
             shift_test=None if shift_site is None else embed_images(encoder, ds.split("test", shift_site).images,
                                                                    batch_size),
             shift_labels=None if shift_site is None else ds.split("test", shift_site).labels,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -64,23 +65,24 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
         assert np.array_equal(stored.corrupted_images[key], direct.corrupted_images[key]), key
 
 
-def test_each_family_corrupts_its_own_block_wherever_it_is_requested(profile) -> None:
-    from crsbench_lib.cohort import corruption_families
+def test_each_condition_corrupts_its_own_block_wherever_it_is_requested(profile) -> None:
+    from crsbench_lib.cohort import corrupt, corruption_families
 
     spec = profile.datasets[0]
     dataset = load_dataset(spec)
     catalogue = corruption_families(dataset.domain)
     blocks = corruption_blocks(profile, dataset, resolve_families(profile, spec, dataset.domain))
-    for family, block in blocks.items():  # 12 images from the family's catalogue position, wrapping at 30
-        assert block.tolist() == [(catalogue.index(family) * 12 + j) % 30 for j in range(12)], family
-    assert not np.array_equal(blocks["gaussian_noise"], blocks["jpeg"])
-    assert np.array_equal(corruption_blocks(profile, dataset, ["jpeg"])["jpeg"], blocks["jpeg"])
-    # the severities of a family share its block, so its severity curve is paired
-    images = ConditionImages(dataset, profile, ["jpeg"])
-    from crsbench_lib.cohort import corrupt
-
-    expected = corrupt(dataset.split("test").images[blocks["jpeg"]], "jpeg", 4, seed=0)
-    assert np.array_equal(images.corrupted("jpeg", 4), expected)
+    assert set(blocks) == {(f, s) for f in ("gaussian_noise", "jpeg") for s in (1, 4)}
+    for (family, severity), block in blocks.items():  # 12 images from block 5k + s - 1, wrapping at 30
+        start = (5 * catalogue.index(family) + severity - 1) * 12
+        assert block.tolist() == [(start + j) % 30 for j in range(12)], (family, severity)
+    assert np.array_equal(corruption_blocks(profile, dataset, ["jpeg"])[("jpeg", 4)], blocks[("jpeg", 4)])
+    expected = corrupt(dataset.split("test").images[blocks[("jpeg", 4)]], "jpeg", 4, seed=0)
+    assert np.array_equal(ConditionImages(dataset, profile, ["jpeg"]).corrupted("jpeg", 4), expected)
+    # per family: a family's severities share its block
+    shared = corruption_blocks(replace(profile, corruptions=replace(profile.corruptions, layout="per_family")),
+                               dataset, ["jpeg"])
+    assert np.array_equal(shared[("jpeg", 1)], shared[("jpeg", 4)])
 
 
 def test_prepare_records_versions_and_neural_encoders(profile) -> None:

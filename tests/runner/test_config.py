@@ -44,8 +44,8 @@ def test_default_profile_meets_the_cohort_floors() -> None:
 
     assert set(profile.encoders) == set(DEFAULT_ZOO)
     assert profile.seeds == (0, 1, 2)
-    # every family its own block of at least 250 test images (amendment 11), together covering the test split
-    assert profile.corruptions.layout == "per_family" and profile.corruptions.n_images >= 250
+    # every condition its own block of test images (amendment 11)
+    assert profile.corruptions.layout == "per_condition" and profile.corruptions.n_images >= 125
     assert profile.corruptions.families == "all"
     assert profile.corruptions.severities == (1, 2, 3, 4, 5)
     assert "lora" in profile.arms and len(profile.lora.encoders) * len(profile.seeds) * len(profile.datasets) >= 90
@@ -108,7 +108,8 @@ def test_label_fractions_come_from_the_standard(tmp_path: Path) -> None:
         ({"corruptions": {"severities": [1, 6]}}, "corruptions.severities[1] must be an integer in 1..5"),
         ({"corruptions": {"n_images": 0}}, "corruptions.n_images must be a positive integer"),
         ({"corruptions": {"families": "some"}}, "corruptions.families must be 'all'"),
-        ({"corruptions": {"layout": "random"}}, "corruptions.layout must be one of per_family, shared, got 'random'"),
+        ({"corruptions": {"layout": "random"}},
+         "corruptions.layout must be one of per_condition, per_family, shared, got 'random'"),
         ({"arms": ["frozen", "finetuned"]}, "arms[1] must be one of frozen, lora"),
         ({"probe": {"C": [1.0, -1.0]}}, "probe.C[1] must be a positive number"),
         ({"probe": {"max_iter": 1.5}}, "probe.max_iter must be a positive integer"),
@@ -255,11 +256,14 @@ def test_families_forms() -> None:
         only.corruptions.families_for("radiology")
 
 
-def test_corruption_layout_enters_the_config_hash_and_places_each_family_block(tmp_path: Path) -> None:
-    per_family = load_profile(write(tmp_path, with_(corruptions={"n_images": 30})))
+def test_corruption_layout_enters_the_config_hash_and_places_each_block(tmp_path: Path) -> None:
+    per_condition = load_profile(write(tmp_path, with_(corruptions={"n_images": 30})))
+    per_family = load_profile(write(tmp_path, with_(corruptions={"n_images": 30, "layout": "per_family"})))
     shared = load_profile(write(tmp_path, with_(corruptions={"n_images": 30, "layout": "shared"})))
-    assert per_family.corruptions.layout == "per_family"  # the default
-    assert per_family.config_hash != shared.config_hash
-    assert [per_family.corruptions.first_image(k, 100) for k in range(5)] == [0, 30, 60, 90, 20]
-    assert {shared.corruptions.first_image(k, 100) for k in range(5)} == {0}
-    assert per_family.corruptions.images_per_condition(20) == 20  # never more than the test split
+    assert per_condition.corruptions.layout == "per_condition"  # the default
+    assert len({per_condition.config_hash, per_family.config_hash, shared.config_hash}) == 3
+    # block 5k + severity - 1 (per condition) or k (per family), of 30 images, modulo the 100 test images
+    assert [per_condition.corruptions.first_image(k, s, 100) for k, s in ((0, 1), (0, 2), (1, 1))] == [0, 30, 50]
+    assert [per_family.corruptions.first_image(k, s, 100) for k, s in ((0, 1), (0, 5), (4, 1))] == [0, 0, 20]
+    assert {shared.corruptions.first_image(k, 3, 100) for k in range(5)} == {0}
+    assert per_condition.corruptions.images_per_condition(20) == 20  # never more than the test split
