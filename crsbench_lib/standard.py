@@ -6,7 +6,7 @@ that enter ``L``, the ECE binning, and the reference panel (names and
 *normalised* profiles). It is a YAML file::
 
     format: crs-standard/1
-    version: crs-default-v3
+    version: crs-default-v4
     created: '2026-11-30T05:00:00Z'
     description: ...
     arm: frozen                       # arm the panel was frozen from
@@ -56,7 +56,7 @@ HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": Fals
 FORMAT = "crs-standard/1"
 WEIGHT_KEYS: tuple[str, ...] = ("dominance", "balance", "floor")
 TEMPLATE_FILENAME = "crs-template.yaml"
-DEFAULT_FILENAME = "crs-default-v3.yaml"
+DEFAULT_FILENAME = "crs-default-v4.yaml"
 # Weights must sum to one up to float rounding of the decimal values in the file.
 WEIGHT_SUM_TOLERANCE = 1e-9
 # Fields that describe a standard but do not change any score: left out of the hash.
@@ -392,7 +392,7 @@ def load_template() -> ReferenceStandard:
 
 
 def default_standard_path() -> Path:
-    """The shipped default standard, ``standards/crs-default-v3.yaml``.
+    """The shipped default standard, ``standards/crs-default-v4.yaml``.
 
     Raises
     ------

@@ -131,8 +131,8 @@ def test_default_standard_path(monkeypatch, tmp_path, frozen_standard):
     monkeypatch.setenv("CRSBENCH_HOME", str(tmp_path))
     with pytest.raises(ReferenceStandardError, match="no default reference standard.*crsbench freeze"):
         default_standard_path()
-    save_standard(frozen_standard, tmp_path / "standards" / "crs-default-v3.yaml")
-    assert default_standard_path() == tmp_path / "standards" / "crs-default-v3.yaml"
+    save_standard(frozen_standard, tmp_path / "standards" / "crs-default-v4.yaml")
+    assert default_standard_path() == tmp_path / "standards" / "crs-default-v4.yaml"
 
 
 def test_constructor_validates():

@@ -29,7 +29,7 @@ def add_standard_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--standard",
         metavar="FILE",
-        help="reference standard YAML (default: standards/crs-default-v3.yaml)",
+        help="reference standard YAML (default: standards/crs-default-v4.yaml)",
     )
     parser.add_argument("--arm", choices=("frozen", "lora"), default="frozen", help="arm to score (default frozen)")
 

@@ -184,7 +184,7 @@ class Registry:
     Examples
     --------
     >>> with Registry("scores.sqlite", create=True) as reg:          # doctest: +SKIP
-    ...     reg.add(results, "standards/crs-default-v3.yaml")
+    ...     reg.add(results, "standards/crs-default-v4.yaml")
     ...     reg.entries()
     """
 
