@@ -6,7 +6,8 @@ Prints
   folding of ``encoders.torch_encoder.fold_batch_norm`` is what the embeddings use);
 - the time to embed the default cohort with the whole zoo: for each phantom dataset the
   clean train/val/test splits, the site-B test split (cxr), and every corruption family of
-  its domain at severities 1-5 on 500 test images (target: under 6 minutes on two cores).
+  its domain at severities 1-5, each condition on its block of the default profile's
+  layout (125 test images; target: under 6 minutes on two cores).
 
 Usage: ``python benchmarks/bench_embed.py [--threads 2] [--skip-cohort]``.
 The zoo's pretraining time is benchmarks/bench_pretrain.py.
@@ -28,9 +29,8 @@ from crsbench_lib.embeddings.store import EmbeddingStore
 from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
 from crsbench_lib.encoders.torch_encoder import TorchEncoder
 from crsbench_lib.results.schema import SEVERITIES
+from crsbench_lib.runner.config import load_profile
 from crsbench_lib.runner.pretrain import pretrain_zoo
-
-CORRUPTION_IMAGES = 500
 
 
 def _images_per_second(embed: Callable[[np.ndarray], object], images: np.ndarray, repeats: int = 3) -> float:
@@ -80,6 +80,7 @@ def cohort_embedding() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = EmbeddingStore(Path(tmp))
         per_encoder: dict[str, float] = {}
+        layout = load_profile("default", check_files=False).corruptions
         n_images = 0
         t_all = time.perf_counter()
         for name in DEFAULT_ZOO:
@@ -90,11 +91,14 @@ def cohort_embedding() -> None:
                     n_images += len(store.embed(enc, ds, split))
                 if ds.shift_site:
                     n_images += len(store.embed(enc, ds, "test", site=ds.shift_site))
-                for family in corruption_families(ds.domain):
+                n_test = len(ds.split("test"))
+                for position, family in enumerate(corruption_families(ds.domain)):
                     for severity in SEVERITIES:
-                        n_images += len(
-                            store.embed(enc, ds, "test", corruption=family, severity=severity, n_images=CORRUPTION_IMAGES)
-                        )
+                        n_images += len(store.embed(
+                            enc, ds, "test", corruption=family, severity=severity,
+                            n_images=layout.images_per_condition(n_test),
+                            first_image=layout.first_image(position, severity, n_test),
+                        ))
             per_encoder[name] = time.perf_counter() - t
             print(f"{name:<24} {per_encoder[name]:>7.1f} s", flush=True)
         total = time.perf_counter() - t_all

@@ -22,10 +22,10 @@ probability for binary tasks, one per class or label otherwise).
 
 Size (zstd-compressed Parquet): about 25 bytes per (condition, image), measured
 on the quick profile (4.2 MB for its 48 cells, 166,400 image-predictions). The
-default profile holds about 6.3 million (per cell about 31,700: eight clean,
-calibrated and label-fraction conditions on 1,000 test images, 45-50 corruption
-conditions on 500, site B on 1,000; 135 frozen and 63 LoRA cells), so about
-160 MB; the run manifest records the measured size (``predictions_bytes``).
+default profile holds about 6.5 million (per cell about 24,000: eight clean,
+calibrated and label-fraction conditions on 2,000 test images, 55-60 corruption
+conditions on 125 each, site B on 2,000 for cxr; 180 frozen and 90 LoRA
+cells); its run measured 161 MB (the run manifest records ``predictions_bytes``).
 """
 
 from __future__ import annotations
@@ -261,7 +261,8 @@ class DatasetPredictions:
     corrupted_images : numpy.ndarray
         int32 ``(C, M)``: per corruption condition, the test images it corrupted
         (sorted; the same for every encoder and seed). Every condition has ``M``
-        images; under the per-family layout each family has its own block.
+        images: its own block under the per-condition layout, its family's under
+        the per-family one, the first ``M`` under the shared one.
     corrupted_proba : numpy.ndarray
         float32 ``(E, S, C, M, W)``.
     shift_labels : numpy.ndarray or None

@@ -12,8 +12,8 @@ key and duplicate detection is exact:
 * ``calibration`` is ``"none"`` except in the post-hoc calibration ablation.
 * ``standard_version`` is ``""`` until a table is scored against a standard.
 * ``auroc_reference`` is NaN outside ``corruption`` rows. On a corruption row it
-  is the clean AUROC on the very test images that were corrupted (a cell may
-  corrupt only the first ``n`` test images), so that the robustness loss
+  is the clean AUROC on the very test images that were corrupted (each
+  condition corrupts its own block of test images, ``corruptions.layout``), so that the robustness loss
   compares like with like instead of adding the sampling noise of two test sets.
   ``ece_reference`` is its calibration twin: the clean ECE on those same images.
 * ``ece_floor`` is the expected ECE of a perfectly calibrated predictor with the

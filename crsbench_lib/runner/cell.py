@@ -276,10 +276,10 @@ def corruption_blocks(
 
     Each condition's block starts where
     :meth:`~crsbench_lib.runner.config.CorruptionSpec.first_image` puts it, from
-    the family's position in its domain's catalogue (a family outside the
-    catalogue, or a domain without one, counts from its position in
-    ``families``), and holds ``corruptions.n_images`` consecutive test images
-    (:func:`~crsbench_lib.embeddings.store.image_block`).
+    the family's position in its domain's catalogue, and holds
+    ``corruptions.n_images`` consecutive test images
+    (:func:`~crsbench_lib.embeddings.store.image_block`). ``families`` come from
+    :func:`resolve_families`, so each is in the catalogue.
 
     Returns
     -------
@@ -290,16 +290,15 @@ def corruption_blocks(
     from crsbench_lib.cohort import corruption_families
     from crsbench_lib.embeddings.store import image_block
 
-    try:
-        catalogue = list(corruption_families(dataset.domain))
-    except CRSBenchError:
-        catalogue = []
+    if not families:
+        return {}
+    catalogue = list(corruption_families(dataset.domain))
     n_test = len(dataset.split("test"))
     spec = profile.corruptions
     n = spec.images_per_condition(n_test)
     blocks = {}
-    for k, family in enumerate(families):
-        position = catalogue.index(family) if family in catalogue else k
+    for family in families:
+        position = catalogue.index(family)
         for severity in spec.severities:
             blocks[(family, severity)] = image_block(n_test, n, spec.first_image(position, severity, n_test))
     return blocks

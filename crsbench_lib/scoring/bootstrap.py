@@ -752,8 +752,9 @@ def _seed_axes(
     losses = []
     if data.corruptions:
         # Each condition's loss pairs it with the clean AUROC of its own images in the
-        # same draw; conditions on the same image block (a family's severities) share
-        # that reference and are scored together.
+        # same draw; conditions on the same image block (under the per-family layout a
+        # family's severities, under the per-condition one every 16th condition of a
+        # 2,000-image split) share that reference and are scored together.
         n_c = len(data.corruptions)
         loss = np.empty((items, n_c, n_draws))
         blocks: dict[bytes, list[int]] = {}
