@@ -1300,6 +1300,81 @@ def describe_world_checks(checks: "object", digits: int = 3) -> str:
     return " ".join(sentences)
 
 
+def _signed(value: float, digits: int) -> str:
+    text = _fmt(value, digits)
+    return text if text.startswith("-") or float(text) == 0 else "+" + text
+
+
+def _and_list(items: Sequence[str], conjunction: str = "and") -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def describe_class_margins(margins: "pd.DataFrame", min_margin: float, digits: int = 3) -> str:
+    """Which classes carry the best broad encoder's margin over the baselines, and which hold it back.
+
+    Parameters
+    ----------
+    margins : pandas.DataFrame
+        :func:`crsbench_lib.report.world.class_margins` output.
+    min_margin : float
+        The world's rule (:data:`crsbench_lib.report.world.MIN_MARGIN`).
+    digits : int
+
+    Returns
+    -------
+    str
+        Per dataset, one sentence on the classes where the margin over the
+        better baseline reaches ``min_margin`` and those where it does not;
+        where the dataset's rule fails (the mean over classes of the margin
+        over either baseline is under ``min_margin``, as in
+        :func:`~crsbench_lib.report.world.world_checks`) and an in-task
+        reference is present, one sentence on whether the reference, taught
+        the labels, clears the rule on the classes that fall short. Empty for
+        an empty table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [("cxr", "heart", "b", 0.85, 0.71, 0.72, 0.13, "ref", 0.81),
+    ...         ("cxr", "nodule", "b", 0.60, 0.57, 0.56, 0.03, "ref", 0.65)]
+    >>> describe_class_margins(pd.DataFrame(rows, columns=["dataset", "class", "best_broad", "broad", "pixels", "pca",
+    ...                                                    "margin", "reference", "reference_auroc"]), 0.10)
+    'On cxr the best broad encoder (b) beats the better of the pixel and PCA probes by at least 0.10 on heart (+0.130) but not on nodule (+0.030). The in-task reference (ref), pretrained on these labels, beats the better probe by +0.080 on nodule: short of 0.10 as well, so what holds the broad encoder back is hard for the backbones of this zoo, at its pretraining budget, even when they are taught it.'
+    """
+    sentences = []
+    for dataset, rows in margins.groupby("dataset", sort=True):
+        clear = rows[rows["margin"] >= min_margin]
+        short = rows[~(rows["margin"] >= min_margin)]
+        def listed(part: "pd.DataFrame", conjunction: str = "and") -> str:
+            return _and_list([f"{c} ({_signed(m, digits)})" for c, m in zip(part["class"], part["margin"])], conjunction)
+
+        head = (f"On {dataset} the best broad encoder ({rows['best_broad'].iloc[0]}) beats the better of the pixel "
+                f"and PCA probes by at least {min_margin:.2f}")
+        if short.empty:
+            sentences.append(f"{head} on every class: {listed(clear)}.")
+            continue
+        if clear.empty:
+            sentences.append(f"{head} on no class: {listed(short)}.")
+        else:
+            sentences.append(f"{head} on {listed(clear)} but not on {listed(short, 'or')}.")
+        # The dataset's rule is on the macro-AUROC over each baseline, i.e. the mean of the per-class margins.
+        macro = [float((rows["broad"] - rows[b]).mean()) for b in ("pixels", "pca") if rows[b].notna().all()]
+        if not rows["reference"].iloc[0] or not macro or min(macro) >= min_margin:
+            continue
+        baseline = short[["pixels", "pca"]].max(axis=1)
+        reference_margin = float((short["reference_auroc"] - baseline).mean())
+        where = short["class"].iloc[0] if len(short) == 1 else "these classes on average"
+        taught = (f"The in-task reference ({rows['reference'].iloc[0]}), pretrained on these labels, beats the better probe by "
+                  f"{_signed(reference_margin, digits)} on {where}")
+        if reference_margin >= min_margin:
+            sentences.append(f"{taught}: the backbones of this zoo learn them when taught them, and the broad "
+                             "recipes do not teach them.")
+        else:
+            sentences.append(f"{taught}: short of {min_margin:.2f} as well, so what holds the broad encoder back is "
+                             "hard for the backbones of this zoo, at its pretraining budget, even when they are taught it.")
+    return " ".join(sentences)
+
+
 def describe_measurement_budget(floor: "object", cost: "object", digits: int = 3) -> str:
     """What the test sizes let the calibration axis measure, and what the run cost.
 

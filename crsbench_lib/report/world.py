@@ -23,14 +23,16 @@ not on any agreement between AUROC and CRS.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from crsbench_lib.results.io import MANIFEST_FILE
+from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.results.select import clean_rows, same_fraction
+from crsbench_lib.scoring.bootstrap import class_auroc
 
 #: Minimum clean macro-AUROC margin of the best broad encoder over the pixel and PCA probes.
 MIN_MARGIN = 0.10
@@ -45,6 +47,8 @@ MIN_NEURAL = 10
 MIN_LORA_RUNS = 90
 #: Families of the broad, augmented foundation-like encoders (encoders/recipes.py FAMILIES keys).
 BROAD_FAMILIES: frozenset[str] = frozenset({"broad_ssl", "broad_multitask"})
+#: Family of the reference pretrained on the evaluation tasks' own labels.
+REFERENCE_FAMILY = "intask"
 #: Families that are not neural networks.
 CLASSICAL_FAMILIES: frozenset[str] = frozenset({"classical"})
 
@@ -145,6 +149,102 @@ def world_checks(
     # An object column keeps each value's type (a float column would turn 108 runs into 108.0).
     frame["value"] = pd.Series([row["value"] for row in rows], index=frame.index, dtype=object)
     return frame
+
+
+#: Columns of :func:`class_margins`.
+CLASS_MARGIN_COLUMNS: tuple[str, ...] = (
+    "dataset", "class", "best_broad", "broad", "pixels", "pca", "margin", "reference", "reference_auroc",
+)
+
+
+def _class_label(names: Sequence[str] | None, task: str, k: int, width: int) -> str:
+    if names is not None and task == "binary" and len(names) == 2:
+        return str(names[1])  # binary predictions keep the positive class only
+    if names is not None and len(names) == width:
+        return str(names[k])
+    return f"{'label' if task == 'multilabel' else 'class'} {k}"
+
+
+def class_margins(
+    arrays: Mapping[str, DatasetPredictions],
+    families: Mapping[str, str],
+    pixel: str = "pixels",
+    pca: str = "pca",
+    class_names: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
+    """Where the margin of :func:`world_checks` comes from: clean AUROC per class (label).
+
+    The macro-AUROC is the mean of the per-class AUROCs, so the margin of the
+    best broad encoder over a baseline is the mean of its per-class margins:
+    this table shows which classes carry it and which hold it back, beside the
+    in-task reference (family :data:`REFERENCE_FAMILY`, pretrained on the
+    evaluation labels), which shows how much of a class this zoo's backbones
+    can learn when they are taught it.
+
+    AUROCs are means over seeds of the stored clean, uncalibrated test
+    predictions at 100 % labels (frozen arm's arrays, as the results table's).
+
+    Parameters
+    ----------
+    arrays : mapping of str to DatasetPredictions
+        :func:`crsbench_lib.report.context.prediction_arrays` output.
+    families : mapping of str to str
+        Study family of each encoder (see :func:`world_checks`).
+    pixel, pca : str
+        Names of the pixel-probe and PCA-probe encoders.
+    class_names : mapping of str to sequence of str, optional
+        Class (label) names per dataset; ``"class k"`` (``"label k"``) otherwise.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset and class, columns :data:`CLASS_MARGIN_COLUMNS`:
+        the best broad encoder by clean macro-AUROC (``best_broad``) and its
+        AUROC on the class (``broad``), the baselines' (NaN if absent),
+        ``margin`` (broad minus the better baseline on that class), the
+        reference's name and AUROC (empty and NaN without one). Datasets
+        without a broad encoder are left out.
+
+    Examples
+    --------
+    >>> from crsbench_lib.encoders.cards import zoo_families
+    >>> from crsbench_lib.results.predictions import load_prediction_arrays
+    >>> arrays = load_prediction_arrays("runs/default")  # doctest: +SKIP
+    >>> class_margins(arrays, zoo_families())[["dataset", "class", "margin"]].head(2)  # doctest: +SKIP
+      dataset         class  margin
+    0     cxr  cardiomegaly   0.137
+    1     cxr      effusion   0.050
+    """
+    rows = []
+    for dataset, data in sorted(arrays.items()):
+        encoders = list(data.encoders)
+        e, s, n, w = data.clean.shape
+        per_class = class_auroc(data.clean.reshape(e * s, n, w), data.labels, data.task).reshape(e, s, -1).mean(axis=1)
+        broad = [k for k, name in enumerate(encoders) if families.get(name) in BROAD_FAMILIES]
+        if not broad:
+            continue
+        best = broad[int(np.argmax(per_class[broad].mean(axis=1)))]
+        reference = next((k for k, name in enumerate(encoders) if families.get(name) == REFERENCE_FAMILY), None)
+
+        def auroc_of(name: str | None, k: int) -> float:
+            return float(per_class[encoders.index(name), k]) if name in encoders else float("nan")
+
+        names = None if class_names is None else class_names.get(dataset)
+        for k in range(per_class.shape[1]):
+            baselines = [auroc_of(pixel, k), auroc_of(pca, k)]
+            stronger = max((b for b in baselines if not np.isnan(b)), default=float("nan"))
+            rows.append({
+                "dataset": dataset,
+                "class": _class_label(names, data.task, k, per_class.shape[1]),
+                "best_broad": encoders[best],
+                "broad": float(per_class[best, k]),
+                "pixels": baselines[0],
+                "pca": baselines[1],
+                "margin": float(per_class[best, k]) - stronger,
+                "reference": "" if reference is None else encoders[reference],
+                "reference_auroc": float("nan") if reference is None else float(per_class[reference, k]),
+            })
+    return pd.DataFrame(rows, columns=list(CLASS_MARGIN_COLUMNS))
 
 
 #: Columns of :func:`calibration_floor` and :func:`run_cost`.

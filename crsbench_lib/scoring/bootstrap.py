@@ -636,11 +636,12 @@ def _weighted_auroc(scores: np.ndarray, positive: np.ndarray, weights_t: np.ndar
         return np.where(denominator > 0, numerator2 / np.maximum(denominator, 1), np.nan)
 
 
-def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray) -> np.ndarray:
-    """Macro-AUROC (items, B) of probabilities (items, n, W) under draw multiplicities (B, n).
+def _class_aurocs(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray) -> np.ndarray:
+    """AUROC per class (label) ``(K, items, B)`` of probabilities (items, n, W) under draw multiplicities (B, n).
 
-    Classes (labels) without both outcomes in a draw are skipped, as in
-    :func:`crsbench_lib.evaluation.metrics.macro_auroc`.
+    One-vs-rest per class for multiclass tasks, per label for multi-label
+    ones, the positive class for binary ones (``K = 1``); NaN where a draw has
+    a single outcome.
     """
     items, n, width = proba.shape
     if task == "binary":
@@ -653,9 +654,55 @@ def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.n
     weights_t = np.ascontiguousarray(weights.T, dtype=np.int32)  # images as rows: one row per kernel step
     for k, (scores, positive) in enumerate(targets):
         per_class[k] = _weighted_auroc(scores.astype(np.float64), positive, weights_t)
+    return per_class
+
+
+def _macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray) -> np.ndarray:
+    """Macro-AUROC (items, B) of probabilities (items, n, W) under draw multiplicities (B, n).
+
+    Classes (labels) without both outcomes in a draw are skipped, as in
+    :func:`crsbench_lib.evaluation.metrics.macro_auroc`.
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a draw with no class defined stays NaN
-        return np.nanmean(per_class, axis=0)
+        return np.nanmean(_class_aurocs(proba, labels, task, weights), axis=0)
+
+
+def class_auroc(proba: np.ndarray, labels: np.ndarray, task: str) -> np.ndarray:
+    """AUROC of each class (label) of each item's predictions on the same test images.
+
+    The Mann-Whitney statistic ``AUROC_k = P(s_k(pos) > s_k(neg)) + P(tie) / 2``
+    of class ``k``'s scores against its one-vs-rest outcomes (Hanley and McNeil
+    1982), the terms whose mean is the macro-AUROC of
+    :func:`crsbench_lib.evaluation.metrics.macro_auroc`; computed by the
+    bootstrap's kernel with every image counted once.
+
+    Parameters
+    ----------
+    proba : numpy.ndarray
+        ``(items, n, W)`` probabilities, in the stored format of
+        :class:`~crsbench_lib.results.predictions.DatasetPredictions` (``W = 1``,
+        the positive class, for binary tasks).
+    labels : numpy.ndarray
+        ``(n,)`` class indices, or ``(n, L)`` 0/1 for multi-label tasks.
+    task : {"binary", "multiclass", "multilabel"}
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(items, K)`` float64; NaN for a class with a single outcome.
+
+    Examples
+    --------
+    >>> proba = np.array([[[0.9, 0.1], [0.2, 0.8], [0.6, 0.4]]])
+    >>> class_auroc(proba, np.array([0, 1, 1]), "multiclass").round(3).tolist()
+    [[1.0, 1.0]]
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    if proba.ndim != 3 or proba.shape[1] != len(labels):
+        raise SchemaError(f"class_auroc: expected probabilities (items, {len(labels)}, W), got {proba.shape}")
+    ones = np.ones((1, proba.shape[1]), dtype=np.int32)
+    return _class_aurocs(proba, np.asarray(labels), task, ones)[:, :, 0].T
 
 
 def _weighted_ece(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray, n_bins: int) -> np.ndarray:

@@ -560,3 +560,44 @@ def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
                                                               "crs_basic_low": 0.5, "crs_basic_high": 0.5,
                                                               "point_inside": True}]))
     assert "largest against its standard error" in inside
+
+
+def _class_rows(rows):
+    import pandas as pd
+
+    columns = ["dataset", "class", "best_broad", "broad", "pixels", "pca", "margin", "reference", "reference_auroc"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["margin"] = frame["broad"] - frame[["pixels", "pca"]].max(axis=1)
+    return frame
+
+
+def test_class_margins_say_which_classes_fall_short_and_what_the_reference_shows():
+    from crsbench_lib.report.interpret import describe_class_margins
+
+    short = _class_rows([("cxr", "heart", "b", 0.85, 0.70, 0.71, 0, "ref", 0.90),
+                         ("cxr", "nodule", "b", 0.60, 0.57, 0.55, 0, "ref", 0.62),
+                         ("cxr", "effusion", "b", 0.66, 0.60, 0.61, 0, "ref", 0.64)])
+    text = describe_class_margins(short, 0.10)
+    assert "at least 0.10 on heart (+0.140) but not on nodule (+0.030) or effusion (+0.050)." in text
+    # the reference's mean margin over the classes that fall short: (0.05 + 0.03) / 2
+    assert "beats the better probe by +0.040 on these classes on average: short of 0.10 as well" in text
+    taught = short.assign(reference_auroc=[0.9, 0.75, 0.74])
+    assert "+0.155 on these classes on average: the backbones of this zoo learn them" in describe_class_margins(taught, 0.10)
+    # No reference: nothing said about one.
+    assert "reference" not in describe_class_margins(short.assign(reference="", reference_auroc=float("nan")), 0.10)
+
+
+def test_class_margins_say_nothing_of_the_reference_where_the_rule_holds():
+    from crsbench_lib.report.interpret import describe_class_margins
+
+    rows = _class_rows([("derm", "a", "b", 0.90, 0.70, 0.70, 0, "ref", 0.9),
+                        ("derm", "b", "b", 0.75, 0.70, 0.68, 0, "ref", 0.8),
+                        ("fundus", "g0", "b", 0.9, 0.7, 0.6, 0, "ref", 0.9)])
+    text = describe_class_margins(rows, 0.10)
+    assert text == ("On derm the best broad encoder (b) beats the better of the pixel and PCA probes by at least 0.10 "
+                    "on a (+0.200) but not on b (+0.050). On fundus the best broad encoder (b) beats the better of "
+                    "the pixel and PCA probes by at least 0.10 on every class: g0 (+0.200).")
+    lost = rows.assign(broad=[0.6, 0.6, 0.6])
+    lost["margin"] = lost["broad"] - lost[["pixels", "pca"]].max(axis=1)
+    assert "on no class: a (-0.100) and b (-0.100)." in describe_class_margins(lost, 0.10)
+    assert describe_class_margins(rows.iloc[:0], 0.10) == ""

@@ -111,3 +111,49 @@ def test_a_failing_count_reads_as_an_integer() -> None:
 
     text = describe_world_checks(world_checks(_table(broad=0.8), FAMILIES))
     assert "The check 'LoRA runs' fails: 0 against the rule" in text
+
+
+# ---------------------------------------------------------------- per-class margins
+
+def _margin_predictions():
+    from crsbench_lib.results.predictions import dataset_arrays
+    from tests.scoring.test_bootstrap_two_level import synthetic_predictions
+
+    predictions = synthetic_predictions(n=60, n_corrupt=20)
+    return predictions, dataset_arrays(predictions)
+
+
+# synthetic_predictions' encoders grow stronger from alpha to delta.
+MARGIN_FAMILIES = {"alpha": "classical", "beta": "classical", "gamma": "broad_ssl", "delta": "broad_multitask"}
+
+
+def test_class_margins_average_to_the_macro_margins_of_the_world_checks():
+    from crsbench_lib.evaluation.cell import rows_from_predictions
+    from crsbench_lib.report.world import class_margins
+
+    predictions, arrays = _margin_predictions()
+    margins = class_margins(arrays, MARGIN_FAMILIES, pixel="alpha", pca="beta")
+    checks = world_checks(rows_from_predictions(predictions), MARGIN_FAMILIES, pixel="alpha", pca="beta")
+    assert set(margins["dataset"]) == {"derm", "cxr"} and set(margins["best_broad"]) == {"delta"}
+    for dataset, rows in margins.groupby("dataset"):
+        assert len(rows) == {"derm": 3, "cxr": 2}[dataset]
+        for baseline, column in (("alpha", "pixels"), ("beta", "pca")):
+            macro = checks.loc[(checks["check"] == "margin over " + baseline) & (checks["dataset"] == dataset), "value"]
+            assert (rows["broad"] - rows[column]).mean() == pytest.approx(float(macro.iloc[0]), abs=1e-12)
+        assert (rows["margin"] == rows["broad"] - rows[["pixels", "pca"]].max(axis=1)).all()
+    assert (margins["reference"] == "").all() and margins["reference_auroc"].isna().all()
+
+
+def test_class_margins_name_classes_and_the_reference():
+    from crsbench_lib.report.world import class_margins
+
+    _, arrays = _margin_predictions()
+    families = {**MARGIN_FAMILIES, "delta": "intask"}
+    margins = class_margins(arrays, families, pixel="alpha", pca="beta", class_names={"cxr": ("heart", "nodule")})
+    assert set(margins["best_broad"]) == {"gamma"}  # the reference is not a broad encoder
+    assert (margins["reference"] == "delta").all() and (margins["reference_auroc"] > margins["broad"]).all()
+    assert margins.loc[margins["dataset"] == "cxr", "class"].tolist() == ["heart", "nodule"]
+    assert margins.loc[margins["dataset"] == "derm", "class"].tolist() == ["class 0", "class 1", "class 2"]
+    # Without a broad encoder there is nothing to explain; without a baseline its column is NaN.
+    assert class_margins(arrays, {}, pixel="alpha", pca="beta").empty
+    assert class_margins(arrays, MARGIN_FAMILIES, pixel="alpha", pca="nope")["pca"].isna().all()

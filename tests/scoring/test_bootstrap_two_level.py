@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from crsbench_lib.errors import SchemaError
 from crsbench_lib.evaluation.cell import rows_from_predictions
 from crsbench_lib.evaluation.metrics import binary_auroc, expected_calibration_error
 from crsbench_lib.results.predictions import ConditionPredictions, dataset_arrays
@@ -315,3 +316,24 @@ def test_bootstrap_equals_the_reference_kernel_path(predictions, point_profiles,
     np.testing.assert_allclose(fast.profile_draws, slow.profile_draws, rtol=0, atol=1e-12)
     np.testing.assert_allclose(fast.crs_draws, slow.crs_draws, rtol=0, atol=1e-12)
     pd.testing.assert_frame_equal(fast.summary, slow.summary, check_exact=False, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
+def test_class_auroc_is_the_per_class_auroc_of_the_metric(task):
+    from crsbench_lib.evaluation.metrics import macro_auroc
+    from crsbench_lib.scoring.bootstrap import class_auroc
+
+    rng = np.random.default_rng(3)
+    n, k = 50, 3
+    labels = {"binary": rng.integers(0, 2, n), "multiclass": rng.integers(0, k, n),
+              "multilabel": (rng.random((n, k)) < 0.4).astype(np.uint8)}[task]
+    as_proba = "multiclass" if task == "binary" else task  # binary: two-column probabilities
+    items = [_proba(rng, labels, as_proba, 2 if task == "binary" else k, strength) for strength in (0.5, 2.0)]
+    items[0][:10] = items[0][0]  # ties count one half
+    stored = np.stack([p[:, 1:] if task == "binary" else p for p in items])
+    got = class_auroc(stored, labels, task)
+    for item, p in enumerate(items):
+        expected = macro_auroc(labels, p[:, 1] if task == "binary" else p, task).per_class
+        np.testing.assert_allclose(got[item], expected, rtol=0, atol=1e-12)
+    with pytest.raises(SchemaError, match="expected probabilities"):
+        class_auroc(stored[0], labels, task)
