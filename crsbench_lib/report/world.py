@@ -32,6 +32,7 @@ import pandas as pd
 from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.results.select import clean_rows, same_fraction
+from crsbench_lib.report.summaries import REFERENCE_FAMILIES
 from crsbench_lib.scoring.bootstrap import class_auroc
 
 #: Minimum clean macro-AUROC margin of the best broad encoder over the pixel and PCA probes.
@@ -47,8 +48,6 @@ MIN_NEURAL = 10
 MIN_LORA_RUNS = 90
 #: Families of the broad, augmented foundation-like encoders (encoders/recipes.py FAMILIES keys).
 BROAD_FAMILIES: frozenset[str] = frozenset({"broad_ssl", "broad_multitask"})
-#: Family of the reference pretrained on the evaluation tasks' own labels.
-REFERENCE_FAMILY = "intask"
 #: Families that are not neural networks.
 CLASSICAL_FAMILIES: frozenset[str] = frozenset({"classical"})
 
@@ -177,7 +176,8 @@ def class_margins(
     The macro-AUROC is the mean of the per-class AUROCs, so the margin of the
     best broad encoder over a baseline is the mean of its per-class margins:
     this table shows which classes carry it and which hold it back, beside the
-    in-task reference (family :data:`REFERENCE_FAMILY`, pretrained on the
+    in-task reference (a family of
+    :data:`crsbench_lib.report.summaries.REFERENCE_FAMILIES`, pretrained on the
     evaluation labels), which shows how much of a class this zoo's backbones
     can learn when they are taught it.
 
@@ -224,7 +224,7 @@ def class_margins(
         if not broad:
             continue
         best = broad[int(np.argmax(per_class[broad].mean(axis=1)))]
-        reference = next((k for k, name in enumerate(encoders) if families.get(name) == REFERENCE_FAMILY), None)
+        reference = next((k for k, name in enumerate(encoders) if families.get(name) in REFERENCE_FAMILIES), None)
 
         def auroc_of(name: str | None, k: int) -> float:
             return float(per_class[encoders.index(name), k]) if name in encoders else float("nan")
@@ -320,10 +320,55 @@ def run_cost(run_dir: str | Path) -> pd.DataFrame:
     })[list(COST_COLUMNS)]
 
 
+#: Columns of :func:`adapter_training`.
+ADAPTER_COLUMNS: tuple[str, ...] = (
+    "encoder", "dataset", "seed", "label_fraction", "epochs_run", "best_epoch", "max_epochs", "best_val_loss",
+)
+
+
+def adapter_training(run_dir: str | Path) -> pd.DataFrame:
+    """How each LoRA adapter of a run trained, from its manifest (empty without reports).
+
+    Every LoRA cell trains one adapter on its whole train split and one per
+    label fraction below 1, each for at most ``max_epochs`` epochs with early
+    stopping on the validation loss. An adapter whose lowest validation loss
+    came at its last allowed epoch (``best_epoch == max_epochs``) was still
+    improving when training stopped; one with ``best_epoch == 0`` never beat
+    the frozen encoder it started from.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per adapter, columns :data:`ADAPTER_COLUMNS`. Cells computed
+        before the runner recorded adapter reports contribute no rows.
+
+    Examples
+    --------
+    >>> adapter_training("/nonexistent").empty
+    True
+    """
+    path = Path(run_dir) / MANIFEST_FILE
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError):
+        cells = []
+    rows = [
+        (c["encoder"], c["dataset"], int(c["seed"]), float(a["label_fraction"]), int(a["epochs_run"]),
+         int(a["best_epoch"]), int(c["lora"]["max_epochs"]), float(a["best_val_loss"]))
+        for c in cells if isinstance(c.get("lora"), dict) and "encoder" in c
+        for a in c["lora"].get("adapters", [])
+    ]
+    return pd.DataFrame(rows, columns=list(ADAPTER_COLUMNS))
+
+
 __all__ = [
+    "ADAPTER_COLUMNS",
+    "CLASS_MARGIN_COLUMNS",
     "COST_COLUMNS",
     "FLOOR_COLUMNS",
+    "adapter_training",
     "calibration_floor",
+    "class_margins",
     "run_cost",
     "BROAD_FAMILIES",
     "CHECK_COLUMNS",

@@ -473,14 +473,16 @@ class RealBackend:
                 embeddings = cell_embeddings(store, encoder, dataset, profile, families, seed=cell.seed)
                 yield (cell, *evaluate(profile, dataset, embeddings, cell))
             return
-        from crsbench_lib.runner.lora import adapt_encoder, fraction_embeddings
+        from crsbench_lib.runner.lora import adapt_encoder, adaptation_facts, fraction_embeddings
 
         images = ConditionImages(dataset, profile, families)
         for cell in cells:
             adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
             embeddings = images.embeddings(adapted, profile.embedding.batch_size, seed=cell.seed)
-            embeddings.fraction_features = fraction_embeddings(
+            embeddings.fraction_features, reports = fraction_embeddings(
                 encoder, dataset, profile.lora, cell.seed, profile.label_fractions,
                 profile.probe.val_fraction_policy, profile.embedding.batch_size,
             )
-            yield (cell, *evaluate(profile, dataset, embeddings, cell))
+            # How each adapter trained goes to the manifest (not the results table).
+            facts = {"lora": adaptation_facts(adapted.report, reports, profile.lora.epochs)}
+            yield (cell, *evaluate(profile, dataset, embeddings, cell), facts)

@@ -45,8 +45,10 @@ class CellBackend(Protocol):
     ``prepare`` runs once in the parent before any cell (it may raise
     :class:`~crsbench_lib.errors.CRSBenchError` for bad input); ``compute`` runs
     in a worker and yields each cell's rows as soon as they exist, as
-    ``(cell, rows)`` or ``(cell, rows, predictions)`` (the per-image predictions
-    the rows were computed from, stored beside them). A backend whose
+    ``(cell, rows)``, ``(cell, rows, predictions)`` (the per-image predictions
+    the rows were computed from, stored beside them) or ``(cell, rows,
+    predictions, facts)`` (a JSON mapping kept in the cell's manifest entry,
+    such as the LoRA arm's adapter reports). A backend whose
     ``produces_predictions`` is true yields the latter, and its cells count as
     finished only when both are stored.
     """
@@ -67,6 +69,8 @@ class CellResult:
     host: str
     pid: int
     predictions: list[Any] | None = None
+    #: JSON facts for the manifest beside the timing (the LoRA arm's adapter reports).
+    facts: Mapping[str, Any] | None = None
 
 
 def set_torch_threads(threads: int) -> None:
@@ -100,8 +104,9 @@ def iter_task(
     for item in backend.compute(profile, prep, task.cells):
         cell, rows = item[0], item[1]
         predictions = item[2] if len(item) > 2 else None
+        facts = item[3] if len(item) > 3 else None
         now = time.perf_counter()
-        yield CellResult(cell, keys[cell], rows, now - start, host, os.getpid(), predictions)
+        yield CellResult(cell, keys[cell], rows, now - start, host, os.getpid(), predictions, facts)
         start = time.perf_counter()
 
 

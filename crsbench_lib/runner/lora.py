@@ -73,7 +73,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,7 +113,13 @@ def target_modules(module: Any) -> list[str]:
 
 @dataclass(frozen=True)
 class LoraReport:
-    """How an adaptation went (for logs and tests)."""
+    """How an adaptation went (stored in the run manifest, see :func:`adaptation_facts`).
+
+    ``best_epoch == epochs_run`` means the validation loss still fell at the
+    last epoch: training stopped at the epoch limit, not by early stopping,
+    while the adapter was still improving. ``best_epoch == 0`` means no epoch
+    beat the frozen start (the adapter is the identity update).
+    """
 
     epochs_run: int
     best_epoch: int
@@ -121,6 +127,40 @@ class LoraReport:
     n_trainable: int
     n_adapted_layers: int
     n_train_labels: int
+
+
+def adaptation_facts(full: LoraReport, fractions: Mapping[float, LoraReport], max_epochs: int) -> dict[str, Any]:
+    """The JSON facts of one LoRA run's adapters, for the run manifest.
+
+    Parameters
+    ----------
+    full : LoraReport
+        The adapter trained on the whole train split.
+    fractions : mapping of float to LoraReport
+        The adapters trained on each label fraction's subset.
+    max_epochs : int
+        The epoch limit (``LoraSpec.epochs``).
+
+    Returns
+    -------
+    dict
+        ``{"max_epochs": int, "adapters": [{"label_fraction", "epochs_run",
+        "best_epoch", "best_val_loss", "n_train_labels"}, ...]}``, the full
+        split's adapter first, then the fractions in descending order.
+
+    Examples
+    --------
+    >>> r = LoraReport(3, 3, 0.51234567, 1000, 8, 2000)
+    >>> adaptation_facts(r, {0.1: LoraReport(3, 1, 0.6, 1000, 8, 200)}, 3)["adapters"][1]["best_epoch"]
+    1
+    """
+    def one(fraction: float, report: LoraReport) -> dict[str, Any]:
+        return {"label_fraction": float(fraction), "epochs_run": int(report.epochs_run),
+                "best_epoch": int(report.best_epoch), "best_val_loss": round(float(report.best_val_loss), 6),
+                "n_train_labels": int(report.n_train_labels)}
+
+    ordered = sorted(fractions.items(), key=lambda item: -item[0])
+    return {"max_epochs": int(max_epochs), "adapters": [one(1.0, full)] + [one(f, r) for f, r in ordered]}
 
 
 class AdaptedEncoder(Encoder):
@@ -469,18 +509,20 @@ def fraction_embeddings(
     label_fractions: Sequence[float],
     val_fraction_policy: str,
     batch_size: int,
-) -> dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+) -> tuple[dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]], dict[float, LoraReport]]:
     """Per label fraction, the embeddings of an encoder adapted on that fraction's subset only.
 
     Returns
     -------
-    dict
+    embeddings : dict
         Fraction -> ``(train subset, validation subset, test)`` float32
         embeddings, the input of ``CellEmbeddings.fraction_features``.
+    reports : dict
+        Fraction -> the :class:`LoraReport` of its adapter.
     """
     from crsbench_lib.embeddings.batch import embed_images
 
-    out = {}
+    out, reports = {}, {}
     test = dataset.split("test").images
     train_images = dataset.split("train", seed=seed).images
     val_images = dataset.split("val", seed=seed).images
@@ -491,4 +533,5 @@ def fraction_embeddings(
             embed_images(adapted, val_images[val_index], batch_size),
             embed_images(adapted, test, batch_size),
         )
-    return out
+        reports[f] = adapted.report
+    return out, reports

@@ -281,11 +281,16 @@ def _cell_entry(store: CellStore, cell: Cell, key: str, reused: bool) -> dict[st
     info = store.info(key)
     return {
         "cell": cell.label,
+        "encoder": cell.encoder,
+        "dataset": cell.dataset,
+        "seed": cell.seed,
+        "arm": cell.arm,
         "key": key,
         "reused": reused,
         "seconds": info.get("seconds"),
         "finished_at": info.get("finished_at"),
         "host": info.get("host"),
+        **({"lora": info["lora"]} if "lora" in info else {}),
     }
 
 
@@ -336,6 +341,7 @@ def _consume(
                     "finished_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "host": result.host,
                     "pid": result.pid,
+                    **dict(result.facts or {}),
                 },
             )
             computed += 1

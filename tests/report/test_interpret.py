@@ -601,3 +601,33 @@ def test_class_margins_say_nothing_of_the_reference_where_the_rule_holds():
     lost["margin"] = lost["broad"] - lost[["pixels", "pca"]].max(axis=1)
     assert "on no class: a (-0.100) and b (-0.100)." in describe_class_margins(lost, 0.10)
     assert describe_class_margins(rows.iloc[:0], 0.10) == ""
+
+
+def _adapters(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=["encoder", "dataset", "seed", "label_fraction", "epochs_run", "best_epoch",
+                                       "max_epochs", "best_val_loss"])
+
+
+def test_adapter_training_counts_adapters_still_improving_and_unmoved():
+    from crsbench_lib.report.interpret import describe_adapter_training
+
+    rows = [("a", "derm", s, f, 3, best, 3, 0.5) for s in (0, 1) for f, best in ((1.0, 3), (0.5, 3), (0.1, 0))]
+    rows += [("b", "derm", 0, 1.0, 3, 2, 3, 0.4), ("b", "derm", 0, 0.5, 3, 3, 3, 0.4), ("b", "derm", 0, 0.1, 1, 0, 3, 0.4)]
+    text = describe_adapter_training(_adapters(rows))
+    assert text == ("Of the 9 adapters of 3 LoRA runs, 5 (56 %) reached their lowest validation loss at the last of "
+                    "their 3 epochs, so training stopped while they were still improving; 3 (33 %) never beat the "
+                    "frozen encoder they started from. Of the 3 trained on all labels, 2 (67 %) were still improving.")
+
+
+def test_adapter_training_without_adapters_at_the_limit_or_without_reports():
+    from crsbench_lib.report.interpret import describe_adapter_training
+
+    early = _adapters([("a", "cxr", 0, 1.0, 4, 2, 5, 0.3), ("a", "cxr", 1, 1.0, 5, 4, 6, 0.3)])
+    assert describe_adapter_training(early) == ("Of the 2 adapters of 2 LoRA runs, every one stopped on its "
+                                                "validation loss before the epoch limit, so longer training would "
+                                                "not have changed them.")
+    mixed = _adapters([("a", "cxr", 0, 1.0, 5, 5, 5, 0.3), ("a", "cxr", 1, 1.0, 6, 6, 6, 0.3)])
+    assert "at their last allowed epoch" in describe_adapter_training(mixed)
+    assert "no adapter reports" in describe_adapter_training(_adapters([]))

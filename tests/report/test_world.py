@@ -157,3 +157,25 @@ def test_class_margins_name_classes_and_the_reference():
     # Without a broad encoder there is nothing to explain; without a baseline its column is NaN.
     assert class_margins(arrays, {}, pixel="alpha", pca="beta").empty
     assert class_margins(arrays, MARGIN_FAMILIES, pixel="alpha", pca="nope")["pca"].isna().all()
+
+
+def test_adapter_training_reads_the_lora_cells_of_the_manifest(tmp_path):
+    import json
+
+    from crsbench_lib.report.world import ADAPTER_COLUMNS, adapter_training
+
+    adapters = [{"label_fraction": 1.0, "epochs_run": 3, "best_epoch": 3, "best_val_loss": 0.5, "n_train_labels": 100},
+                {"label_fraction": 0.1, "epochs_run": 2, "best_epoch": 0, "best_val_loss": 0.7, "n_train_labels": 10}]
+    cells = [
+        {"cell": "m/derm/seed1/lora", "encoder": "m", "dataset": "derm", "seed": 1, "arm": "lora",
+         "lora": {"max_epochs": 3, "adapters": adapters}},
+        {"cell": "m/derm/seed1/frozen", "encoder": "m", "dataset": "derm", "seed": 1, "arm": "frozen"},
+        {"cell": "m/cxr/seed0/lora", "encoder": "m", "dataset": "cxr", "seed": 0, "arm": "lora"},  # an older cell
+    ]
+    (tmp_path / "manifest.json").write_text(json.dumps({"cells": cells}))
+    table = adapter_training(tmp_path)
+    assert list(table.columns) == list(ADAPTER_COLUMNS)
+    assert table[["dataset", "seed", "label_fraction", "best_epoch", "max_epochs"]].values.tolist() == [
+        ["derm", 1, 1.0, 3, 3], ["derm", 1, 0.1, 0, 3]]
+    (tmp_path / "manifest.json").write_text("{not json")
+    assert adapter_training(tmp_path).empty

@@ -46,6 +46,18 @@ def test_manifest_reports_lora_runs_store_size_and_splits(quick_run):
     lora = manifest["lora_runs"]
     assert lora["runs"] == sum(1 for c in manifest["cells"] if c["cell"].endswith("/lora"))
     assert lora["adapters"] == lora["runs"] * lora["adapters_per_run"]
+    # Every LoRA cell records how each of its adapters trained; frozen cells record nothing of the kind.
+    for entry in manifest["cells"]:
+        if not entry["cell"].endswith("/lora"):
+            assert "lora" not in entry
+            continue
+        facts = entry["lora"]
+        assert len(facts["adapters"]) == lora["adapters_per_run"]
+        assert [a["label_fraction"] for a in facts["adapters"]] == sorted(
+            (a["label_fraction"] for a in facts["adapters"]), reverse=True)
+        for adapter in facts["adapters"]:
+            assert 0 <= adapter["best_epoch"] <= adapter["epochs_run"] <= facts["max_epochs"]
+            assert adapter["best_val_loss"] > 0 and adapter["n_train_labels"] > 0
     assert manifest["predictions_bytes"] > 0
     splits = manifest["extra"]["development_splits"]
     assert set(splits) == {"derm", "fundus", "cxr"} and splits["derm"]["0"]["n_calibration"] == 100

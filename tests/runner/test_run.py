@@ -393,3 +393,26 @@ def test_every_cell_runs_on_the_same_torch_threads_whatever_the_jobs(tmp_path: P
     outcome = run_profile(profile, out_dir=tmp_path / "out", jobs=jobs, progress=False, backend=ThreadsBackend())
     assert set(read_results(outcome.results_path)["nll"]) == {float(TORCH_THREADS)}
     torch.set_num_threads(before)
+
+
+@dataclass
+class FactsBackend(FakeBackend):
+    """A fake backend whose LoRA cells also yield manifest facts."""
+
+    def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple]:
+        for cell, rows in super().compute(profile, prep, cells):
+            facts = {"lora": {"max_epochs": 3, "adapters": [{"best_epoch": cell.seed + 1}]}} if cell.arm == "lora" else None
+            yield (cell, rows, None, facts) if facts else (cell, rows)
+
+
+def test_cell_facts_reach_the_manifest_and_survive_reuse(tmp_path: Path, cache: Path) -> None:
+    profile = profile_from(tmp_path, CONFIG)
+    for attempt in range(2):  # the second run reuses every cell and its stored facts
+        result = run_profile(profile, out_dir=tmp_path / "out", backend=FactsBackend(), progress=False)
+        entries = json.loads(result.manifest_path.read_text())["cells"]
+        lora = [e for e in entries if e["cell"].endswith("/lora")]
+        assert lora and all(e["reused"] is bool(attempt) for e in entries)
+        assert all(e["lora"]["adapters"][0]["best_epoch"] == int(e["cell"].split("/seed")[1].split("/")[0]) + 1
+                   for e in lora)
+        assert not any("lora" in e for e in entries if not e["cell"].endswith("/lora"))
+
