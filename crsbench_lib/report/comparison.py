@@ -11,6 +11,7 @@ three leaders under AUROC and under the CRS side by side.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -54,6 +55,7 @@ def published_comparison(
     random_state: int = 0,
     figures: PublishedFigures = PUBLISHED,
     boot: bootstrap.BootstrapResult | bootstrap.TwoLevelBootstrapResult | None = None,
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Every headline quantity of the study, as reported and as computed on ``results``.
 
@@ -74,7 +76,13 @@ def published_comparison(
         The ranking bootstrap to report, e.g. the two-level bootstrap of the
         run's stored predictions (a chapter computes it once and shows it too);
         ``None`` runs the paired-seed bootstrap of ``results`` with ``n_draws``
-        and ``random_state``.
+        and ``random_state``. A bootstrap passed in should name the same
+        ``references``.
+    references : sequence of str
+        Encoders scored but not candidates (e.g. one pretrained on the
+        evaluation labels): they count in the rank agreement, as every
+        scored encoder does, but never as the leader, in the top 3 or in the
+        top CRS, which the study reports among its candidates.
 
     Returns
     -------
@@ -97,9 +105,13 @@ def published_comparison(
     scores = crs.score_results(results, standard)
     agree = agreement.score_agreement(scores)
     profiles = axes.encoder_profiles(axes.raw_axes(results, label_fractions=standard.label_fractions))
+    references = [str(name) for name in references if str(name) in set(map(str, profiles.index))]
     if boot is None:
-        boot = bootstrap.paired_seed_bootstrap(results, standard, n_draws=n_draws, random_state=random_state)
-    weights = sensitivity.weight_perturbation(profiles, standard, n_draws=n_draws, random_state=random_state)
+        boot = bootstrap.paired_seed_bootstrap(results, standard, n_draws=n_draws, random_state=random_state,
+                                               references=references)
+    weights = sensitivity.weight_perturbation(profiles, standard, n_draws=n_draws, random_state=random_state,
+                                              references=references)
+    candidates = scores[~scores["encoder"].astype(str).isin(references)]
     newcomers = list(profiles["D"].sort_values(ascending=False).index[:NEWCOMERS])
     inserted = insertion.insertion_test(profiles.drop(index=newcomers), profiles.loc[newcomers], standard)
     cal_low, cal_high = calibration_ablation.reduction_range(calibration_ablation.calibration_ablation(results))
@@ -110,6 +122,7 @@ def published_comparison(
         lora_tau = transfer.transfer_summary(
             crs.score_results(results[results["encoder"].isin(lora_encoders)], standard),
             crs.score_results(results, standard, arm="lora"),
+            references=references,
         ).kendall_tau
     rows = [
         ("encoders", figures.n_encoders, agree.n),
@@ -118,8 +131,9 @@ def published_comparison(
         ("reversed pairs", figures.reversed_pairs, agree.reversed_pairs),
         ("pairs", figures.n_pairs, agree.n_pairs),
         ("mean |rank displacement|", figures.mean_abs_displacement, agree.mean_abs_displacement),
-        ("top CRS", max(figures.aggregate_crs_top3.values()), scores.iloc[0]["crs"]),
-        ("P(rank 1) of the leader", max(figures.bootstrap_p_rank1.values()), boot.summary["p_rank1"].max()),
+        ("top CRS", max(figures.aggregate_crs_top3.values()), candidates["crs"].max()),
+        ("P(rank 1) of the leader", max(figures.bootstrap_p_rank1.values()),
+         boot.summary.loc[~boot.summary["encoder"].astype(str).isin(references), "p_rank1"].max()),
         ("weight draws: mean tau", float(np.mean(figures.weight_mean_kendall_range)), weights.mean_tau),
         ("weight draws: top-3 changes", figures.weight_top3_changes, int(weights.top_k_changed.sum())),
         ("insertion: fixed displacement", figures.insertion_fixed_displacement, inserted.max_abs_fixed_displacement),
@@ -139,7 +153,9 @@ def _typed(quantity: str, value: object) -> int | float:
     return int(number) if quantity in COUNT_QUANTITIES and number.is_integer() else number
 
 
-def leaders_table(scores: pd.DataFrame, figures: PublishedFigures = PUBLISHED, k: int = LEADERS) -> pd.DataFrame:
+def leaders_table(
+    scores: pd.DataFrame, figures: PublishedFigures = PUBLISHED, k: int = LEADERS, references: Sequence[str] = ()
+) -> pd.DataFrame:
     """The leaders under aggregate AUROC and under CRS, the study's beside this build's, in long form.
 
     Parameters
@@ -150,6 +166,9 @@ def leaders_table(scores: pd.DataFrame, figures: PublishedFigures = PUBLISHED, k
         The study's figures (its top three under each ranking).
     k : int
         How many leaders of this build to list.
+    references : sequence of str
+        Encoders that are not candidates and so never leaders (the study's
+        leaders are all candidates).
 
     Returns
     -------
@@ -162,6 +181,7 @@ def leaders_table(scores: pd.DataFrame, figures: PublishedFigures = PUBLISHED, k
     if missing:
         raise ValueError(f"leaders_table: scores lack column(s) {', '.join(missing)}")
     rows = []
+    scores = scores[~scores["encoder"].astype(str).isin([str(name) for name in references])]
     for ranking, column, study in (("AUROC", "D", figures.aggregate_auroc_top3), ("CRS", "crs", figures.aggregate_crs_top3)):
         ours = scores.sort_values([column, "encoder"], ascending=[False, True]).head(k)
         theirs = [f"{name} {value:.3f}" for name, value in study.items()]

@@ -1203,9 +1203,9 @@ def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: st
     Returns
     -------
     str
-        One sentence per axis: the range of Kendall tau-b over the worst
-        anchors tried, and for which worst anchors the top set differs from the
-        one at the standard's own anchors.
+        One sentence per axis: Kendall tau-b at each worst anchor tried, in
+        the anchor's order, and for which worst anchors the top set differs
+        from the one at the standard's own anchors.
 
     Examples
     --------
@@ -1213,25 +1213,27 @@ def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: st
     >>> rows = [("C", 0.1, False, 0.2, "a, b", True), ("C", 0.2, True, 0.3, "b, c", False)]
     >>> sweep = pd.DataFrame(rows, columns=["axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed"])
     >>> describe_anchor_sweep(sweep)
-    'Worst C anchor from 0.1 to 0.2: AUROC-CRS Kendall τ_b from 0.200 to 0.300; the top set changes at 0.1 (a, b).'
+    "Worst C anchor at 0.1 and 0.2 (the standard's: 0.2): AUROC-CRS Kendall τ_b 0.200 and 0.300 respectively; the top set changes at 0.1 (a, b)."
     """
     if sweep is None:
         return (f"The anchor sweep renormalises the reference panel of {standard_version}, whose raw profiles "
                 "this results table does not hold; run it on the table the standard was frozen from.")
     sentences = []
     for axis, rows in sweep.groupby("axis", sort=False):
-        taus = rows["tau_auroc_crs"].astype(float)
-        low, high = rows["worst"].min(), rows["worst"].max()
+        rows = rows.sort_values("worst")
+        worst = _and_list([f"{w:g}" for w in rows["worst"]])
+        taus = _and_list([_fmt(float(t), digits) for t in rows["tau_auroc_crs"]])
+        default = rows.loc[rows["is_default"].astype(bool), "worst"]
+        own = f" (the standard's: {default.iloc[0]:g})" if len(default) else ""
         changed = rows[rows["top_k_changed"].astype(bool)]
         if changed.empty:
             top = "the top set stays the same at every value"
         else:
             where = "; ".join(f"{w:g} ({names})" for w, names in zip(changed["worst"], changed["top_k"]))
             top = f"the top set changes at {where}"
-        sentences.append(
-            f"Worst {axis} anchor from {low:g} to {high:g}: AUROC-CRS Kendall τ_b from "
-            f"{_fmt(taus.min(), digits)} to {_fmt(taus.max(), digits)}; {top}."
-        )
+        # Value by value, in the order of the anchor: a min-max range would hide which end moves tau.
+        sentences.append(f"Worst {axis} anchor at {worst}{own}: AUROC-CRS Kendall τ_b "
+                         f"{taus}{' respectively' if len(rows) > 1 else ''}; {top}.")
     if not sentences:
         return "No anchor was varied."
     return " ".join(sentences)

@@ -60,16 +60,27 @@ DEFAULT_WORST_SWEEP: dict[str, tuple[float, ...]] = {
 ANCHOR_SWEEP_COLUMNS: tuple[str, ...] = ("axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed")
 
 
-def _top_k_members(scores: np.ndarray, k: int) -> np.ndarray:
-    order = np.argsort(-np.atleast_2d(scores), axis=1, kind="stable")
+def _top_k_members(scores: np.ndarray, k: int, candidate: np.ndarray | None = None) -> np.ndarray:
+    """Boolean membership of the k highest scores per row, among ``candidate`` columns only (all by default)."""
+    scores = np.atleast_2d(np.asarray(scores, dtype=float))
+    if candidate is not None:
+        # A reference is scored but never ranked (bootstrap module docstring): it cannot take a top-k place.
+        scores = np.where(candidate[None, :], scores, -np.inf)
+    order = np.argsort(-scores, axis=1, kind="stable")
     member = np.zeros(order.shape, dtype=bool)
     np.put_along_axis(member, order[:, :k], True, axis=1)
     return member
 
 
+def _candidates(encoders: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """Mask of the encoders that may lead (not a reference); unknown reference names are ignored."""
+    excluded = {str(name) for name in references}
+    return np.array([name not in excluded for name in encoders], dtype=bool)
+
+
 def _check_k(top_k: int, n: int) -> None:
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= n:
-        raise ConfigError(f"parameter 'top_k' must be an integer in 1..{n}, found {top_k!r}")
+        raise ConfigError(f"parameter 'top_k' must be an integer in 1..{n} (the candidates), found {top_k!r}")
 
 
 def _check_draws(n: int, name: str) -> None:
@@ -160,6 +171,7 @@ def weight_perturbation(
     concentration: float = DIRICHLET_CONCENTRATION,
     random_state: int = 0,
     top_k: int = 3,
+    references: Sequence[str] = (),
 ) -> WeightPerturbation:
     """Rescore under Dirichlet-perturbed weights and compare with the default ranking.
 
@@ -175,13 +187,18 @@ def weight_perturbation(
         Dirichlet concentration (see the module docstring).
     random_state : int
     top_k : int
+    references : sequence of str
+        Encoders scored (and counted in the Kendall taus) but never in the
+        top k: references such as an encoder pretrained on the evaluation
+        labels. Their ``p_top_k`` is NaN.
 
     Returns
     -------
     WeightPerturbation
     """
     encoders = [str(e) for e in profiles.index]
-    _check_k(top_k, len(encoders))
+    candidate = _candidates(encoders, references)
+    _check_k(top_k, int(candidate.sum()))
     s, dominated = _fixed_components(profiles, standard)
     components = np.column_stack([dominated.mean(axis=1), balance_scores(s), floor_scores(s)])  # (E, 3)
     w = standard.weight_vector
@@ -190,9 +207,10 @@ def weight_perturbation(
     weights = dirichlet_weights(standard.weight_vector, n_draws, concentration, random_state)
     draws = weights @ components.T  # (B, E)
     taus = kendall_tau_to_reference(default, draws)
-    default_top = _top_k_members(default, top_k)[0]
-    members = _top_k_members(draws, top_k)
+    default_top = _top_k_members(default, top_k, candidate)[0]
+    members = _top_k_members(draws, top_k, candidate)
     changed = (members != default_top[None, :]).any(axis=1)
+    share_in_top = np.where(candidate, members.mean(axis=0), np.nan)
     return WeightPerturbation(
         encoders=tuple(encoders),
         default_crs=default,
@@ -203,7 +221,7 @@ def weight_perturbation(
         default_top_k=_names(default_top, encoders),
         mean_tau=float(np.nanmean(taus)),
         share_top_k_changed=float(changed.mean()),
-        p_top_k=pd.Series(members.mean(axis=0), index=pd.Index(encoders, name="encoder"), name=f"p_top{top_k}"),
+        p_top_k=pd.Series(share_in_top, index=pd.Index(encoders, name="encoder"), name=f"p_top{top_k}"),
         top_k=int(top_k),
         concentration=float(concentration),
     )
@@ -247,6 +265,7 @@ def panel_perturbation(
     subset_size: int | None = None,
     random_state: int = 0,
     top_k: int = 3,
+    references: Sequence[str] = (),
 ) -> PanelPerturbation:
     """Rescore against leave-one-out and random sub-panels of the reference panel.
 
@@ -263,13 +282,16 @@ def panel_perturbation(
         (at most k - 1).
     random_state : int
     top_k : int
+    references : sequence of str
+        Encoders scored but never in the top k (see :func:`weight_perturbation`).
 
     Returns
     -------
     PanelPerturbation
     """
     encoders = [str(e) for e in profiles.index]
-    _check_k(top_k, len(encoders))
+    candidate = _candidates(encoders, references)
+    _check_k(top_k, int(candidate.sum()))
     _check_draws(n_subsets, "n_subsets")
     s, dominated = _fixed_components(profiles, standard)
     k = dominated.shape[1]
@@ -287,11 +309,11 @@ def panel_perturbation(
         return w[0] * share + fixed[None, :]
 
     default = scores(np.ones((1, k), dtype=bool))[0]
-    default_top = _top_k_members(default, top_k)[0]
+    default_top = _top_k_members(default, top_k, candidate)[0]
 
     loo_masks = ~np.eye(k, dtype=bool)
     loo = scores(loo_masks)
-    loo_members = _top_k_members(loo, top_k)
+    loo_members = _top_k_members(loo, top_k, candidate)
     loo_changed = (loo_members != default_top[None, :]).any(axis=1)
     loo_taus = kendall_tau_to_reference(default, loo)
 
@@ -300,7 +322,7 @@ def panel_perturbation(
     masks = np.zeros((int(n_subsets), k), dtype=bool)
     np.put_along_axis(masks, chosen, True, axis=1)
     sub = scores(masks)
-    sub_changed = (_top_k_members(sub, top_k) != default_top[None, :]).any(axis=1)
+    sub_changed = (_top_k_members(sub, top_k, candidate) != default_top[None, :]).any(axis=1)
     sub_taus = kendall_tau_to_reference(default, sub)
 
     table = pd.DataFrame(
@@ -339,6 +361,7 @@ def anchor_sweep(
     standard: ReferenceStandard,
     worst_values: Mapping[str, Sequence[float]] | None = None,
     top_k: int = 3,
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """How the AUROC-CRS agreement and the top-k move as each worst anchor varies.
 
@@ -352,6 +375,9 @@ def anchor_sweep(
     worst_values : mapping of axis to sequence of float, optional
         Worst anchors to try per axis (default :data:`DEFAULT_WORST_SWEEP`).
     top_k : int
+    references : sequence of str
+        Encoders counted in the agreement but never in the top k (see
+        :func:`weight_perturbation`).
 
     Returns
     -------
@@ -382,8 +408,13 @@ def anchor_sweep(
     missing = [n for n in standard.panel_names if n not in profiles.index]
     if missing:
         raise ReferenceStandardError(f"panel member '{missing[0]}' of '{standard.version}' is not among the profiles")
-    _check_k(top_k, len(profiles))
-    default_top = set(_rescored(profiles, standard)["crs"].nlargest(top_k, keep="first").index)
+    candidate = _candidates([str(e) for e in profiles.index], references)
+    _check_k(top_k, int(candidate.sum()))
+
+    def leaders(crs: pd.Series) -> pd.Index:
+        return crs[candidate].nlargest(top_k, keep="first").index
+
+    default_top = set(leaders(_rescored(profiles, standard)["crs"]))
     rows = []
     for axis, values in grid.items():
         if axis not in standard.anchors:
@@ -394,7 +425,7 @@ def anchor_sweep(
                 raise ReferenceStandardError(f"worst anchor {worst} of axis {axis} equals its best anchor")
             varied = replace(standard, anchors={**standard.anchors, axis: (float(worst), best)})
             scores = _rescored(profiles, varied)
-            top = scores["crs"].nlargest(top_k, keep="first").index
+            top = leaders(scores["crs"])
             rows.append({
                 "axis": axis,
                 "worst": float(worst),

@@ -162,6 +162,7 @@ def transfer_summary(
     lora_scores: pd.DataFrame,
     gains: pd.DataFrame | None = None,
     k: int = 3,
+    references: Sequence[str] = (),
 ) -> TransferSummary:
     """Kendall tau, top-k overlap and mean AUROC gain between the two arms.
 
@@ -173,6 +174,9 @@ def transfer_summary(
         Output of :func:`auroc_gain` (per encoder).
     k : int
         Size of the leading set, at least 1.
+    references : sequence of str
+        Encoders counted in tau but never in a leading set (a reference
+        pretrained on the evaluation labels is not a candidate).
 
     Returns
     -------
@@ -182,9 +186,10 @@ def transfer_summary(
         raise ValueError(f"k must be at least 1, got {k}")
     frame = rank_comparison(frozen_scores, lora_scores)
     tau, p_value = stats.kendalltau(frame["crs_frozen"], frame["crs_lora"], variant="b")
-    frozen = pd.Series(frame["crs_frozen"].to_numpy(), index=frame["encoder"])
-    lora = pd.Series(frame["crs_lora"].to_numpy(), index=frame["encoder"])
-    k_eff = min(k, len(frame))
+    candidates = ~frame["encoder"].isin([str(name) for name in references]).to_numpy()
+    frozen = pd.Series(frame["crs_frozen"].to_numpy()[candidates], index=frame["encoder"][candidates])
+    lora = pd.Series(frame["crs_lora"].to_numpy()[candidates], index=frame["encoder"][candidates])
+    k_eff = min(k, len(frozen))
     top_frozen, top_lora = top_k(frozen, k_eff), top_k(lora, k_eff)
     mean_gain = float("nan")
     if gains is not None:

@@ -83,3 +83,19 @@ def test_counts_are_ints_and_the_rest_floats(compared):
         assert isinstance(values.loc[quantity, "study"], int), quantity
         assert isinstance(values.loc[quantity, "this_build"], int), quantity
     assert isinstance(values.loc["top CRS", "this_build"], float)
+
+
+def test_a_reference_is_never_the_leader_of_the_comparison(table, standard, scores):
+    leader = scores.sort_values("crs", ascending=False)["encoder"].iloc[0]
+    out = comparison.published_comparison(table, standard, n_draws=50, random_state=0,
+                                          references=[leader]).set_index("quantity")["this_build"]
+    candidates = scores[scores["encoder"] != leader]
+    assert out["top CRS"] == pytest.approx(candidates["crs"].max())
+    assert out["encoders"] == table["encoder"].nunique()  # still scored and counted in the agreement
+    from crsbench_lib.scoring import bootstrap
+
+    boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=50, random_state=0, references=[leader])
+    assert out["P(rank 1) of the leader"] == pytest.approx(
+        boot.summary.loc[boot.summary["encoder"] != leader, "p_rank1"].max())
+    crs_rows = comparison.leaders_table(scores, references=[leader]).query("ranking == 'CRS'")
+    assert not crs_rows["this_build"].str.startswith(leader + " ").any()

@@ -395,8 +395,12 @@ def test_describe_anchor_sweep_names_ranges_and_changes() -> None:
     ]
     sweep = pd.DataFrame(rows, columns=["axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed"])
     text = describe_anchor_sweep(sweep)
-    assert "Worst D anchor from 0.5 to 0.7: AUROC-CRS Kendall τ_b from 0.400 to 0.600; the top set stays the same" in text
-    assert "Worst R anchor from 0.1 to 0.2" in text and "from -0.100 to 0.400" in text
+    assert ("Worst D anchor at 0.5 and 0.7 (the standard's: 0.5): AUROC-CRS Kendall τ_b 0.400 and 0.600 respectively; "
+            "the top set stays the same") in text
+    # tau falls as the anchor rises here: the sentence pairs each tau with its anchor, not min with max.
+    falling = sweep.assign(tau_auroc_crs=[0.9, 0.3, 0.1, 0.2])
+    assert "at 0.5 and 0.7 (the standard's: 0.5): AUROC-CRS Kendall τ_b 0.900 and 0.300" in describe_anchor_sweep(falling)
+    assert "Worst R anchor at 0.1 and 0.2" in text and "τ_b -0.100 and 0.400" in text
     assert "changes at 0.1 (d, b, c)" in text
     assert describe_anchor_sweep(sweep.iloc[:0]) == "No anchor was varied."
     assert "crs-x-v1" in describe_anchor_sweep(None, standard_version="crs-x-v1")

@@ -106,3 +106,21 @@ def test_anchor_sweep_moves_the_ranking_when_an_axis_is_stretched():
     standard = freeze_profiles(profiles, "demo-v1", created="2026-01-01T00:00:00Z")
     sweep = anchor_sweep(profiles, standard, {"C": (0.1, 0.4)}, top_k=1).set_index("worst")
     assert sweep.at[0.1, "top_k"] != sweep.at[0.4, "top_k"]
+
+
+def test_a_reference_never_takes_a_top_k_place_but_still_counts_in_tau(profiles, frozen_standard):
+    plain = weight_perturbation(profiles, frozen_standard, n_draws=200, random_state=2)
+    leader = plain.default_top_k[0]
+    kept = weight_perturbation(profiles, frozen_standard, n_draws=200, random_state=2, references=[leader])
+    np.testing.assert_array_equal(kept.taus, plain.taus)  # the ranking of every scored encoder is unchanged
+    assert leader not in kept.default_top_k and len(kept.default_top_k) == 3
+    assert np.isnan(kept.p_top_k[leader]) and kept.p_top_k.drop(leader).notna().all()
+    assert kept.default_top_k[:2] == plain.default_top_k[1:]
+    panel = panel_perturbation(profiles, frozen_standard, n_subsets=50, random_state=0, references=[leader])
+    assert leader not in panel.default_top_k and len(panel.default_top_k) == 3
+    sweep = anchor_sweep(profiles, frozen_standard, {"C": (0.1, 0.2)}, references=[leader])
+    plain_sweep = anchor_sweep(profiles, frozen_standard, {"C": (0.1, 0.2)})
+    assert not sweep["top_k"].str.contains(leader).any()
+    np.testing.assert_array_equal(sweep["tau_auroc_crs"], plain_sweep["tau_auroc_crs"])
+    with pytest.raises(ConfigError, match="the candidates"):
+        weight_perturbation(profiles, frozen_standard, n_draws=5, top_k=8, references=[leader])
