@@ -364,20 +364,114 @@ def _number(value: float, digits: int) -> str:
     return str(int(value)) if float(value).is_integer() else _fmt(value, digits)
 
 
-def compare_with_study(ours: float, study: float, name: str, close: float = CLOSE_CORRELATION, digits: int = 3) -> str:
+def compare_with_study(
+    ours: float,
+    study: float,
+    name: str,
+    close: float = CLOSE_CORRELATION,
+    digits: int = 3,
+    interval: tuple[float, float] | None = None,
+    level: float = 0.95,
+) -> str:
     """This build's value beside the study's, with the direction of the difference.
+
+    Parameters
+    ----------
+    ours, study : float
+        This build's value and the study's.
+    name : str
+        What both values are.
+    close : float
+        Values closer than this read "close to".
+    digits : int
+    interval : (float, float), optional
+        An interval of this build's value. When given, the sentence says
+        whether the study's value lies inside it: a point that is "higher"
+        while the study's value lies inside the interval is a difference the
+        data cannot confirm.
+    level : float
+        Coverage of ``interval``.
 
     Examples
     --------
     >>> compare_with_study(0.31, 0.5, "τ_b")
     "This build's τ_b (0.310) is lower than the study's (0.500)."
+    >>> compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
+    "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the data cannot tell the two apart."
     """
     a, b = _finite(ours, "ours"), _finite(study, "study")
     if abs(a - b) < close:
         relation = "close to"
     else:
         relation = "higher than" if a > b else "lower than"
-    return f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})."
+    text = f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})"
+    if interval is None:
+        return text + "."
+    low, high = (_finite(v, "interval") for v in interval)
+    bounds = f"this build's {level * 100:g} % interval [{_number(low, digits)}, {_number(high, digits)}]"
+    if low <= b <= high:
+        joint = ", and" if relation == "close to" else ", but"
+        return f"{text}{joint} the study's value lies inside {bounds}: the data cannot tell the two apart."
+    return f"{text}, and the study's value lies outside {bounds}."
+
+
+def study_in_interval(study: float, interval: tuple[float, float], level: float = 0.95, digits: int = 3) -> str:
+    """Whether the study's value lies inside an interval of this build's, as a sentence.
+
+    For a statistic whose interval belongs to a variant of the study's (e.g.
+    the leave-self-out scoring beside the study's full-panel one), where
+    :func:`compare_with_study` would compare unlike points.
+
+    Examples
+    --------
+    >>> study_in_interval(0.562, (0.556, 0.911))
+    "The study's value (0.562) lies inside this 95 % interval: the data cannot tell the two apart."
+    """
+    b = _finite(study, "study")
+    low, high = (_finite(v, "interval") for v in interval)
+    where = "inside" if low <= b <= high else "outside"
+    tail = ": the data cannot tell the two apart." if where == "inside" else "."
+    return f"The study's value ({_number(b, digits)}) lies {where} this {level * 100:g} % interval{tail}"
+
+
+def describe_robustness_faces(r: float, interval: tuple[float, float], level: float = 0.95, digits: int = 2) -> str:
+    """Do discrimination loss and calibration loss move together across corruption cells? In words.
+
+    ``r**2`` is the share of the between-cell variance of the ECE increase
+    that a linear function of the AUROC loss accounts for; ``1 - r**2`` is
+    calibration damage the AUROC loss does not predict: the part a
+    robustness view built on AUROC alone would miss.
+
+    Parameters
+    ----------
+    r : float
+        Pearson's r across cells.
+    interval : (float, float)
+        An interval of r (e.g. the cluster bootstrap's).
+    level : float
+        Its coverage.
+    digits : int
+
+    Examples
+    --------
+    >>> describe_robustness_faces(0.836, (0.718, 0.909))
+    'r² = 0.70: across cells, the AUROC loss accounts for 70 % of the variance of the ECE increase and leaves 30 % unexplained; the whole 95 % interval of r [0.72, 0.91] lies above 0.7, so on this cohort the two losses largely move together.'
+    """
+    r = _finite(r, "r")
+    low, high = (_finite(v, "interval") for v in interval)
+    explained = r * r
+    bound = CORRELATION_SIZES[-1][0]  # where "strong" becomes "very strong"
+    bounds = f"[{_fmt(low, digits)}, {_fmt(high, digits)}]"
+    if low >= bound:
+        verdict = f"the whole {level * 100:g} % interval of r {bounds} lies above {bound:g}, so on this cohort the two losses largely move together"
+    elif high < bound:
+        verdict = (f"the whole {level * 100:g} % interval of r {bounds} lies below {bound:g}, so on this cohort they are "
+                   "at most partly aligned, and a calibration view adds what the AUROC loss does not show")
+    else:
+        verdict = (f"the {level * 100:g} % interval of r {bounds} straddles {bound:g}, so these cells do not pin down "
+                   "how closely the two move together")
+    return (f"r² = {_fmt(explained, digits)}: across cells, the AUROC loss accounts for {_percent(explained)} of the "
+            f"variance of the ECE increase and leaves {_percent(1 - explained)} unexplained; {verdict}.")
 
 
 def describe_agreement(

@@ -635,3 +635,25 @@ def test_adapter_training_without_adapters_at_the_limit_or_without_reports():
     mixed = _adapters([("a", "cxr", 0, 1.0, 5, 5, 5, 0.3), ("a", "cxr", 1, 1.0, 6, 6, 6, 0.3)])
     assert "at their last allowed epoch" in describe_adapter_training(mixed)
     assert "no adapter reports" in describe_adapter_training(_adapters([]))
+
+
+def test_a_study_comparison_with_an_interval_says_whether_the_study_lies_inside():
+    from crsbench_lib.report.interpret import compare_with_study, study_in_interval
+
+    assert compare_with_study(0.8, 0.5, "r", interval=(0.7, 0.9), level=0.9) == (
+        "This build's r (0.800) is higher than the study's (0.500), and the study's value lies outside this build's "
+        "90 % interval [0.700, 0.900].")
+    assert compare_with_study(0.52, 0.5, "r", interval=(0.3, 0.7)).endswith(
+        ", and the study's value lies inside this build's 95 % interval [0.300, 0.700]: the data cannot tell the two apart.")
+    assert "but the study's value lies inside" in compare_with_study(0.6, 0.4, "r", interval=(0.39, 0.8))
+    assert study_in_interval(0.2, (0.3, 0.5)) == "The study's value (0.200) lies outside this 95 % interval."
+
+
+def test_robustness_faces_follow_the_interval_of_r():
+    from crsbench_lib.report.interpret import describe_robustness_faces
+
+    assert "largely move together" in describe_robustness_faces(0.84, (0.72, 0.91))
+    partly = describe_robustness_faces(0.4, (0.1, 0.65), level=0.9)
+    assert partly.startswith("r² = 0.16: across cells, the AUROC loss accounts for 16 % of the variance")
+    assert "the whole 90 % interval of r [0.10, 0.65] lies below 0.7, so on this cohort they are at most partly aligned" in partly
+    assert "straddles 0.7, so these cells do not pin down" in describe_robustness_faces(0.7, (0.4, 0.9))
