@@ -29,7 +29,7 @@ from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import score_results
-from crsbench_lib.scoring.fit import absent_terms, fit_warnings
+from crsbench_lib.scoring.fit import absent_terms, fit_warnings, partial_terms
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.scoring.reproduce import compare_to_summary, load_summary, summary_filename
 from crsbench_lib.standard import ReferenceStandard
@@ -293,9 +293,13 @@ def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | No
     if not lines:
         lines = [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
                  "puts every encoder below the whole panel."]
-    absent = absent_terms(raw_axes(results, arm=arm, label_fractions=standard.label_fractions))
-    lines.append("Terms this run cannot measure: " + "; ".join(absent) + "." if absent
-                 else "Every term of every axis is measured.")
+    raw = raw_axes(results, arm=arm, label_fractions=standard.label_fractions)
+    absent, partial = absent_terms(raw), partial_terms(raw)
+    if absent:
+        lines.append("Terms this run cannot measure: " + "; ".join(absent) + ".")
+    lines.extend(line + "." for line in partial)
+    if not absent and not partial:
+        lines.append("Every term of every axis is measured on every dataset.")
     return lines
 
 

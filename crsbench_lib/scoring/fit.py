@@ -199,3 +199,51 @@ def absent_terms(raw: pd.DataFrame) -> list[str]:
     if (raw["n_label_fractions"].to_numpy() == 0).all():
         out.insert(0, "L: no label-fraction rows")
     return out
+
+
+#: The pieces R averages (crs-method section 4), in the order of the raw-axes columns.
+_R_PIECES: tuple[str, ...] = ("avg_corruption_loss", "worst_corruption_loss", "shift_loss")
+
+
+def partial_terms(raw: pd.DataFrame) -> list[str]:
+    """Axis terms that some datasets of a table measure and others do not, with the weight they end up with.
+
+    R is the mean of the pieces a cell has, so a term measured on some
+    datasets only (the site shift, where only some datasets have a second
+    site) carries less of the profile's R than an equal share of its pieces.
+
+    Parameters
+    ----------
+    raw : pandas.DataFrame
+        Output of :func:`~crsbench_lib.scoring.axes.raw_axes`.
+
+    Returns
+    -------
+    list of str
+        One line per such term; empty when each term is measured on every
+        dataset or on none (:func:`absent_terms` names the latter).
+
+    Examples
+    --------
+    >>> raw = pd.DataFrame({"dataset": ["a", "b", "c"], "avg_corruption_loss": [0.1, 0.1, 0.1],
+    ...                     "worst_corruption_loss": [0.2, 0.2, 0.2], "shift_loss": [0.3, np.nan, np.nan]})
+    >>> partial_terms(raw)
+    ['R: the shift term is measured on a only (not on b, c), so it carries 11 % of the profile R (an equal share of its three pieces would be 33 %)']
+    """
+    present = raw[list(_R_PIECES)].notna()
+    # Each cell's R gives each of its pieces 1 / (pieces it has); the profile averages cells within, then across datasets.
+    share = present.div(present.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
+    out = []
+    for column, term in (("avg_corruption_loss", "corruption"), ("shift_loss", "shift")):
+        measured = present[column].groupby(raw["dataset"].to_numpy()).any()
+        if measured.all() or not measured.any():
+            continue
+        weight = float(share[column].groupby(raw["dataset"].to_numpy()).mean().mean())
+        if term == "corruption":  # two pieces: the mean and the worst corruption loss
+            weight += float(share["worst_corruption_loss"].groupby(raw["dataset"].to_numpy()).mean().mean())
+        equal = (2 if term == "corruption" else 1) / len(_R_PIECES)
+        here, missing = measured[measured].index, measured[~measured].index
+        out.append(f"R: the {term} term is measured on {', '.join(map(str, here))} only (not on "
+                   f"{', '.join(map(str, missing))}), so it carries {weight:.0%} of the profile R (an equal share "
+                   f"of its three pieces would be {equal:.0%})".replace("%", " %"))
+    return out

@@ -78,7 +78,10 @@ def test_site_text_and_caption_follow_the_datasets_with_a_second_site():
 def test_fit_report_fits_its_own_standard(table, standard):
     lines = own_data.fit_report(table, standard)
     assert lines[0].startswith("The table fits standard test-v1")
-    assert lines[-1] == "Every term of every axis is measured."  # the synthetic table has a second site
+    # The synthetic table has a second site on cxr only, so the shift term is partial.
+    assert lines[-1].startswith("R: the shift term is measured on cxr only") and lines[-1].endswith(".")
+    frozen = table[table["condition"] != "shift"]
+    assert own_data.fit_report(frozen, standard)[-1].startswith("Terms this run cannot measure: R: no shift term")
 
 
 def test_fit_report_warns_names_the_axis_and_the_remedy(table, standard):

@@ -82,3 +82,23 @@ def test_the_anchor_remedy_only_when_an_anchor_is_passed(table: pd.DataFrame) ->
     wide = replace(own, anchors={**own.anchors, "C": (1.0, 0.0), "L": (0.0, 2.0), "R": (1.0, -1.0)})
     lines = fit_warnings(score_results(worse, wide), wide)
     assert lines and lines[-1].endswith(FREEZE_HINT) and ANCHOR_HINT not in lines[-1]
+
+
+def test_partial_terms_give_the_weight_a_term_has_in_the_profile_r():
+    from crsbench_lib.results.synthetic import synthetic_results
+    from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    from crsbench_lib.scoring.fit import partial_terms
+
+    table = synthetic_results(n_encoders=3, corruptions=("noise",), random_state=1)  # a second site on cxr only
+    only_cxr = raw_axes(table)
+    others = sorted(set(only_cxr["dataset"]) - {"cxr"})
+    lines = partial_terms(only_cxr)
+    assert len(lines) == 1 and f"shift term is measured on cxr only (not on {', '.join(others)})" in lines[0]
+    # The stated weight is the derivative of the profile R in the shift loss.
+    bumped = only_cxr.assign(shift_loss=only_cxr["shift_loss"] + 0.01)
+    bumped["R"] = bumped[["avg_corruption_loss", "worst_corruption_loss", "shift_loss"]].mean(axis=1)
+    slope = (encoder_profiles(bumped)["R"] - encoder_profiles(only_cxr)["R"]) / 0.01
+    stated = float(lines[0].split("carries ")[1].split(" %")[0]) / 100
+    assert slope.to_numpy() == pytest.approx(stated, abs=0.005)
+    assert partial_terms(only_cxr.assign(shift_loss=float("nan"))) == []  # absent everywhere: absent_terms says so
+    assert partial_terms(only_cxr.assign(shift_loss=0.1)) == []  # measured everywhere
