@@ -1162,21 +1162,42 @@ def describe_saturation(saturation: "object") -> str:
     return "Saturated: " + "; ".join(lines) + "."
 
 
-def describe_difference(delta: float, subject: str, quantity: str, better: Better = "higher", digits: int = 3) -> str:
+def describe_difference(
+    delta: float,
+    subject: str,
+    quantity: str,
+    better: Better = "higher",
+    digits: int = 3,
+    interval: tuple[float, float] | None = None,
+    level: float = 0.95,
+) -> str:
     """A signed difference (already a change, e.g. a mean gain) in words.
+
+    Without ``interval`` the sign of the point decides the verdict; with one,
+    only an interval that excludes zero earns "an improvement" or "a
+    deterioration", and one that includes zero says no change is detectable.
 
     Examples
     --------
     >>> describe_difference(-0.02, "Adaptation", "the mean clean AUROC")
     'Adaptation lowers the mean clean AUROC by 0.020 on average, a deterioration.'
+    >>> describe_difference(0.003, "Adaptation", "the mean clean AUROC", interval=(-0.001, 0.007))
+    'Adaptation raises the mean clean AUROC by 0.003 on average (95 % interval [-0.001, 0.007]): the interval includes zero, so no change is detectable.'
     """
     _check_better(better)
     d = _finite(delta, "delta")
-    if round(d, digits) == 0:
+    bounds = ""
+    if interval is not None:
+        low, high = (_finite(v, "interval") for v in interval)
+        bounds = f" ({level * 100:g} % interval [{_fmt(low, digits)}, {_fmt(high, digits)}])"
+    if round(d, digits) == 0 and interval is None:
         return f"{subject} leaves {quantity} essentially unchanged ({_fmt(d, digits)})."
     verb = "raises" if d > 0 else "lowers"
+    head = f"{subject} {verb} {quantity} by {_fmt(abs(d), digits)} on average{bounds}"
+    if interval is not None and low <= 0 <= high:
+        return f"{head}: the interval includes zero, so no change is detectable."
     verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
-    return f"{subject} {verb} {quantity} by {_fmt(abs(d), digits)} on average, {verdict}."
+    return f"{head}, {verdict}."
 
 
 def describe_excess_verdict(

@@ -657,3 +657,13 @@ def test_robustness_faces_follow_the_interval_of_r():
     assert partly.startswith("r² = 0.16: across cells, the AUROC loss accounts for 16 % of the variance")
     assert "the whole 90 % interval of r [0.10, 0.65] lies below 0.7, so on this cohort they are at most partly aligned" in partly
     assert "straddles 0.7, so these cells do not pin down" in describe_robustness_faces(0.7, (0.4, 0.9))
+
+
+def test_a_difference_with_an_interval_earns_a_verdict_only_when_it_excludes_zero():
+    from crsbench_lib.report.interpret import describe_difference
+
+    assert describe_difference(-0.0025, "isotonic", "the mean AUROC", digits=4, interval=(-0.0043, -0.0008)) == (
+        "isotonic lowers the mean AUROC by 0.0025 on average (95 % interval [-0.0043, -0.0008]), a deterioration.")
+    assert describe_difference(0.02, "x", "the ECE", better="lower", interval=(0.01, 0.03), level=0.9).endswith(
+        "(90 % interval [0.010, 0.030]), a deterioration.")
+    assert "no change is detectable" in describe_difference(0.0, "x", "y", interval=(-0.1, 0.1))

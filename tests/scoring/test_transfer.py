@@ -129,3 +129,15 @@ def test_a_reference_counts_in_tau_but_never_in_a_leading_set():
     assert kept.kendall_tau == plain.kendall_tau and kept.n_encoders == 5
     assert kept.top_k_frozen == ("a", "b") and kept.top_k_lora == ("b", "a") and kept.top_k_overlap == 2
     assert plain.top_k_frozen == ("ref", "a")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-0.05, 0.05, allow_nan=False), min_size=2, max_size=12), st.integers(0, 5))
+def test_mean_gain_interval_lies_within_the_gains_and_is_deterministic(values, seed):
+    from crsbench_lib.scoring.transfer import mean_gain_interval
+
+    gains = pd.DataFrame({"encoder": [f"e{i}" for i in range(len(values))], "auroc_gain": values})
+    low, high = mean_gain_interval(gains, n_draws=200, random_state=seed)
+    assert min(values) - 1e-12 <= low <= high <= max(values) + 1e-12
+    assert (low, high) == mean_gain_interval(gains, n_draws=200, random_state=seed)
+    assert all(np.isnan(mean_gain_interval(gains.iloc[:1])))
