@@ -1249,13 +1249,25 @@ def describe_excess_verdict(
     return f"{calibrator} {verdict}: {change[:1].lower()}{change[1:]}"
 
 
-def _change_clause(delta: float, quantity: str, better: Better, digits: int) -> str:
-    """``"raises the clean AUROC by 0.012, an improvement"`` (or "leaves ... unchanged")."""
+def _change_clause(
+    delta: float, quantity: str, better: Better, digits: int, agreeing: int | None = None, n: int | None = None
+) -> str:
+    """``"raises the clean AUROC by 0.012, an improvement"`` (or "leaves ... unchanged").
+
+    With ``agreeing`` of ``n`` datasets showing the same direction as the mean,
+    the verdict is given only when all of them do; otherwise the clause says
+    the direction is not consistent.
+    """
     if round(delta, digits) == 0:
         return f"leaves {quantity} essentially unchanged ({_fmt(delta, digits)})"
     verb = "raises" if delta > 0 else "lowers"
     verdict = "an improvement" if (delta > 0) == (better == "higher") else "a deterioration"
-    return f"{verb} {quantity} by {_fmt(abs(delta), digits)}, {verdict}"
+    head = f"{verb} {quantity} by {_fmt(abs(delta), digits)}"
+    if agreeing is None or not n:
+        return f"{head}, {verdict}"
+    if agreeing == n:
+        return f"{head} (on all {n} datasets), {verdict}"
+    return f"{head} on average but in this direction on only {agreeing} of {n} datasets, not consistently"
 
 
 def describe_augmentation(effect: "object", digits: int = 3) -> str:
@@ -1291,11 +1303,18 @@ def describe_augmentation(effect: "object", digits: int = 3) -> str:
             sentences.append(f"The pair {pair} is absent from this results table, so this run cannot say what "
                              "acquisition augmentation buys there.")
             continue
-        clean = _change_clause(_finite(row.clean_gain, "clean_gain"), "the clean AUROC", "higher", digits)
+        n = int(getattr(row, "n_datasets", 0) or 0) or None
+        gain = _finite(row.clean_gain, "clean_gain")
+        higher = getattr(row, "clean_higher_in", None)
+        clean = _change_clause(gain, "the clean AUROC", "higher", digits,
+                               None if n is None else (int(higher) if gain > 0 else n - int(higher)), n)
         if math.isnan(float(row.loss_change)):
             loss = "the table has no corruption rows to measure its robustness"
         else:
-            loss = _change_clause(float(row.loss_change), "the mean corruption AUROC loss", "lower", digits)
+            lower = getattr(row, "loss_lower_in", None)
+            change = float(row.loss_change)
+            loss = _change_clause(change, "the mean corruption AUROC loss", "lower", digits,
+                                  None if n is None else (int(lower) if change < 0 else n - int(lower)), n)
         sentences.append(f"Acquisition augmentation ({pair}) {clean}, and {loss}.")
     if not sentences:
         return "The zoo has no pair of encoders that differ only by acquisition augmentation."

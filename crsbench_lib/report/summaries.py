@@ -459,8 +459,12 @@ def augmentation_effect(pairs: pd.DataFrame, results: pd.DataFrame, arm: str = "
         (both encoders are in the table), ``clean_aug, clean_plain,
         corruption_loss_aug, corruption_loss_plain`` and the differences
         ``clean_gain = clean_aug - clean_plain`` and ``loss_change =
-        corruption_loss_aug - corruption_loss_plain``. Pairs not in the table
-        keep NaN numbers; a loss is NaN where the table has no corruption rows.
+        corruption_loss_aug - corruption_loss_plain``, then ``n_datasets``
+        (datasets both encoders have), ``clean_higher_in`` and
+        ``loss_lower_in`` (on how many of them the augmented encoder has the
+        higher clean AUROC, the lower corruption loss). Pairs not in the table
+        keep NaN numbers and zero counts; a loss is NaN where the table has no
+        corruption rows.
 
     Raises
     ------
@@ -481,8 +485,8 @@ def augmentation_effect(pairs: pd.DataFrame, results: pd.DataFrame, arm: str = "
     if missing:
         raise ValueError(f"augmentation_effect: pairs lack column(s) {', '.join(missing)}")
     raw = raw_axes(results, arm=arm)
-    per_encoder = (raw.groupby(["encoder", "dataset"])[["D", "avg_corruption_loss"]].mean()
-                   .groupby(level="encoder").mean())
+    per_dataset = raw.groupby(["encoder", "dataset"])[["D", "avg_corruption_loss"]].mean()
+    per_encoder = per_dataset.groupby(level="encoder").mean()
     out = pd.DataFrame({"augmented": pairs["augmented"].astype(str).to_numpy(),
                         "plain": pairs["plain"].astype(str).to_numpy()})
     out["in_results"] = out["augmented"].isin(per_encoder.index) & out["plain"].isin(per_encoder.index)
@@ -495,4 +499,16 @@ def augmentation_effect(pairs: pd.DataFrame, results: pd.DataFrame, arm: str = "
     out.loc[~out["in_results"], numbers] = np.nan
     out["clean_gain"] = out["clean_aug"] - out["clean_plain"]
     out["loss_change"] = out["corruption_loss_aug"] - out["corruption_loss_plain"]
+    # How consistent the difference is: on how many datasets the augmented encoder is the better one.
+    wide = per_dataset.unstack("dataset")
+    counts = []
+    for aug, plain, present in zip(out["augmented"], out["plain"], out["in_results"]):
+        if not present:
+            counts.append((0, 0, 0))
+            continue
+        clean = wide["D"].loc[aug] - wide["D"].loc[plain]
+        loss = wide["avg_corruption_loss"].loc[aug] - wide["avg_corruption_loss"].loc[plain]
+        shared = clean.notna()
+        counts.append((int(shared.sum()), int((clean[shared] > 0).sum()), int((loss[shared] < 0).sum())))
+    out[["n_datasets", "clean_higher_in", "loss_lower_in"]] = pd.DataFrame(counts, index=out.index)
     return out

@@ -667,3 +667,13 @@ def test_a_difference_with_an_interval_earns_a_verdict_only_when_it_excludes_zer
     assert describe_difference(0.02, "x", "the ECE", better="lower", interval=(0.01, 0.03), level=0.9).endswith(
         "(90 % interval [0.010, 0.030]), a deterioration.")
     assert "no change is detectable" in describe_difference(0.0, "x", "y", interval=(-0.1, 0.1))
+
+
+def test_augmentation_verdicts_need_the_same_direction_on_every_dataset():
+    import pandas as pd
+
+    rows = [{"augmented": "a", "plain": "b", "in_results": True, "clean_gain": -0.011, "loss_change": -0.0065,
+             "n_datasets": 3, "clean_higher_in": 1, "loss_lower_in": 3}]
+    text = interpret.describe_augmentation(pd.DataFrame(rows))
+    assert "lowers the clean AUROC by 0.011 on average but in this direction on only 2 of 3 datasets, not consistently" in text
+    assert "lowers the mean corruption AUROC loss by 0.006 (on all 3 datasets), an improvement" in text

@@ -116,3 +116,17 @@ def test_tier_table_marks_references(synthetic_table, frozen_standard):
     assert table["encoder"].tolist() == [e + (" (reference)" if e == "enc03" else "") for e in boot.summary["encoder"]]
     assert table.loc[table["encoder"] == "enc03 (reference)", "P(rank 1)"].isna().all()
     assert list(table["CRS"]) == sorted(table["CRS"], reverse=True)
+
+
+def test_augmentation_effect_counts_the_datasets_where_augmentation_wins(table):
+    from crsbench_lib.scoring.axes import raw_axes
+
+    pairs = pd.DataFrame({"augmented": ["enc00", "x"], "plain": ["enc01", "y"]})
+    effect = summaries.augmentation_effect(pairs, table)
+    per_dataset = raw_axes(table).groupby(["encoder", "dataset"])[["D", "avg_corruption_loss"]].mean()
+    aug, plain = per_dataset.loc["enc00"], per_dataset.loc["enc01"]
+    row = effect.iloc[0]
+    assert row["n_datasets"] == len(aug)
+    assert row["clean_higher_in"] == int((aug["D"] > plain["D"]).sum())
+    assert row["loss_lower_in"] == int((aug["avg_corruption_loss"] < plain["avg_corruption_loss"]).sum())
+    assert effect.iloc[1][["n_datasets", "clean_higher_in", "loss_lower_in"]].tolist() == [0, 0, 0]
