@@ -223,7 +223,8 @@ def class_margins(
         broad = [k for k, name in enumerate(encoders) if families.get(name) in BROAD_FAMILIES]
         if not broad:
             continue
-        best = broad[int(np.argmax(per_class[broad].mean(axis=1)))]
+        # A class with a single outcome in the test split has no AUROC: the macro mean skips it.
+        best = broad[int(np.argmax(np.nanmean(per_class[broad], axis=1)))]
         reference = next((k for k, name in enumerate(encoders) if families.get(name) in REFERENCE_FAMILIES), None)
 
         def auroc_of(name: str | None, k: int) -> float:
