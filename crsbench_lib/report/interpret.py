@@ -364,6 +364,12 @@ def _number(value: float, digits: int) -> str:
     return str(int(value)) if float(value).is_integer() else _fmt(value, digits)
 
 
+def _inside(value: float, interval: tuple[float, float]) -> bool:
+    """Whether ``value`` lies in the closed interval (its bounds checked finite)."""
+    low, high = (_finite(v, "interval") for v in interval)
+    return low <= value <= high
+
+
 def compare_with_study(
     ours: float,
     study: float,
@@ -407,9 +413,8 @@ def compare_with_study(
     text = f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})"
     if interval is None:
         return text + "."
-    low, high = (_finite(v, "interval") for v in interval)
-    bounds = f"this build's {level * 100:g} % interval [{_number(low, digits)}, {_number(high, digits)}]"
-    if low <= b <= high:
+    bounds = f"this build's {level * 100:g} % interval [{_number(interval[0], digits)}, {_number(interval[1], digits)}]"
+    if _inside(b, interval):
         joint = ", and" if relation == "close to" else ", but"
         return f"{text}{joint} the study's value lies inside {bounds}: the data cannot tell the two apart."
     return f"{text}, and the study's value lies outside {bounds}."
@@ -428,8 +433,7 @@ def study_in_interval(study: float, interval: tuple[float, float], level: float 
     "The study's value (0.562) lies inside this 95 % interval: the data cannot tell the two apart."
     """
     b = _finite(study, "study")
-    low, high = (_finite(v, "interval") for v in interval)
-    where = "inside" if low <= b <= high else "outside"
+    where = "inside" if _inside(b, interval) else "outside"
     tail = ": the data cannot tell the two apart." if where == "inside" else "."
     return f"The study's value ({_number(b, digits)}) lies {where} this {level * 100:g} % interval{tail}"
 

@@ -285,6 +285,16 @@ def calibration_floor(table: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()[list(FLOOR_COLUMNS)]
 
 
+def _manifest_cells(run_dir: str | Path) -> list[dict]:
+    """The cell entries of a run's manifest; empty when it is missing or unreadable (a table without a run)."""
+    try:
+        manifest = json.loads((Path(run_dir) / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    cells = manifest.get("cells", []) if isinstance(manifest, dict) else []
+    return [c for c in cells if isinstance(c, dict)]
+
+
 def run_cost(run_dir: str | Path) -> pd.DataFrame:
     """CPU time of a run's cells per arm, from its manifest (empty without one).
 
@@ -302,11 +312,7 @@ def run_cost(run_dir: str | Path) -> pd.DataFrame:
     >>> run_cost("/nonexistent").empty
     True
     """
-    path = Path(run_dir) / MANIFEST_FILE
-    try:
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError):
-        return pd.DataFrame(columns=list(COST_COLUMNS))
+    cells = _manifest_cells(run_dir)
     frame = pd.DataFrame(
         [(str(c["cell"]).rsplit("/", 1)[-1], float(c.get("seconds") or 0.0)) for c in cells if "cell" in c],
         columns=["arm", "seconds"],
@@ -348,11 +354,7 @@ def adapter_training(run_dir: str | Path) -> pd.DataFrame:
     >>> adapter_training("/nonexistent").empty
     True
     """
-    path = Path(run_dir) / MANIFEST_FILE
-    try:
-        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError):
-        cells = []
+    cells = _manifest_cells(run_dir)
     rows = [
         (c["encoder"], c["dataset"], int(c["seed"]), float(a["label_fraction"]), int(a["epochs_run"]),
          int(a["best_epoch"]), int(c["lora"]["max_epochs"]), float(a["best_val_loss"]))
