@@ -1,6 +1,6 @@
 """Speed of the two-level paired bootstrap on a default-sized predictions store.
 
-Workload (synthetic predictions of the default profile's shape, crs-method
+Workload (synthetic predictions of the default profile's shape, method
 section 9, amendment 4): 15 encoders (the default zoo's names, so the shipped
 standard's panel applies and every encoder is scored without its own entry),
 3 datasets x 3 seeds x 2,000 test images; per (encoder, dataset, seed) the

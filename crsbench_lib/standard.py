@@ -1,4 +1,4 @@
-"""The versioned reference standard (crs-method sections 4 and 5).
+"""The versioned reference standard (method sections 4 and 5).
 
 A reference standard fixes everything a CRS depends on besides the candidate's
 own profile: the per-axis anchors, the component weights, the label fractions
@@ -48,7 +48,7 @@ from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
 from crsbench_lib.results.select import clean_rows
 
-#: The axes in their fixed order (columns of every profile array; crs-method section 3).
+#: The axes in their fixed order (columns of every profile array; method section 3).
 AXES: tuple[str, ...] = ("D", "C", "L", "R")
 #: Direction of each axis: True where a higher raw value is better.
 HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": False}

@@ -15,7 +15,7 @@ seed ``s`` by
 
 so the test images (and, through them, their corrupted versions and the site-B
 test) are the same for every evaluation seed, while every seed draws new
-training, validation and calibration images (crs-method section 9, amendment 1).
+training, validation and calibration images (method section 9, amendment 1).
 
 and chunk ``c`` of a pretraining pool's share drawn at acquisition site ``site`` by
 

@@ -7,7 +7,7 @@ and multi-class tasks, and a ``uint8`` 0/1 matrix ``(N, L)`` for multi-label
 tasks. Encoders and the embedding store see only this interface; they know
 nothing of how the images were made.
 
-Seeds and splits (crs-method section 9, amendment 1): the *development* splits
+Seeds and splits (method section 9, amendment 1): the *development* splits
 (``train``, ``val``, ``calibration``) are redrawn for every evaluation seed,
 while the test split of every site is the same for every seed, so that every
 comparison between seeds and encoders is paired on the same test images. A

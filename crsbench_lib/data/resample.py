@@ -1,7 +1,7 @@
 """Per-seed stratified resampling of a real dataset's development pool.
 
 Real data (MedMNIST files, CSV manifests) come with fixed train and validation
-splits. For seeds to vary what a seed should vary (crs-method section 9,
+splits. For seeds to vary what a seed should vary (method section 9,
 amendment 1), seed ``s`` redraws the training, validation and calibration sets
 from the *development pool*, the source train and validation splits together
 (both are samples of the training site; keeping the source validation split out

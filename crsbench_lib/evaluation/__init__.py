@@ -1,6 +1,6 @@
 """Evaluation engine: metrics, the frozen linear probe, label fractions, post-hoc
 calibration, and the entry point that turns one cell's embeddings into result rows
-(crs-method section 2). Arrays in, rows out: no images, no torch."""
+(method section 2). Arrays in, rows out: no images, no torch."""
 
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, Calibrator, fit_calibrator
 from crsbench_lib.evaluation.cell import (

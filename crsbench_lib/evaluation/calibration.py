@@ -1,4 +1,4 @@
-"""Post-hoc calibrators fitted on the calibration split (crs-method section 2, step 7; section 9, amendment 2).
+"""Post-hoc calibrators fitted on the calibration split (method section 2, step 7; section 9, amendment 2).
 
 The calibration split is drawn per seed beside the validation split that chose
 the probe's ``C``, so the calibrators are not fitted on the data the probe was

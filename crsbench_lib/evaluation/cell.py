@@ -1,13 +1,13 @@
 """One (encoder, dataset, seed, arm): embeddings of every split and condition -> result rows.
 
-The single entry point of the evaluation layer (crs-method section 2). Arrays
+The single entry point of the evaluation layer (method section 2). Arrays
 in, the test predictions of every condition and the validated rows of the
 results table (section 7) out; no images, no torch.
 
 The rows are computed *from the stored predictions* (float32 probabilities,
 :mod:`crsbench_lib.results.predictions`) by :func:`rows_from_predictions`, so
 recomputing the table from a run's predictions gives the same numbers to the
-last bit (crs-method section 9, amendment 3).
+last bit (method section 9, amendment 3).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class ProbeConfig:
         ``("temperature", "vector", "isotonic")``; empty for none), fitted on
         the calibration split.
     c_rule : {"auroc", "log_loss"}
-        How ``C`` is chosen on validation (crs-method section 9, amendment 10).
+        How ``C`` is chosen on validation (method section 9, amendment 10).
     """
 
     c_grid: tuple[float, ...] = DEFAULT_C_GRID

@@ -1,4 +1,4 @@
-"""Stratified, nested label-fraction subsets (crs-method section 2, step 4).
+"""Stratified, nested label-fraction subsets (method section 2, step 4).
 
 Construction (depends only on the labels and the seed, so every encoder at a
 seed sees the same labelled examples):
@@ -124,7 +124,7 @@ def validation_subsets(
     """Validation indices per label fraction under a validation-fraction policy.
 
     ``"matched"`` (default): a stratified nested subsample at the same fraction,
-    at least one example per class (crs-method section 2, step 4: a team with 1%
+    at least one example per class (method section 2, step 4: a team with 1%
     of its labels does not have a full validation set either); drawn from a seed
     stream independent of the train subsample. ``"full"``: every index.
 

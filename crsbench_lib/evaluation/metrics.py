@@ -1,6 +1,6 @@
 """Metrics on (labels, probabilities) for binary, multi-class and multi-label tasks.
 
-Conventions (crs-method section 2, step 3), fixed here once:
+Conventions (method section 2, step 3), fixed here once:
 
 * **Shapes.** ``binary``: labels ``(n,)`` in {0, 1}; probabilities either
   ``(n,)`` (probability of the positive class) or ``(n, 2)`` (rows sum to 1).

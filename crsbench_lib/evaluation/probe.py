@@ -1,4 +1,4 @@
-"""The frozen linear probe (crs-method section 2, step 2).
+"""The frozen linear probe (method section 2, step 2).
 
 Standardisation fitted on the train split only, then an L2-regularised logistic
 regression: multinomial for multi-class, one binary probe per label for
@@ -6,7 +6,7 @@ multi-label. The regularisation strength ``C`` (scikit-learn's convention: the
 inverse of the L2 penalty added to the *summed* log-loss) is chosen on the
 validation split from a small fixed grid.
 
-Choice of ``C`` (crs-method section 9, amendment 10): by default the
+Choice of ``C`` (method section 9, amendment 10): by default the
 discrimination-first rule of linear probing, the ``C`` with the highest
 validation macro-AUROC (``c_rule="auroc"``); the option ``c_rule="log_loss"``
 takes the lowest validation NLL instead. The rule decides what the calibration

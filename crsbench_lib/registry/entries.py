@@ -3,7 +3,7 @@
 This is the one code path that both ``add`` and ``verify`` run, so that an
 entry recomputed from its stored inputs is bit-identical to the entry as it was
 published. An entry depends only on the encoder's own rows and the standard
-(fixed anchors and panel, crs-method section 5), never on other entries.
+(fixed anchors and panel, method section 5), never on other entries.
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def recompute_many(blobs: Mapping[int, bytes], standard: ReferenceStandard, arm:
 
     The entries' rows are stacked, each under a name of its own (two entries
     may share an encoder), and scored together. Every step of the scorer is
-    per encoder (crs-method section 5), so this equals :func:`recompute` entry
+    per encoder (method section 5), so this equals :func:`recompute` entry
     by entry; ``verify`` still confirms any difference with :func:`recompute`,
     the path ``add`` ran.
 

@@ -1,7 +1,7 @@
 """Insertion into a registry: what new candidates do to the published entries.
 
 Under a fixed reference standard an entry's CRS depends on its own rows and the
-standard only, so inserting candidates displaces no published score (crs-method
+standard only, so inserting candidates displaces no published score (method
 section 6, item 5): the CRS of every entry listed before an insertion is the
 same double after it. Two rank measures keep apart what the claim covers and
 what it does not (:mod:`crsbench_lib.scoring.insertion`): the *pairwise order

@@ -1,6 +1,6 @@
 """Standards lifecycle: how many entries saturate each anchor, and when to re-version.
 
-A normalised value at 0 or 1 sits on an anchor (crs-method section 4): the
+A normalised value at 0 or 1 sits on an anchor (method section 4): the
 standard can no longer tell such candidates apart on that axis. Once it keeps
 happening, the anchors need a new standard version (registering it changes no
 entry under the older one). The rule used here: an anchor (axis and side) is

@@ -33,7 +33,7 @@ from crsbench_lib.standard import ReferenceStandard
 COMPARISON_COLUMNS: tuple[str, ...] = ("quantity", "study", "this_build")
 #: The scoring of this build's tau and rho beside the study's. The study ranks its
 #: encoders by their published CRS, each scored against the fixed panel that holds
-#: all of them (crs-method sections 5 and 6.1); amendment 9.4 takes an encoder's own
+#: all of them (method sections 5 and 6 (item 1)); amendment 4 takes an encoder's own
 #: entry out of the panel only inside bootstrap draws. The comparable value is
 #: therefore the full-panel one; the leave-self-out value is the point estimate of
 #: the bootstrap intervals and is always labelled :data:`LEAVE_SELF_OUT` where shown.

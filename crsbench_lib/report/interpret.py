@@ -1216,7 +1216,7 @@ def describe_excess_verdict(
 
     The ECE of a finite test set is positive even for perfectly calibrated
     probabilities; only the excess over that floor is miscalibration a
-    calibrator can remove (crs-method section 9.5). The verdict reads the
+    calibrator can remove (method section 9, amendment 5). The verdict reads the
     interval of ``after - before`` alone: below zero "helps", above zero "makes
     it worse", spanning zero "does not help measurably", so it can never call a
     rise a cut.

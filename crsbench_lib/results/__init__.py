@@ -1,4 +1,4 @@
-"""The tidy results table: one row per evaluation (crs-method section 7)."""
+"""The tidy results table: one row per evaluation (method section 7)."""
 
 from crsbench_lib.results.io import read_results, to_csv, write_results
 from crsbench_lib.results.schema import (

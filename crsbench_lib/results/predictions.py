@@ -2,7 +2,7 @@
 
 Every evaluated condition (encoder, dataset, seed, arm, condition, severity,
 label fraction, calibrator) keeps its test images' predicted probabilities
-(float32) and labels (crs-method section 9, amendment 3). The results table is
+(float32) and labels (method section 9, amendment 3). The results table is
 computed from them (:func:`crsbench_lib.evaluation.cell.rows_from_predictions`),
 so metrics, axes and every resampling can be recomputed without re-embedding.
 

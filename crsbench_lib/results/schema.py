@@ -1,7 +1,7 @@
 """Schema of the results table and its validation.
 
 One row is one evaluation of one encoder on one dataset at one seed, in one
-arm, under one condition (crs-method section 7). Columns that do not apply to a
+arm, under one condition (method section 7). Columns that do not apply to a
 condition hold a neutral value instead of a null, so that every row has a full
 key and duplicate detection is exact:
 
@@ -17,7 +17,7 @@ key and duplicate detection is exact:
   compares like with like instead of adding the sampling noise of two test sets.
   ``ece_reference`` is its calibration twin: the clean ECE on those same images.
 * ``ece_floor`` is the expected ECE of a perfectly calibrated predictor with the
-  row's confidences and n, ``ece_excess = ece - ece_floor`` (crs-method section 9,
+  row's confidences and n, ``ece_excess = ece - ece_floor`` (method section 9,
   amendment 5).
 * ``c_rule`` and ``calibrator_split`` are protocol columns: the rule that chose
   the probe's ``C`` on the validation split (``probe_c``) and the split the
@@ -39,7 +39,7 @@ ARMS: tuple[str, ...] = ("frozen", "lora")
 CONDITIONS: tuple[str, ...] = ("clean", "label_fraction", "corruption", "shift")
 CALIBRATIONS: tuple[str, ...] = ("none", "temperature", "vector", "isotonic")
 TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
-#: Rules that choose the probe's C on the validation split (crs-method section 9, amendment 10).
+#: Rules that choose the probe's C on the validation split (method section 9, amendment 10).
 C_RULES: tuple[str, ...] = ("auroc", "log_loss")
 #: The default rule: discrimination first (amendment 10).
 DEFAULT_C_RULE: str = C_RULES[0]

@@ -7,7 +7,7 @@ cells. For the frozen arm the embeddings of every split and condition are taken
 from the :class:`~crsbench_lib.embeddings.store.EmbeddingStore`: the test sets
 (clean, corrupted, site B) once per (encoder, dataset), shared by every seed,
 and the train, validation and calibration splits of each seed (redrawn per
-seed, crs-method section 9, amendment 1). For the LoRA arm the encoder is
+seed, method section 9, amendment 1). For the LoRA arm the encoder is
 adapted per seed, and once more per label fraction on that fraction's subset
 (:mod:`crsbench_lib.runner.lora`), and embeds the same image sets
 (:class:`ConditionImages`), not cached. Both arms go through the same
@@ -311,7 +311,7 @@ class ConditionImages:
     corrupted image sets they see are the embedding store's
     (:func:`crsbench_lib.embeddings.store.corrupted_images` on the blocks of
     :func:`corruption_blocks`, with the profile's corruption seed, made once per
-    process), so both arms measure the same corruption sets (crs-method
+    process), so both arms measure the same corruption sets (method
     section 9, amendment 8).
     """
 

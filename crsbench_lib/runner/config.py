@@ -108,7 +108,7 @@ class CorruptionSpec:
         every (family, severity) its own block of ``n_images`` consecutive test
         images, ``"per_family"`` gives each family one block that its severities
         share, ``"shared"`` corrupts the first ``n_images`` test images for every
-        condition (the layout up to crs-method amendment 11).
+        condition (the layout up to method section 9, amendment 11).
     """
 
     families: str | Mapping[str, str | tuple[str, ...]]
@@ -207,7 +207,7 @@ class ProbeSpec:
 
 @dataclass(frozen=True)
 class LoraSpec:
-    """Settings of the LoRA-adapted arm (crs-method section 6, item 9).
+    """Settings of the LoRA-adapted arm (method section 6, item 9).
 
     Attributes
     ----------
@@ -229,7 +229,7 @@ class LoraSpec:
         Train on at most this many train images (None: the whole split).
 
     The arm measures the same corruption sets as the frozen arm
-    (``corruptions.n_images``; crs-method section 9, amendment 8).
+    (``corruptions.n_images``; method section 9, amendment 8).
     """
 
     encoders: str | tuple[str, ...]

@@ -1,4 +1,4 @@
-"""The LoRA-adapted arm (crs-method section 6, item 9).
+"""The LoRA-adapted arm (method section 6, item 9).
 
 For one neural encoder, dataset and seed: low-rank adapters (Hu et al., 2022,
 "LoRA: Low-Rank Adaptation of Large Language Models", ICLR) are put on the
@@ -9,7 +9,7 @@ adapted encoder then goes through exactly the same measurement as the frozen
 arm (clean, corruptions on the same image sets, shift); its rows carry
 ``arm = "lora"``.
 
-Label fractions (crs-method section 9, amendment 8): an adapter trained on
+Label fractions (method section 9, amendment 8): an adapter trained on
 every label and then probed with 1 % of them would measure a team that had 100 %
 of its labels. So the label-fraction rows of this arm come from one more
 adapter per fraction ``f``, trained on that fraction's train subset only (and

@@ -1,7 +1,7 @@
 """Recompute a run's results table from its stored per-image predictions.
 
 The results table of a run is computed from the predictions its cells stored
-(``predictions/<cell key>.parquet``, crs-method section 9, amendment 3), so it
+(``predictions/<cell key>.parquet``, method section 9, amendment 3), so it
 can be recomputed without re-embedding or refitting anything: after a change
 to a metric, say, or to check that a table is what its predictions say.
 """

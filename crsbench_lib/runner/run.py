@@ -299,7 +299,7 @@ def _lora_runs(cells: list[Cell], profile: Profile) -> dict[str, Any]:
 
     A run is one (encoder, dataset, seed), the study's unit. Every run trains
     one adapter on its full train split and one per label fraction below 1 on
-    that fraction's subset only (crs-method section 9, amendment 8).
+    that fraction's subset only (method section 9, amendment 8).
     """
     lora_cells = [c for c in cells if c.arm == "lora"]
     fractions = [f for f in profile.label_fractions if f < 1.0]

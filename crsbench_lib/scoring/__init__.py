@@ -2,7 +2,7 @@
 
 Axes and profiles (:mod:`.axes`), freezing a reference standard
 (:mod:`.freeze`; the file format is :mod:`crsbench_lib.standard`), the fixed-reference Clinical Reliability Score
-(:mod:`.crs`), and the rank analyses of crs-method section 6: agreement
+(:mod:`.crs`), and the rank analyses of method section 6: agreement
 (:mod:`.agreement`), paired-seed bootstrap (:mod:`.bootstrap`), weight and panel
 sensitivity (:mod:`.sensitivity`), the insertion test (:mod:`.insertion`), the
 published figures (:mod:`.published`) and the audit of reported rank

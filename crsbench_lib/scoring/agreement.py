@@ -1,4 +1,4 @@
-"""Agreement between two rankings of the same encoders (crs-method section 6, item 1).
+"""Agreement between two rankings of the same encoders (method section 6, item 1).
 
 Both rankings put the *highest* value at rank 1 (higher AUROC, higher CRS).
 For n items there are n(n-1)/2 pairs; a pair is
@@ -18,7 +18,7 @@ Statistics:
 * Mean absolute rank displacement: mean over items of ``|rank_a - rank_b|``
   on average ranks.
 
-Uncertainty (crs-method 9.6): :func:`rank_correlation_uncertainty` gives tau-b
+Uncertainty (method section 9, amendment 6): :func:`rank_correlation_uncertainty` gives tau-b
 or rho a percentile interval over bootstrap draws (:func:`correlation_draws` on
 the per-draw score matrices of the leading-tier bootstrap, or
 :func:`item_bootstrap_draws` when there are none) and a two-sided permutation
@@ -549,7 +549,7 @@ def agreement_uncertainty(
 
     The interval of each statistic is the percentile interval of its values in
     the bootstrap draws (the leading-tier bootstrap's per-draw aggregate AUROC
-    and CRS, crs-method 9.4 and 9.6); the p-value is a two-sided permutation
+    and CRS, method section 9, amendments 4 and 6); the p-value is a two-sided permutation
     test of no association between the point rankings (Monte Carlo with
     ``n_permutations`` pairings beyond 8 encoders, Phipson and Smyth 2010).
 

@@ -1,6 +1,6 @@
 """What a standard's anchors mean: one normalised point of each axis in AUROC or ECE points, and why.
 
-The anchors fix the scale of every axis (crs-method section 4): the normalised
+The anchors fix the scale of every axis (method section 4): the normalised
 value is ``s = clip((x - worst) / (best - worst), 0, 1)``, so one normalised
 point (0.01 of ``s``) is ``|best - worst| / 100`` of the raw axis. The anchors
 are chosen from what the raw values mean for a clinical team, never from a

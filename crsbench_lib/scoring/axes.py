@@ -1,4 +1,4 @@
-"""The four raw reliability axes and the encoder profile (crs-method section 3).
+"""The four raw reliability axes and the encoder profile (method section 3).
 
 Per encoder x dataset x seed of one arm, from rows with ``calibration == "none"``:
 

@@ -1,4 +1,4 @@
-"""Paired-seed bootstrap of the CRS ranking (crs-method section 6, item 2).
+"""Paired-seed bootstrap of the CRS ranking (method section 6, item 2).
 
 Each draw resamples the seeds with replacement, the *same* resampled seeds for
 every encoder and every dataset (the seeds pair the encoders: seed s fixes the
@@ -19,7 +19,7 @@ the point, and the basic (reflected) interval beside the percentile one
 (:func:`interval_summary`; Efron & Tibshirani 1993, Davison & Hinkley 1997).
 
 The standard's anchors and panel stay fixed in every draw, but each encoder is
-scored against the panel **without its own entry** (crs-method section 9,
+scored against the panel **without its own entry** (method section 9,
 amendment 4): its entry is its own full-sample profile, so a draw in which it
 does a little better on every axis would dominate itself, inflating its CRS in
 exactly the draws where it is lucky. The point estimate uses the same
@@ -447,7 +447,7 @@ def paired_seed_bootstrap(
     standard : ReferenceStandard, path or None
         The fixed standard (``None``: the shipped default).
     n_draws : int
-        Number of bootstrap draws (crs-method default 1000).
+        Number of bootstrap draws (method section 6, item 2: 1000).
     random_state : int
         Seed of the resampling.
     top_k : int
@@ -524,7 +524,7 @@ def paired_seed_bootstrap(
 
 # =========================================================================== two-level, from predictions
 #
-# crs-method section 9, amendment 4. Each draw resamples the seeds (with
+# method section 9, amendment 4. Each draw resamples the seeds (with
 # replacement) and, per dataset, the test images (a multinomial draw of the
 # stable image indices, the same for every encoder, seed and condition: the
 # corrupted images take the multiplicities of the clean images they were made
@@ -1034,7 +1034,7 @@ def two_level_bootstrap(
     :func:`~crsbench_lib.scoring.axes.raw_axes`), normalises them with the
     standard's fixed anchors and scores every encoder against the standard's
     panel **without its own entry**, so no draw compares an encoder with
-    itself (crs-method section 9, amendment 4). The point estimate uses the
+    itself (method section 9, amendment 4). The point estimate uses the
     same leave-self-out panel.
 
     Parameters

@@ -1,7 +1,7 @@
-"""Post-hoc calibration ablation (crs-method section 6, item 6).
+"""Post-hoc calibration ablation (method section 6, item 6).
 
 Each post-hoc calibrator (temperature scaling, vector/Platt scaling, isotonic
-regression) is fitted on the calibration split (crs-method section 9, amendment
+regression) is fitted on the calibration split (method section 9, amendment
 2) and applied to the test split by the evaluation engine, which writes one row
 per calibrator beside the uncalibrated (``calibration == "none"``) row of the
 same clean evaluation. This module pairs those rows and summarises, per group
@@ -18,7 +18,7 @@ same clean evaluation. This module pairs those rows and summarises, per group
 Calibration is an ablation only: it never enters the CRS, whose calibration axis
 is the ECE of the uncalibrated probe.
 
-Above the floor (crs-method 9.5)
+Above the floor (method section 9, amendment 5)
 --------------------------------
 A finite test set gives even a perfectly calibrated predictor a positive ECE:
 its *floor* ``ECE_floor = E[ECE(p, y*)]`` with ``y* ~ p`` (labels drawn from the
@@ -75,7 +75,7 @@ PAIR_KEYS: tuple[str, ...] = ("encoder", "dataset", "seed", "arm")
 UNCALIBRATED = "none"
 #: The factors shared between paired evaluations, resampled by the crossed bootstrap.
 RESAMPLED_FACTORS: tuple[str, ...] = ("encoder", "dataset", "seed")
-#: Columns of the ECE floor and the excess over it (written by the evaluation, crs-method 9.5).
+#: Columns of the ECE floor and the excess over it (written by the evaluation, method section 9, amendment 5).
 FLOOR_COLUMNS: tuple[str, ...] = ("ece_floor", "ece_excess")
 
 

@@ -1,4 +1,4 @@
-"""Corruption cells: discrimination loss against calibration loss (crs-method 6.7).
+"""Corruption cells: discrimination loss against calibration loss (method section 6, item 7).
 
 A *cell* is one (dataset, corruption family). For every corrupted evaluation the
 clean-trained probe's AUROC and ECE are compared with the same encoder's clean
@@ -8,7 +8,7 @@ evaluation (same dataset, seed and arm, uncalibrated):
 * ``ece_increase = ece_corrupted - ece_clean``
 
 where ``auroc_clean`` and ``ece_clean`` are the clean metrics *on the same test
-images* (the row's ``auroc_reference`` and ``ece_reference``, crs-method 9.9)
+images* (the row's ``auroc_reference`` and ``ece_reference``, method section 9, amendment 9)
 where the evaluation recorded them, else the clean row's (a cell may corrupt
 only a subset of the test split, and comparing against the whole split adds
 the sampling difference of two test sets), and each cell reports their means
@@ -25,7 +25,7 @@ offset a loss; ``clip=True`` reproduces that convention here.
 The cells are not independent observations: every cell averages the same
 encoders, and the cells of one dataset share its images. The correlation's
 interval is therefore a cluster bootstrap (:func:`cell_correlation_bootstrap`,
-crs-method 9.6): each draw resamples encoders and datasets with replacement,
+method section 9, amendment 6): each draw resamples encoders and datasets with replacement,
 independently (a crossed, "pigeonhole" bootstrap: Owen 2007, Ann. Appl. Stat.
 1(2); Field and Welsh 2007, J. R. Stat. Soc. B 69(3)), recomputes every cell's
 means from the drawn encoders (with their multiplicities), repeats each drawn

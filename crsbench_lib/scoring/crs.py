@@ -1,4 +1,4 @@
-"""The Clinical Reliability Score against a fixed reference (crs-method sections 4-5).
+"""The Clinical Reliability Score against a fixed reference (method sections 4-5).
 
 For a normalised profile ``s`` in [0, 1]^4 and the panel ``P`` (k normalised
 profiles stored in the reference standard)::
@@ -358,7 +358,7 @@ def saturation_counts(normalised: pd.DataFrame | np.ndarray) -> pd.DataFrame:
     """How many normalised values sit on an anchor, per axis.
 
     Repeated saturation signals that the standard needs a new version
-    (crs-method section 4).
+    (method section 4).
 
     Parameters
     ----------

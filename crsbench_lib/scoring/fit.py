@@ -3,7 +3,7 @@
 A standard's anchors and panel were frozen from one cohort. Scored against a
 standard frozen elsewhere (the shipped one comes from the phantom cohort), a
 user's table can fall outside it in two ways that silently flatten the CRS
-(crs-method section 4):
+(method section 4):
 
 - a raw axis value lies beyond an anchor, so its normalised value is clipped
   to 0 or 1 and differences there vanish;
@@ -201,7 +201,7 @@ def absent_terms(raw: pd.DataFrame) -> list[str]:
     return out
 
 
-#: The pieces R averages (crs-method section 4), in the order of the raw-axes columns.
+#: The pieces R averages (method section 4), in the order of the raw-axes columns.
 _R_PIECES: tuple[str, ...] = ("avg_corruption_loss", "worst_corruption_loss", "shift_loss")
 
 

@@ -1,4 +1,4 @@
-"""Freezing a reference standard from a results table (crs-method section 3).
+"""Freezing a reference standard from a results table (method section 3).
 
 The file format, loading and hashing live in :mod:`crsbench_lib.standard`; this
 module is the one step that needs the scorer: it computes the panel's raw
@@ -139,7 +139,7 @@ def freeze_standard(
     """Freeze a reference standard from a results table.
 
     The anchors, weights, label fractions and ECE binning are copied from
-    ``base``; the panel is the given encoders' profiles (crs-method section 3),
+    ``base``; the panel is the given encoders' profiles (method section 3),
     normalised against those anchors (:func:`freeze_profiles`).
 
     Parameters

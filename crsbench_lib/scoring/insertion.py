@@ -1,4 +1,4 @@
-"""Insertion test (crs-method section 6, item 5).
+"""Insertion test (method section 6, item 5).
 
 Score the existing encoders, add candidates, score again. Under a fixed
 reference standard every existing score is unchanged to the last bit

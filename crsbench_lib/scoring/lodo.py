@@ -1,9 +1,9 @@
-"""Leave-one-dataset-out: is the CRS a predictor of AUROC on a new task? (crs-method 6.8)
+"""Leave-one-dataset-out: is the CRS a predictor of AUROC on a new task? (method section 6, item 8)
 
 For every dataset ``d`` the encoder profiles and the CRS are recomputed from the
 other datasets only, and used to *predict* the ranking of the encoders by their
 clean AUROC on ``d`` (mean over seeds). The held-out dataset leaves the
-reference panel too (crs-method 9.7): the standard's panel members are refrozen
+reference panel too (method section 9, amendment 7): the standard's panel members are refrozen
 from their profiles without ``d`` (:func:`lodo_standard`, through
 :func:`~crsbench_lib.scoring.freeze.freeze_profiles`), while anchors and
 weights stay the standard's; otherwise ``d`` would reach the CRS through the
@@ -324,7 +324,7 @@ def shift_free_scores(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     """The CRS of every encoder computed without the shift term.
 
     The results lose their ``shift`` rows, so the robustness axis is the mean of
-    the average and the worst corruption loss only (crs-method 9.7); the
+    the average and the worst corruption loss only (method section 9, amendment 7); the
     standard's panel is refrozen the same way from the standard's own arm
     (:func:`lodo_standard`), anchors and weights kept.
 
@@ -367,7 +367,7 @@ def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: s
 
     The predictor is :func:`shift_free_scores`: the CRS computed without the
     results' ``shift`` rows, against the standard with its panel refrozen the
-    same way (crs-method 9.7). The target is the mean site-B AUROC over seeds;
+    same way (method section 9, amendment 7). The target is the mean site-B AUROC over seeds;
     each predictor's quality is Kendall's tau-b with it (scipy.stats.kendalltau).
 
     Parameters

@@ -1,4 +1,4 @@
-"""The published study's headline figures, as data (crs-method section 8).
+"""The published study's headline figures, as data (method section 8).
 
 These are the numbers the book sets beside what this project computes on its
 own cohort. They are the study's, not ours: nothing here is an input to any
@@ -21,7 +21,7 @@ def _frozen(mapping: dict[str, Any]) -> MappingProxyType[str, Any]:
 
 @dataclass(frozen=True)
 class PublishedFigures:
-    """Headline figures of the CRS-Bench study (crs-method section 8).
+    """Headline figures of the CRS-Bench study (method section 8).
 
     Each ``*_decimals`` field is the number of decimals the study reported,
     which the consistency audit needs to know which exact values rounding admits.

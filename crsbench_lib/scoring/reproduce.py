@@ -3,7 +3,7 @@
 A *reference-run summary* is a small JSON file that states what the reference
 build of a profile produced: the config hash, the results hash
 (:func:`~crsbench_lib.standard.results_hash`), each arm's raw encoder
-profiles (D, C, L, R averaged over seeds, then datasets; crs-method section 3)
+profiles (D, C, L, R averaged over seeds, then datasets; method section 3)
 and the tolerance within which another machine's run counts as a
 reproduction. The project ships one per profile it documents
 (``standards/reference-run-<profile>.json``); :func:`summarise_run` writes one

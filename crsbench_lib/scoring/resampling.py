@@ -1,4 +1,4 @@
-"""Resampling primitives shared by the uncertainty statements (crs-method 9.5-9.6).
+"""Resampling primitives shared by the uncertainty statements (method section 9, amendments 5-6).
 
 Three building blocks, all on arrays and all deterministic for a given
 ``random_state``:

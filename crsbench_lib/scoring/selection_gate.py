@@ -8,7 +8,7 @@ statistically stable leading tier, not crown a winner. This module applies both
 rules to a table of encoder profiles:
 
 * a threshold per axis in the axis's raw unit, with the axis's direction
-  (crs-method section 3): ``D >= t_D`` (macro-AUROC), ``C <= t_C`` (ECE),
+  (method section 3): ``D >= t_D`` (macro-AUROC), ``C <= t_C`` (ECE),
   ``L >= t_L`` (retention), ``R <= t_R`` (AUROC loss). The thresholds are the
   caller's explicit choice (the book exposes them as notebook parameters);
   there is deliberately no library default, because acceptable values depend on

@@ -1,4 +1,4 @@
-"""How much the CRS ranking depends on its design choices (crs-method section 6, items 3-4).
+"""How much the CRS ranking depends on its design choices (method section 6, items 3-4).
 
 Weight sensitivity
     Weight vectors are drawn from a Dirichlet distribution centred on the
@@ -43,7 +43,7 @@ from crsbench_lib.standard import ReferenceStandard
 
 #: Dirichlet concentration of the weight perturbation (sum of the alphas).
 DIRICHLET_CONCENTRATION = 100.0
-#: Number of perturbations of each analysis (crs-method section 6 default).
+#: Number of perturbations of each analysis (method section 6).
 DEFAULT_DRAWS = 1000
 #: Size of a random reference panel, as a share of the full panel (rounded up).
 PANEL_SUBSET_SHARE = 2.0 / 3.0

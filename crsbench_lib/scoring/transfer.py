@@ -1,4 +1,4 @@
-"""Adaptation transfer: does the frozen ranking survive LoRA? (crs-method 6.9)
+"""Adaptation transfer: does the frozen ranking survive LoRA? (method section 6, item 9)
 
 The LoRA-adapted arm is scored exactly like the frozen arm (same standard, same
 axes). This module compares the two score tables over the encoders present in
@@ -17,7 +17,7 @@ scipy.stats.kendalltau.
 With a handful of adaptable encoders, tau alone says little: :func:`transfer_uncertainty`
 adds a percentile interval, over paired bootstrap draws of both arms when given
 or else over encoder resamples, and a permutation p-value (exact up to 8
-encoders; crs-method 9.6).
+encoders; method section 9, amendment 6).
 """
 
 from __future__ import annotations

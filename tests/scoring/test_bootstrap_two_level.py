@@ -1,4 +1,4 @@
-"""Two-level paired bootstrap from per-image predictions (crs-method section 9, amendment 4)."""
+"""Two-level paired bootstrap from per-image predictions (method section 9, amendment 4)."""
 
 from __future__ import annotations
 
