@@ -1,15 +1,15 @@
 """The grammar of numbers to words that every sentence of the book is built from.
 
 Every sentence a chapter uses to interpret a result is computed from the
-numbers it describes, with the words of this module:
-the direction of a change (a rise is never called a cut), whether that
-direction is an improvement for the quantity (``better="lower"`` for ECE and
-AUROC loss, ``"higher"`` for AUROC and retention), its size in words, whether
-an interval excludes zero, a p-value, and ties. A template such as "the
-calibrators cut ECE by {low} to {high}" can contradict its own numbers (a
-negative cut); these functions cannot, and tests feed them numbers of both
-signs and every size. The chapters' own sentences, built from these words,
-live in :mod:`crsbench_lib.report.sentences`.
+numbers it describes, with the words of this module: the direction of a change
+(a rise is never called a cut), whether that direction is an improvement for
+the quantity (``better="lower"`` for ECE and AUROC loss, ``"higher"`` for
+AUROC and retention), its size in words, whether an interval excludes zero, a
+p-value, a list, and ties. A template such as "the calibrators cut ECE by
+{low} to {high}" can contradict its own numbers (a negative cut); these
+functions cannot, and tests feed them numbers of both signs and every size.
+The chapters' own sentences, built from these words, live in
+:mod:`crsbench_lib.report.sentences`.
 
 Sizes in words are conventions of this book, stated once here:
 
