@@ -9,7 +9,7 @@ analyses, each computed here from the results table and the standard:
   anchors, by replacing each axis's anchors with the range this cohort actually
   spans (and all four at once) and rescoring;
 * :func:`explain_differences`: one sentence per headline quantity, direction
-  and size of the difference, from :mod:`crsbench_lib.report.interpret`.
+  and size of the difference, from :mod:`crsbench_lib.report.grammar`.
 
 What the simulation cannot represent is a fixed list, :data:`SIMULATION_LIMITS`.
 """
@@ -21,7 +21,7 @@ from dataclasses import replace
 import pandas as pd
 from scipy import stats
 
-from crsbench_lib.report import interpret
+from crsbench_lib.report import grammar
 from crsbench_lib.report.context import BUILD_CREATED
 from crsbench_lib.scoring import agreement, axes, crs
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
@@ -151,7 +151,7 @@ def explain_differences(comparison: pd.DataFrame) -> list[str]:
         if pd.isna(row.this_build):
             sentences.append(f"{row.quantity}: this build has no such quantity (the arm or the cells are absent).")
             continue
-        text = interpret.compare_with_study(float(row.this_build), float(row.study), row.quantity)
+        text = grammar.compare_with_study(float(row.this_build), float(row.study), row.quantity)
         sentences.append(text)
     return sentences
 

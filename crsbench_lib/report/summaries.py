@@ -163,7 +163,7 @@ def insertion_bars(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> pd.DataFr
     -------
     pandas.DataFrame
         ``encoder, fixed, cohort`` in the order of ``fixed`` (the input of
-        :func:`crsbench_lib.report.plots.insertion_displacement`).
+        :func:`crsbench_lib.report.plots.contrasts.insertion_displacement`).
 
     Raises
     ------

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from crsbench_lib.report.interpret import p_value_text
+from crsbench_lib.report.grammar import p_value_text
 
 DEFAULT_PRECISION = 3
 SCROLL_CLASS = "crs-table-scroll"
-#: Columns that hold p-values: written by :func:`~crsbench_lib.report.interpret.p_value_text`
+#: Columns that hold p-values: written by :func:`~crsbench_lib.report.grammar.p_value_text`
 #: (``< 0.001``, never a rounded ``0.000``), whatever the table's precision.
 P_VALUE_COLUMNS: frozenset[str] = frozenset({"p_value"})
 

@@ -107,7 +107,7 @@ def test_counts_are_integers_and_show_without_decimals() -> None:
 
 
 def test_a_failing_count_reads_as_an_integer() -> None:
-    from crsbench_lib.report.interpret import describe_world_checks
+    from crsbench_lib.report.sentences.cohort import describe_world_checks
 
     text = describe_world_checks(world_checks(_table(broad=0.8), FAMILIES))
     assert "The check 'LoRA runs' fails: 0 against the rule" in text

@@ -1,0 +1,528 @@
+"""The grammar of numbers to words that every sentence of the book is built from.
+
+Every sentence a chapter uses to interpret a result is computed from the
+numbers it describes, with the words of this module: the direction of a change
+(a rise is never called a cut), whether that direction is an improvement for
+the quantity (``better="lower"`` for ECE and AUROC loss, ``"higher"`` for
+AUROC and retention), its size in words, whether an interval excludes zero, a
+p-value, a list, and ties. A template such as "the calibrators cut ECE by
+{low} to {high}" can contradict its own numbers (a negative cut); these
+functions cannot, and tests feed them numbers of both signs and every size.
+The chapters' own sentences, built from these words, live in
+:mod:`crsbench_lib.report.sentences`.
+
+Sizes in words are conventions of this book, stated once here:
+
+* relative changes (``|after - before| / |before|``): below
+  :data:`NEGLIGIBLE_RELATIVE` "negligible", below 10 % "small", below 30 %
+  "moderate", otherwise "large";
+* rank correlations (Kendall's tau, Pearson's r, by absolute value): below 0.1
+  "no", 0.1-0.3 "weak", 0.3-0.5 "moderate", 0.5-0.7 "strong", 0.7 and above
+  "very strong" (the usual rule-of-thumb bands, e.g. Cohen 1988 for r).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+Better = Literal["lower", "higher"]
+
+NEGLIGIBLE_RELATIVE = 0.01
+RELATIVE_SIZES: tuple[tuple[float, str], ...] = ((NEGLIGIBLE_RELATIVE, "negligible"), (0.10, "small"), (0.30, "moderate"))
+LARGEST_RELATIVE = "large"
+CORRELATION_SIZES: tuple[tuple[float, str], ...] = ((0.1, "no"), (0.3, "weak"), (0.5, "moderate"), (0.7, "strong"))
+LARGEST_CORRELATION = "very strong"
+# Two correlations closer than this are "about the same" when compared with the study.
+CLOSE_CORRELATION = 0.05
+P_FLOOR = 0.001
+
+
+def check_better(better: str) -> None:
+    """Refuse a ``better`` other than "lower" or "higher" (the direction that is an improvement)."""
+    if better not in ("lower", "higher"):
+        raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
+
+
+def finite(value: float, name: str) -> float:
+    """``value`` as a float, refused (naming it ``name``) when it is not finite."""
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return number
+
+
+def fmt(value: float, digits: int) -> str:
+    """``value`` with ``digits`` decimals, a zero never signed.
+
+    Examples
+    --------
+    >>> fmt(-0.0001, 3)
+    '0.000'
+    """
+    text = f"{value:.{digits}f}"
+    # "-0.000" reads as a signed change that is not there.
+    return text.lstrip("-") if float(text) == 0 else text
+
+
+def percent(fraction: float) -> str:
+    """The magnitude of a fraction in whole percent, e.g. ``"42 %"`` for -0.42 (the sentence says the sign)."""
+    return f"{abs(fraction) * 100:.0f} %"
+
+
+def _band(magnitude: float, bands: tuple[tuple[float, str], ...], largest: str) -> str:
+    """The word of the first band whose upper bound exceeds ``magnitude`` (``largest`` above them all)."""
+    return next((word for bound, word in bands if magnitude < bound), largest)
+
+
+def and_list(items: Sequence[object], conjunction: str = "and") -> str:
+    """``a``, ``a and b``, ``a, b and c``: the items as a list in a sentence.
+
+    Examples
+    --------
+    >>> and_list(["a", "b", "c"])
+    'a, b and c'
+    >>> and_list(["a", "b"], conjunction="or")
+    'a or b'
+    """
+    words = [str(item) for item in items]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + f" {conjunction} " + words[-1]
+
+
+def size_word(relative: float) -> str:
+    """The size of a relative change in words.
+
+    Parameters
+    ----------
+    relative : float
+        ``(after - before) / |before|``; only the magnitude matters.
+
+    Returns
+    -------
+    str
+        "negligible", "small", "moderate" or "large".
+
+    Examples
+    --------
+    >>> size_word(-0.43)
+    'large'
+    >>> size_word(0.05)
+    'small'
+    """
+    return _band(abs(finite(relative, "relative")), RELATIVE_SIZES, LARGEST_RELATIVE)
+
+
+def correlation_word(value: float) -> str:
+    """The strength of a correlation (tau, rho or r) in words, by its absolute value.
+
+    Examples
+    --------
+    >>> correlation_word(-0.62)
+    'strong'
+    """
+    return _band(abs(finite(value, "correlation")), CORRELATION_SIZES, LARGEST_CORRELATION)
+
+
+def p_value_text(p: float) -> str:
+    """The one way this book writes a p-value's number: ``< 0.001`` below the floor, two significant digits otherwise.
+
+    A permutation p-value is never zero: with ``B`` random pairings it is at
+    least ``1 / (B + 1)`` (Phipson and Smyth 2010), and an exact test's is at
+    least ``2 / n!``; rounding it to a fixed number of decimals would print
+    0.000. Everything below :data:`P_FLOOR` is therefore written as an upper
+    bound, never as a value. Tables (:func:`crsbench_lib.report.tables.show_table`,
+    every column named in :data:`crsbench_lib.report.tables.P_VALUE_COLUMNS`)
+    and prose (:func:`format_p`) both use this function.
+
+    Parameters
+    ----------
+    p : float
+        A p-value in [0, 1].
+
+    Returns
+    -------
+    str
+        E.g. ``"< 0.001"`` or ``"0.046"``.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not a finite number in [0, 1].
+
+    Examples
+    --------
+    >>> p_value_text(1 / 10000)
+    '< 0.001'
+    >>> p_value_text(0.04567)
+    '0.046'
+    """
+    value = finite(p, "p")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"p must lie in [0, 1], got {p!r}")
+    # Three decimals, as the floor has (APA style): ".2g" would print 0.0496 as 0.05, 0.5 as 0.5.
+    return f"< {P_FLOOR:g}" if value < P_FLOOR else f"{value:.3f}"
+
+
+def format_p(p: float) -> str:
+    """A p-value in a sentence: ``p < 0.001`` below the floor, ``p = 0.046`` otherwise (:func:`p_value_text`).
+
+    Examples
+    --------
+    >>> format_p(0.0000123)
+    'p < 0.001'
+    >>> format_p(0.04567)
+    'p = 0.046'
+    """
+    text = p_value_text(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
+#: What :func:`describe_interval` adds when an interval contains zero.
+NO_DIRECTION = ", so the data cannot tell the direction"
+#: Most decimals :func:`describe_interval` uses to keep a non-zero end from reading as zero.
+MAX_INTERVAL_DIGITS = 6
+
+
+def describe_interval(low: float, high: float, level: float = 0.95, digits: int = 3) -> str:
+    """Whether an interval of a difference excludes zero, in words.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends (``low <= high``).
+    level : float
+        Its coverage, e.g. 0.95.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        E.g. "its 95 % interval [-0.060, -0.020] excludes zero" or "... includes
+        zero, so the data cannot tell the direction".
+
+    Examples
+    --------
+    >>> describe_interval(-0.06, -0.02)
+    'its 95 % interval [-0.060, -0.020] excludes zero'
+
+    An end that would round to zero gets more decimals, so an interval that
+    excludes zero never reads as touching it:
+
+    >>> describe_interval(-0.013, -0.0004)
+    'its 95 % interval [-0.0130, -0.0004] excludes zero'
+    """
+    lo, hi = finite(low, "low"), finite(high, "high")
+    if lo > hi:
+        raise ValueError(f"interval ends out of order: low {low!r} > high {high!r}")
+    while digits < MAX_INTERVAL_DIGITS and any(v != 0 and float(fmt(v, digits)) == 0 for v in (lo, hi)):
+        digits += 1
+    span = f"its {level * 100:.0f} % interval [{fmt(lo, digits)}, {fmt(hi, digits)}]"
+    if lo > 0 or hi < 0:
+        return f"{span} excludes zero"
+    return f"{span} includes zero{NO_DIRECTION}"
+
+
+def interval_excludes_zero(low: float, high: float) -> bool:
+    """True when the closed interval ``[low, high]`` does not contain 0."""
+    return finite(low, "low") > 0 or finite(high, "high") < 0
+
+
+def describe_change(
+    before: float,
+    after: float,
+    quantity: str,
+    better: Better = "lower",
+    interval: tuple[float, float] | None = None,
+    level: float = 0.95,
+    digits: int = 3,
+) -> str:
+    """One sentence on how a quantity moved, and whether that is an improvement.
+
+    Parameters
+    ----------
+    before, after : float
+        The quantity's value before and after (e.g. mean ECE before and after
+        calibration).
+    quantity : str
+        Its name in the sentence ("the mean ECE").
+    better : {"lower", "higher"}
+        Which direction is an improvement for this quantity.
+    interval : (float, float), optional
+        An interval of ``after - before``; the sentence then says whether it
+        excludes zero.
+    level : float
+        The interval's coverage.
+    digits : int
+        Decimals of the values.
+
+    Returns
+    -------
+    str
+        E.g. "The mean ECE fell from 0.120 to 0.070 (42 %, a large
+        improvement)." A rise of a lower-is-better quantity is a
+        deterioration, whatever its size; a change below
+        :data:`NEGLIGIBLE_RELATIVE` of ``before`` is "essentially unchanged".
+
+    Examples
+    --------
+    >>> describe_change(0.12, 0.07, "the mean ECE", better="lower")
+    'The mean ECE fell from 0.120 to 0.070 (by 42 %, a large improvement).'
+    >>> describe_change(0.10, 0.108, "the mean ECE", better="lower")
+    'The mean ECE rose from 0.100 to 0.108 (by 8 %, a small deterioration).'
+    """
+    check_better(better)
+    b, a = finite(before, "before"), finite(after, "after")
+    subject = quantity[:1].upper() + quantity[1:]
+    delta = a - b
+    relative = delta / abs(b) if b != 0 else (math.inf if delta else 0.0)
+    if abs(relative) < NEGLIGIBLE_RELATIVE or delta == 0:
+        sentence = f"{subject} is essentially unchanged ({fmt(b, digits)} before, {fmt(a, digits)} after)"
+    else:
+        verb = "rose" if delta > 0 else "fell"
+        improved = (delta < 0) == (better == "lower")
+        verdict = "improvement" if improved else "deterioration"
+        size = f"by {percent(relative)}, a {size_word(relative)} {verdict}" if math.isfinite(relative) else f"{'an' if verdict[0] == 'i' else 'a'} {verdict}"
+        sentence = f"{subject} {verb} from {fmt(b, digits)} to {fmt(a, digits)} ({size})"
+    if interval is not None:
+        sentence += "; " + describe_interval(interval[0], interval[1], level=level, digits=digits)
+    return sentence + "."
+
+
+def describe_relative_changes(
+    changes: Sequence[float],
+    quantity: str,
+    better: Better = "lower",
+    unit: str = "groups",
+) -> str:
+    """Many relative changes of one quantity (e.g. one per dataset and calibrator), honestly summarised.
+
+    Improvements and deteriorations are counted and their ranges given
+    separately, so a sentence never speaks of a "cut" of -8 %.
+
+    Parameters
+    ----------
+    changes : sequence of float
+        Relative changes ``(after - before) / before``, one per group.
+    quantity : str
+        Name of the quantity ("the mean ECE").
+    better : {"lower", "higher"}
+        Which direction is an improvement.
+    unit : str
+        What a group is, plural ("groups", "datasets").
+
+    Examples
+    --------
+    >>> describe_relative_changes([-0.43, -0.2, 0.08], "the mean ECE")
+    'The mean ECE improved in 2 of 3 groups (fell by 20 % to 43 %) and deteriorated in 1 (rose by 8 %).'
+    """
+    check_better(better)
+    values = [finite(v, "change") for v in changes]
+    if not values:
+        raise ValueError("describe_relative_changes needs at least one change")
+    subject = quantity[:1].upper() + quantity[1:]
+    same = [v for v in values if abs(v) < NEGLIGIBLE_RELATIVE]
+    moved = [v for v in values if abs(v) >= NEGLIGIBLE_RELATIVE]
+    good = [v for v in moved if (v < 0) == (better == "lower")]
+    bad = [v for v in moved if v not in good]
+
+    def span(group: list[float]) -> str:
+        verb = "rose" if group[0] > 0 else "fell"
+        low, high = min(abs(v) for v in group), max(abs(v) for v in group)
+        amount = percent(low) if percent(low) == percent(high) else f"{percent(low)} to {percent(high)}"
+        return f"{verb} by {amount}"
+
+    parts: list[str] = []
+    n = len(values)
+    if good:
+        parts.append(f"improved in {len(good)} of {n} {unit} ({span(good)})")
+    if bad:
+        parts.append(f"deteriorated in {len(bad)}" + (f" of {n} {unit}" if not good else "") + f" ({span(bad)})")
+    if same:
+        parts.append(f"was essentially unchanged in {len(same)}" + (f" of {n} {unit}" if not parts else ""))
+    if len(parts) == 1:
+        return f"{subject} {parts[0]}."
+    return f"{subject} {', '.join(parts[:-1])} and {parts[-1]}."
+
+
+def describe_difference(
+    delta: float,
+    subject: str,
+    quantity: str,
+    better: Better = "higher",
+    digits: int = 3,
+    interval: tuple[float, float] | None = None,
+    level: float = 0.95,
+) -> str:
+    """A signed difference (already a change, e.g. a mean gain) in words.
+
+    Without ``interval`` the sign of the point decides the verdict; with one,
+    only an interval that excludes zero earns "an improvement" or "a
+    deterioration", and one that includes zero says no change is detectable.
+
+    Examples
+    --------
+    >>> describe_difference(-0.02, "Adaptation", "the mean clean AUROC")
+    'Adaptation lowers the mean clean AUROC by 0.020 on average, a deterioration.'
+    >>> describe_difference(0.003, "Adaptation", "the mean clean AUROC", interval=(-0.001, 0.007))
+    'Adaptation raises the mean clean AUROC by 0.003 on average (95 % interval [-0.001, 0.007]): the interval includes zero, so no change is detectable.'
+    """
+    check_better(better)
+    d = finite(delta, "delta")
+    bounds = ""
+    if interval is not None:
+        low, high = (finite(v, "interval") for v in interval)
+        bounds = f" ({level * 100:g} % interval [{fmt(low, digits)}, {fmt(high, digits)}])"
+    if round(d, digits) == 0 and interval is None:
+        return f"{subject} leaves {quantity} essentially unchanged ({fmt(d, digits)})."
+    verb = "raises" if d > 0 else "lowers"
+    head = f"{subject} {verb} {quantity} by {fmt(abs(d), digits)} on average{bounds}"
+    if interval is not None and low <= 0 <= high:
+        return f"{head}: the interval includes zero, so no change is detectable."
+    verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
+    return f"{head}, {verdict}."
+
+
+def describe_correlation(
+    value: float,
+    name: str = "Kendall's τ_b",
+    interval: tuple[float, float] | None = None,
+    p: float | None = None,
+    level: float = 0.95,
+) -> str:
+    """A correlation in words: strength, sign, interval, p-value.
+
+    Examples
+    --------
+    >>> describe_correlation(0.62, p=0.0004)
+    "Kendall's τ_b = 0.620: a strong positive association (p < 0.001)."
+    >>> describe_correlation(-0.05)
+    "Kendall's τ_b = -0.050: no association to speak of."
+    """
+    r = finite(value, "correlation")
+    word = correlation_word(r)
+    if word == "no":
+        text = f"{name} = {fmt(r, 3)}: no association to speak of"
+    else:
+        text = f"{name} = {fmt(r, 3)}: a {word} {'positive' if r > 0 else 'negative'} association"
+    extra: list[str] = []
+    if interval is not None:
+        extra.append(describe_interval(interval[0], interval[1], level=level))
+    if p is not None:
+        extra.append(format_p(p))
+    if extra:
+        text += " (" + "; ".join(extra) + ")"
+    return text + "."
+
+
+def _number(value: float, digits: int) -> str:
+    """Whole numbers (counts) without decimals, the rest with ``digits``."""
+    return str(int(value)) if float(value).is_integer() else fmt(value, digits)
+
+
+def _inside(value: float, interval: tuple[float, float]) -> bool:
+    """Whether ``value`` lies in the closed interval (its bounds checked finite)."""
+    low, high = (finite(v, "interval") for v in interval)
+    return low <= value <= high
+
+
+def compare_with_study(
+    ours: float,
+    study: float,
+    name: str,
+    close: float = CLOSE_CORRELATION,
+    digits: int = 3,
+    interval: tuple[float, float] | None = None,
+    level: float = 0.95,
+) -> str:
+    """This build's value beside the study's, with the direction of the difference.
+
+    Parameters
+    ----------
+    ours, study : float
+        This build's value and the study's.
+    name : str
+        What both values are.
+    close : float
+        Values closer than this read "close to".
+    digits : int
+    interval : (float, float), optional
+        An interval of this build's value. When given, the sentence says
+        whether the study's value lies inside it: a point that is "higher"
+        while the study's value lies inside the interval is a difference the
+        data cannot confirm.
+    level : float
+        Coverage of ``interval``.
+
+    Examples
+    --------
+    >>> compare_with_study(0.31, 0.5, "τ_b")
+    "This build's τ_b (0.310) is lower than the study's (0.500)."
+    >>> compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
+    "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the data cannot tell the two apart."
+    """
+    a, b = finite(ours, "ours"), finite(study, "study")
+    if abs(a - b) < close:
+        relation = "close to"
+    else:
+        relation = "higher than" if a > b else "lower than"
+    text = f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})"
+    if interval is None:
+        return text + "."
+    bounds = f"this build's {level * 100:g} % interval [{_number(interval[0], digits)}, {_number(interval[1], digits)}]"
+    if _inside(b, interval):
+        joint = ", and" if relation == "close to" else ", but"
+        return f"{text}{joint} the study's value lies inside {bounds}: the data cannot tell the two apart."
+    return f"{text}, and the study's value lies outside {bounds}."
+
+
+def study_in_interval(study: float, interval: tuple[float, float], level: float = 0.95, digits: int = 3) -> str:
+    """Whether the study's value lies inside an interval of this build's, as a sentence.
+
+    For a statistic whose interval belongs to a variant of the study's (e.g.
+    the leave-self-out scoring beside the study's full-panel one), where
+    :func:`compare_with_study` would compare unlike points.
+
+    Examples
+    --------
+    >>> study_in_interval(0.562, (0.556, 0.911))
+    "The study's value (0.562) lies inside this 95 % interval: the data cannot tell the two apart."
+    """
+    b = finite(study, "study")
+    where = "inside" if _inside(b, interval) else "outside"
+    tail = ": the data cannot tell the two apart." if where == "inside" else "."
+    return f"The study's value ({_number(b, digits)}) lies {where} this {level * 100:g} % interval{tail}"
+
+
+def describe_share(share: float, event: str) -> str:
+    """How often something happened, in words ("never", "in 3 % of draws", "always").
+
+    Examples
+    --------
+    >>> describe_share(0.0, "the top 3 changes")
+    'the top 3 changes in none of the draws'
+    """
+    s = finite(share, "share")
+    if not 0.0 <= s <= 1.0:
+        raise ValueError(f"share must lie in [0, 1], got {share!r}")
+    if s == 0:
+        return f"{event} in none of the draws"
+    if s == 1:
+        return f"{event} in every draw"
+    shown = "< 1 %" if s < 0.01 else "> 99 %" if s > 0.99 else percent(s)
+    return f"{event} in {shown} of draws"
+
+
+def describe_counts(counts: dict[str, int], noun: str) -> str:
+    """Counts per category in one clause.
+
+    Examples
+    --------
+    >>> describe_counts({"handcrafted": 8, "neural": 7}, "encoders")
+    '8 handcrafted and 7 neural encoders.'
+    """
+    parts = [f"{n} {name}" for name, n in counts.items()]
+    if not parts:
+        return f"No {noun}."
+    return f"{and_list(parts)} {noun}."

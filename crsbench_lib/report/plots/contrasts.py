@@ -1,0 +1,255 @@
+"""Figures of two conditions side by side: before and after a change, and the study beside this build.
+
+Before and after a post-hoc calibrator (:func:`calibration_before_after`),
+acquisition augmentation (:func:`augmentation_effect`) and an insertion
+(:func:`insertion_displacement`, :func:`before_after_scatter`); clean against
+corrupted (:func:`corruption_overview`); the study's figures beside this
+build's (:func:`published_vs_build`).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+
+from crsbench_lib.report.plots.canvas import new_figure, placeholder, require_columns
+from crsbench_lib.report.style import (
+    DIVERGING_CMAP,
+    EMPHASIS,
+    HIGHLIGHT,
+    MUTED,
+    OKABE_ITO,
+    apply_style,
+    figure_size,
+)
+
+
+def calibration_before_after(summary: pd.DataFrame) -> Figure:
+    """ECE before and after each post-hoc calibrator, and the AUROC change.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        ``dataset, calibration, ece_before, ece_after, relative_ece_reduction,
+        auroc_change`` (``calibration_ablation.calibration_summary``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(summary, ("dataset", "calibration", "ece_before", "ece_after", "auroc_change"), "calibration_before_after")
+    fig, axes = new_figure(height_ratio=0.5, ncols=2, width_ratios=[3, 2], sharey=True)
+    labels = [f"{d} / {c}" for d, c in zip(summary["dataset"], summary["calibration"], strict=True)]
+    y = np.arange(len(summary))
+    before = summary["ece_before"].to_numpy(dtype=float)
+    after = summary["ece_after"].to_numpy(dtype=float)
+    ax = axes[0]
+    ax.hlines(y, after, before, color=MUTED, lw=2)
+    ax.scatter(before, y, color=HIGHLIGHT, label="uncalibrated", zorder=3)
+    ax.scatter(after, y, color=EMPHASIS, label="after calibrator", zorder=3)
+    # The signed change of ECE (a rise reads "+8%", never "--8%"), right of both markers so it hides neither.
+    for yi, b, a in zip(y, before, after, strict=True):
+        if np.isfinite(b) and np.isfinite(a) and b != 0:
+            ax.text(max(a, b), yi, f"   {100 * (a - b) / b:+.0f}%", va="center", fontsize=8)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("mean ECE (test split)")
+    ax.set_xlim(0, float(np.nanmax(np.r_[before, after])) * 1.3)
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
+    bx = axes[1]
+    change = summary["auroc_change"].to_numpy(dtype=float)
+    bx.barh(y, change, color=[EMPHASIS if c >= 0 else HIGHLIGHT for c in change])
+    bx.axvline(0, color="black", lw=0.8)
+    bound = max(0.01, float(np.max(np.abs(change))) * 1.3)
+    bx.set_xlim(-bound, bound)
+    bx.set_xlabel("mean AUROC change")
+    return fig
+
+
+def corruption_overview(cells: pd.DataFrame, r: float | None = None, ci: tuple[float, float] | None = None) -> Figure:
+    """Heat map of the mean AUROC loss per (dataset, corruption) and the loss-vs-ECE scatter.
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame
+        ``dataset, corruption, mean_auroc_loss, mean_ece_increase``
+        (``corruption_cells.corruption_cells``).
+    r, ci : float and (float, float), optional
+        Pearson r and its interval, printed on the scatter.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(cells, ("dataset", "corruption", "mean_auroc_loss", "mean_ece_increase"), "corruption_overview")
+    fig, axes = new_figure(height_ratio=0.5, ncols=2, width_ratios=[3, 2])
+    grid = cells.pivot(index="dataset", columns="corruption", values="mean_auroc_loss")
+    bound = float(np.nanmax(np.abs(grid.to_numpy()))) or 1.0
+    sns.heatmap(grid, ax=axes[0], cmap=DIVERGING_CMAP, center=0, vmin=-bound, vmax=bound, annot=True, fmt=".3f",
+                annot_kws={"fontsize": 6.5}, cbar_kws={"label": "mean AUROC loss", "shrink": 0.8},
+                linewidths=0.4, linecolor="white")
+    axes[0].set_xlabel("")
+    axes[0].set_ylabel("")
+    axes[0].tick_params(axis="x", rotation=60, length=0)
+    axes[0].tick_params(axis="y", rotation=0, length=0)
+    ax = axes[1]
+    datasets = sorted(cells["dataset"].astype(str).unique())
+    for i, dataset in enumerate(datasets):
+        part = cells[cells["dataset"].astype(str) == dataset]
+        ax.scatter(part["mean_auroc_loss"], part["mean_ece_increase"], color=OKABE_ITO[i % len(OKABE_ITO)],
+                   label=dataset, s=26, zorder=3)
+    x = cells["mean_auroc_loss"].to_numpy(dtype=float)
+    y = cells["mean_ece_increase"].to_numpy(dtype=float)
+    if np.ptp(x) > 0:
+        slope, intercept = np.polyfit(x, y, 1)
+        xs = np.linspace(x.min(), x.max(), 2)
+        ax.plot(xs, intercept + slope * xs, color="black", lw=1, ls="--", zorder=2)
+    if r is not None:
+        text = f"r = {r:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci is not None else "") + f"\n{len(cells)} cells"
+        ax.text(0.03, 0.97, text, transform=ax.transAxes, va="top", fontsize=8)
+    ax.set_xlabel("mean AUROC loss")
+    ax.set_ylabel("mean ECE increase")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def augmentation_effect(effect: pd.DataFrame) -> Figure:
+    """Clean AUROC and mean corruption AUROC loss of each aug/noaug pair, without and with augmentation.
+
+    Parameters
+    ----------
+    effect : pandas.DataFrame
+        :func:`crsbench_lib.report.summaries.augmentation_effect`; pairs with
+        ``in_results`` False are left out (the chapter says so in words).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels sharing the pair axis: one arrow per pair from the plain to
+        the augmented encoder; a placeholder when no pair is in the table.
+    """
+    require_columns(effect, ("augmented", "plain", "in_results", "clean_aug", "clean_plain",
+                             "corruption_loss_aug", "corruption_loss_plain"), "augmentation_effect")
+    shown = effect[effect["in_results"].astype(bool)].reset_index(drop=True)
+    if shown.empty:
+        return placeholder("no aug/noaug pair in this results table")
+    fig, axes = new_figure(height_ratio=0.22 + 0.1 * len(shown), ncols=2, sharey=True)
+    y = np.arange(len(shown))
+    panels = (("clean", "clean AUROC\n(higher is better)"), ("corruption_loss", "mean corruption AUROC loss\n(lower is better)"))
+    for ax, (stem, label) in zip(axes, panels, strict=True):
+        before = shown[f"{stem}_plain"].to_numpy(dtype=float)
+        after = shown[f"{stem}_aug"].to_numpy(dtype=float)
+        for yi, b, a in zip(y, before, after, strict=True):
+            if np.isfinite(b) and np.isfinite(a):
+                ax.annotate("", xy=(a, yi), xytext=(b, yi), arrowprops={"arrowstyle": "->", "color": MUTED})
+        ax.scatter(before, y, color=MUTED, zorder=3, label="without acquisition augmentation")
+        ax.scatter(after, y, color=HIGHLIGHT, zorder=3, label="with acquisition augmentation")
+        ax.set_xlabel(label)
+        ax.margins(x=0.25, y=0.4)
+    axes[0].set_yticks(y, [f"{a}\nvs {p}" for a, p in zip(shown["augmented"], shown["plain"], strict=True)])
+    axes[0].invert_yaxis()
+    axes[1].legend(loc="best", fontsize=7)
+    return fig
+
+
+def insertion_displacement(table: pd.DataFrame) -> Figure:
+    """Score change of existing encoders when candidates are inserted, fixed vs cohort-renormalised.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``encoder, fixed, cohort``: the absolute change of each existing
+        encoder's score under each scheme.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(table, ("encoder", "fixed", "cohort"), "insertion_displacement")
+    fig, (ax,) = new_figure(height_ratio=0.5)
+    y = np.arange(len(table))
+    ax.barh(y + 0.2, table["cohort"].to_numpy(dtype=float), height=0.4, color=HIGHLIGHT, label="cohort-renormalised")
+    ax.barh(y - 0.2, table["fixed"].to_numpy(dtype=float), height=0.4, color=EMPHASIS, label="fixed reference")
+    for yi, value in zip(y, table["fixed"].to_numpy(dtype=float), strict=True):
+        if value == 0:
+            ax.text(0, yi - 0.2, " 0", va="center", fontsize=7, color=EMPHASIS)
+    ax.set_yticks(y, table["encoder"].astype(str))
+    ax.invert_yaxis()
+    ax.set_xlabel("|change of an existing encoder's score| after insertion")
+    ax.legend(loc="lower right")
+    return fig
+
+
+def before_after_scatter(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> Figure:
+    """Every published score before vs after an insertion, under the fixed reference and under renormalisation.
+
+    On the diagonal means unmoved. The registry chapter draws it from
+    :func:`crsbench_lib.registry.insertion.register_then_insert`'s
+    ``displacement`` and ``renormalised`` tables.
+
+    Parameters
+    ----------
+    fixed, renormalised : pandas.DataFrame
+        ``crs_before, crs_after`` per published entry, under each scheme.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    for table, what in ((fixed, "fixed"), (renormalised, "renormalised")):
+        require_columns(table, ("crs_before", "crs_after"), f"before_after_scatter ({what})")
+    apply_style()
+    fig, panels = plt.subplots(1, 2, figsize=figure_size(0.45), sharex=True, sharey=True)
+    for ax, (title, table, colour) in zip(
+        panels,
+        [("fixed reference (the registry)", fixed, EMPHASIS), ("cohort-renormalised (for contrast)", renormalised, HIGHLIGHT)],
+        strict=True,
+    ):
+        low = min(table["crs_before"].min(), table["crs_after"].min())
+        high = max(table["crs_before"].max(), table["crs_after"].max())
+        ax.plot([low, high], [low, high], color=MUTED, linewidth=0.8, zorder=0)
+        ax.scatter(table["crs_before"], table["crs_after"], color=colour, s=22)
+        ax.set_title(title)
+        ax.set_xlabel("CRS before the insertion")
+    panels[0].set_ylabel("CRS after the insertion")
+    fig.suptitle("Every published entry, before vs after: on the diagonal means unmoved")
+    return fig
+
+
+def published_vs_build(table: pd.DataFrame) -> Figure:
+    """The study's reported figures beside this build's, one small panel per quantity.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``quantity, study, this_build`` (numbers; NaN where a side has none).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(table, ("quantity", "study", "this_build"), "published_vs_build")
+    n = len(table)
+    ncols = min(4, max(1, n))
+    nrows = int(np.ceil(n / ncols))
+    apply_style()
+    fig, axes = plt.subplots(nrows, ncols, figsize=figure_size(0.36 * nrows + 0.05), squeeze=False)
+    for ax, (_, row) in zip(axes.flat, table.iterrows()):
+        values = [float(row["study"]), float(row["this_build"])]
+        ax.bar([0, 1], np.nan_to_num(values), color=[OKABE_ITO[1], EMPHASIS], width=0.65)
+        for xi, v in enumerate(values):
+            ax.text(xi, np.nan_to_num(v), "n/a" if np.isnan(v) else f"{v:.3g}", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks([0, 1], ["study", "build"])
+        ax.set_title(textwrap.fill(str(row["quantity"]), 24), fontsize=7.5)
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        top = np.nanmax(np.abs(values)) if np.isfinite(values).any() else 1.0
+        ax.set_ylim(min(0, np.nanmin(values) * 1.2 if np.isfinite(values).any() else 0), top * 1.25 or 1)
+    for ax in list(axes.flat)[n:]:
+        ax.set_visible(False)
+    return fig

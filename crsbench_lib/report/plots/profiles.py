@@ -1,0 +1,249 @@
+"""Figures of axis profiles: each encoder's four axes, their trade-offs and their thresholds.
+
+Normalised profiles as parallel coordinates or a radar (:func:`axis_profiles`),
+discrimination against each other axis with the Pareto front
+(:func:`pareto_view`), retention and ECE across conditions
+(:func:`label_efficiency_curves`, :func:`ece_by_condition`), and the selection
+gate's pass/fail per axis (:func:`gate_matrix`). The only arithmetic here is
+geometry (which points lie on a drawn front).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from crsbench_lib.report.plots.canvas import new_figure, require_columns
+from crsbench_lib.report.style import (
+    AXIS_NAMES,
+    HIGHLIGHT,
+    MUTED,
+    OKABE_ITO,
+    SEQUENTIAL_CMAP,
+    apply_style,
+    encoder_colours,
+    figure_size,
+)
+from crsbench_lib.standard import AXES
+
+
+def axis_profiles(
+    scores: pd.DataFrame,
+    highlight: Sequence[str] = (),
+    kind: str = "parallel",
+) -> Figure:
+    """Normalised axis profiles as parallel coordinates or a radar chart.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``encoder`` and the normalised axes ``s_D, s_C, s_L, s_R`` (e.g.
+        ``crs.score_profiles``); 1 is the best anchor on every axis.
+    highlight : sequence of str
+        Encoders drawn in colour and labelled (the rest in grey); with none,
+        every encoder gets a colour.
+    kind : {"parallel", "radar"}
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    cols = [f"s_{a}" for a in AXES]
+    require_columns(scores, ["encoder", *cols], "axis_profiles")
+    if kind not in ("parallel", "radar"):
+        raise ValueError(f"kind must be 'parallel' or 'radar', got {kind!r}")
+    names = list(scores["encoder"].astype(str))
+    colours = encoder_colours(names, highlight)
+    shown = set(highlight) if highlight else set(names)
+    values = scores[cols].to_numpy(dtype=float)
+    apply_style()
+    if kind == "parallel":
+        fig, (ax,) = new_figure(height_ratio=0.55)
+        x = np.arange(len(AXES))
+        order = sorted(range(len(names)), key=lambda i: names[i] in shown)  # highlighted on top
+        for i in order:
+            ax.plot(x, values[i], color=colours[names[i]], lw=2.2 if names[i] in shown else 1.0,
+                    marker="o", ms=3.5, zorder=3 if names[i] in shown else 2)
+            if names[i] in shown:
+                ax.text(x[-1] + 0.06, values[i, -1], names[i], va="center", fontsize=8, color=colours[names[i]])
+        ax.set_xticks(x, [f"{AXIS_NAMES[a]}\n(s_{a})" for a in AXES])
+        ax.set_xlim(-0.2, len(AXES) - 0.35)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_ylabel("normalised score (1 = best anchor)")
+        for xi in x:
+            ax.axvline(xi, color="#DDDDDD", lw=0.8, zorder=1)
+        return fig
+    fig = plt.figure(figsize=figure_size(0.75))
+    ax = fig.add_subplot(projection="polar")
+    angles = np.linspace(0, 2 * np.pi, len(AXES), endpoint=False)
+    closed = np.concatenate([angles, angles[:1]])
+    for i in sorted(range(len(names)), key=lambda i: names[i] in shown):
+        ring = np.concatenate([values[i], values[i][:1]])
+        ax.plot(closed, ring, color=colours[names[i]], lw=2 if names[i] in shown else 0.8,
+                label=names[i] if names[i] in shown else None)
+    ax.set_xticks(angles, [AXIS_NAMES[a] for a in AXES])
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0))
+    return fig
+
+
+def pareto_front_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Points not weakly dominated in the (x, y) plane (both larger-is-better)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    dominated = ((x[None, :] >= x[:, None]) & (y[None, :] >= y[:, None])
+                 & ((x[None, :] > x[:, None]) | (y[None, :] > y[:, None]))).any(axis=1)
+    return ~dominated
+
+
+def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str = "s_D") -> Figure:
+    """Discrimination against each other normalised axis, with each plane's Pareto front.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        ``encoder, crs`` and the normalised axes ``s_D, s_C, s_L, s_R``.
+    highlight : sequence of str
+        Encoders labelled on every panel (default: the three best by CRS).
+    versus : str
+        The normalised axis on the horizontal of every panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three panels; colour = CRS; the step line joins the encoders no other
+        encoder beats on both plotted axes.
+    """
+    cols = [f"s_{a}" for a in AXES]
+    require_columns(scores, ["encoder", "crs", *cols], "pareto_view")
+    if versus not in cols:
+        raise ValueError(f"versus must be one of {cols}, got {versus!r}")
+    others = [c for c in cols if c != versus]
+    fig, axes = new_figure(height_ratio=0.42, ncols=len(others), sharex=True, sharey=True)
+    names = scores["encoder"].astype(str).to_numpy()
+    label = set(highlight) if highlight else set(scores.nlargest(3, "crs")["encoder"].astype(str))
+    x = scores[versus].to_numpy(dtype=float)
+    crs = scores["crs"].to_numpy(dtype=float)
+    points = None
+    for ax, other in zip(axes, others, strict=True):
+        y = scores[other].to_numpy(dtype=float)
+        front = pareto_front_mask(x, y)
+        order = np.argsort(-x[front])
+        fx, fy = x[front][order], y[front][order]
+        ax.step(fx, fy, where="post", color=MUTED, lw=1.2, zorder=1)
+        points = ax.scatter(x, y, c=crs, cmap=SEQUENTIAL_CMAP, vmin=0, vmax=1, s=34,
+                            edgecolor=np.where(front, "black", "none").tolist(), lw=0.9, zorder=2)
+        for xi, yi, name in zip(x, y, names, strict=True):
+            if name in label:
+                ax.annotate(name, (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=7.5)
+        ax.set_xlabel(f"{AXIS_NAMES[versus[2:]]} ({versus})")
+        ax.set_title(AXIS_NAMES[other[2:]])
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(-0.03, 1.08)
+    axes[0].set_ylabel("normalised score")
+    fig.colorbar(points, ax=list(axes), label="CRS", shrink=0.85)
+    return fig
+
+
+def label_efficiency_curves(curves: pd.DataFrame, highlight: Sequence[str] = ()) -> Figure:
+    """AUROC retention against the fraction of labels, one line per encoder.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        ``encoder, label_fraction, retention`` (``summaries.label_efficiency_curves``).
+    highlight : sequence of str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(curves, ("encoder", "label_fraction", "retention"), "label_efficiency_curves")
+    fig, (ax,) = new_figure(height_ratio=0.55)
+    names = sorted(curves["encoder"].astype(str).unique())
+    colours = encoder_colours(names, highlight)
+    shown = set(highlight) if highlight else set(names)
+    for name in sorted(names, key=lambda e: e in shown):
+        part = curves[curves["encoder"].astype(str) == name].sort_values("label_fraction")
+        ax.plot(part["label_fraction"], part["retention"], color=colours[name], marker="o", ms=3,
+                lw=2 if name in shown and highlight else 1.1, label=name if name in shown else None)
+    ax.set_xscale("log")
+    fractions = sorted(curves["label_fraction"].unique())
+    ax.set_xticks(fractions, [f"{100 * f:g}%" for f in fractions])
+    ax.minorticks_off()
+    ax.set_xlabel("share of train labels")
+    ax.set_ylabel("AUROC / AUROC at 100% labels")
+    ax.legend(loc="lower right", ncol=2 if len(shown) > 6 else 1)
+    return fig
+
+
+def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figure:
+    """Mean ECE per encoder under each condition (clean, label fractions, corruption severities, shift).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``encoder, condition, ece`` (``summaries.ece_by_condition``); the
+        condition column's order is kept on the horizontal axis.
+    highlight : sequence of str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(table, ("encoder", "condition", "ece"), "ece_by_condition")
+    fig, (ax,) = new_figure(height_ratio=0.55)
+    conditions = list(dict.fromkeys(table["condition"].astype(str)))
+    x = {c: i for i, c in enumerate(conditions)}
+    names = sorted(table["encoder"].astype(str).unique())
+    colours = encoder_colours(names, highlight)
+    shown = set(highlight) if highlight else set(names)
+    for name in sorted(names, key=lambda e: e in shown):
+        part = table[table["encoder"].astype(str) == name]
+        ax.plot([x[c] for c in part["condition"].astype(str)], part["ece"], color=colours[name], marker="o", ms=3,
+                lw=1.8 if name in shown and highlight else 1.0, label=name if name in shown else None)
+    ax.set_xticks(range(len(conditions)), conditions, rotation=35, ha="right")
+    ax.set_ylabel("mean ECE")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", ncol=3 if len(shown) > 6 else 1, fontsize=7)
+    return fig
+
+
+def gate_matrix(gate: pd.DataFrame) -> Figure:
+    """Pass/fail of every encoder on every gated axis, with its decision.
+
+    Parameters
+    ----------
+    gate : pandas.DataFrame
+        ``selection_gate.selection_gate`` output (``encoder``, ``pass_<axis>``,
+        ``decision``, optionally ``p_tier``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(gate, ("encoder", "decision"), "gate_matrix")
+    axes_cols = [c for c in (f"pass_{a}" for a in AXES) if c in gate.columns]
+    if not axes_cols:
+        raise ValueError("gate_matrix: no pass_<axis> column")
+    fig, (ax,) = new_figure(height_ratio=min(1.0, 0.2 + 0.045 * len(gate)))
+    matrix = gate[axes_cols].to_numpy(dtype=float)
+    ax.imshow(matrix, cmap=plt.matplotlib.colors.ListedColormap([HIGHLIGHT, OKABE_ITO[2]]), vmin=0, vmax=1,
+              aspect="auto")
+    for (i, j), value in np.ndenumerate(matrix):
+        ax.text(j, i, "pass" if value else "fail", ha="center", va="center", fontsize=7, color="white")
+    ax.set_xticks(range(len(axes_cols)), [AXIS_NAMES[c[5:]] for c in axes_cols])
+    ax.xaxis.tick_top()
+    labels = list(gate["encoder"].astype(str))
+    ax.set_yticks(range(len(gate)), labels)
+    for i, decision in enumerate(gate["decision"].astype(str)):
+        suffix = f"  (P = {gate['p_tier'].iloc[i]:.2f})" if "p_tier" in gate.columns else ""
+        ax.text(len(axes_cols) - 0.4, i, f"{decision}{suffix}", va="center", fontsize=7.5,
+                fontweight="bold" if decision == "advance" else "normal")
+    ax.set_xlim(-0.5, len(axes_cols) + 2.6)
+    ax.spines[:].set_visible(False)
+    ax.tick_params(length=0)
+    return fig

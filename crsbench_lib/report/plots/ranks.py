@@ -1,0 +1,246 @@
+"""Figures of rankings: how two orders of the encoders compare, and how stable an order is.
+
+Slope charts of one rank against another with every reversed pair marked
+(:func:`bump_chart`, :func:`transfer_comparison`), rank probabilities under the
+bootstrap (:func:`rank_probability_heatmap`), the Kendall tau of perturbed
+rankings (:func:`sensitivity_distribution`) and of reduced-profile predictors
+(:func:`lodo_comparison`). The only arithmetic here is geometry (where two
+lines cross).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
+
+from crsbench_lib.report.plots.canvas import new_figure, require_columns
+from crsbench_lib.report.style import EMPHASIS, HIGHLIGHT, MUTED, OKABE_ITO, SEQUENTIAL_CMAP, apply_style
+
+
+def crossing_pairs(left: Sequence[float], right: Sequence[float]) -> list[tuple[int, int]]:
+    """Index pairs whose order differs between ``left`` and ``right`` (strictly: ties do not cross)."""
+    a, b = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    return [(i, j) for i, j in combinations(range(a.size), 2) if (a[i] - a[j]) * (b[i] - b[j]) < 0]
+
+
+def _slope_panel(
+    ax: plt.Axes,
+    names: Sequence[str],
+    left: Sequence[float],
+    right: Sequence[float],
+    labels: tuple[str, str],
+    highlight: Sequence[str],
+) -> int:
+    """Draw a rank-to-rank slope chart on ``ax``; return the number of crossings marked."""
+    left_r, right_r = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    n = len(names)
+    marked = set(highlight)
+    for i, name in enumerate(names):
+        moved = right_r[i] - left_r[i]
+        colour = EMPHASIS if moved < 0 else HIGHLIGHT if moved > 0 else MUTED
+        width = 2.4 if name in marked else 1.3
+        ax.plot([0, 1], [left_r[i], right_r[i]], color=colour, lw=width, alpha=0.9, solid_capstyle="round", zorder=2)
+        ax.scatter([0, 1], [left_r[i], right_r[i]], color=colour, s=18, zorder=3)
+        weight = "bold" if name in marked else "normal"
+        # The rank is written into the label: a tick label beside a long name would collide with it.
+        ax.text(-0.04, left_r[i], f"{name}  {left_r[i]:g}", ha="right", va="center", fontsize=8, fontweight=weight)
+        ax.text(1.04, right_r[i], f"{right_r[i]:g}  {name}", ha="left", va="center", fontsize=8, fontweight=weight)
+    pairs = crossing_pairs(left_r, right_r)
+    for i, j in pairs:
+        slope_i, slope_j = right_r[i] - left_r[i], right_r[j] - left_r[j]
+        t = (left_r[j] - left_r[i]) / (slope_i - slope_j)
+        ax.scatter([t], [left_r[i] + t * slope_i], marker="x", color="black", s=22, lw=1.1, zorder=4)
+    ax.set_xlim(-0.45, 1.45)
+    ax.set_ylim(n + 0.7, 0.3)
+    ax.set_xticks([0, 1], [f"{labels[0]}\n(1 = best)", f"{labels[1]}\n(1 = best)"])
+    ax.set_yticks([])
+    ax.spines[["left", "bottom"]].set_visible(False)
+    ax.tick_params(length=0)
+    return len(pairs)
+
+
+def bump_chart(ranks: pd.DataFrame, highlight: Sequence[str] = (), title: str | None = None) -> Figure:
+    """AUROC rank against CRS rank, with every reversed pair marked where its lines cross.
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        ``encoder, rank_auroc, rank_crs`` (e.g. ``agreement.rank_table``).
+    highlight : sequence of str
+        Encoders drawn thicker and labelled in bold.
+    title : str, optional
+        Defaults to "<k> of <N> pairs reversed".
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(ranks, ("encoder", "rank_auroc", "rank_crs"), "bump_chart")
+    fig, (ax,) = new_figure(height_ratio=0.75)
+    n = len(ranks)
+    k = _slope_panel(ax, list(ranks["encoder"].astype(str)), ranks["rank_auroc"], ranks["rank_crs"],
+                     ("AUROC rank", "CRS rank"), highlight)
+    ax.set_title(title or f"{k} of {n * (n - 1) // 2} pairs reversed (x marks each crossing)")
+    handles = [
+        Line2D([], [], color=EMPHASIS, lw=2, label="higher under CRS"),
+        Line2D([], [], color=HIGHLIGHT, lw=2, label="lower under CRS"),
+        Line2D([], [], color=MUTED, lw=2, label="same rank"),
+        Line2D([], [], color="black", marker="x", lw=0, label="reversed pair"),
+    ]
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=4)
+    return fig
+
+
+def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, highlight: Sequence[str] = ()) -> Figure:
+    """Frozen CRS rank against adapted CRS rank, and the AUROC gain of adaptation.
+
+    Parameters
+    ----------
+    ranks : pandas.DataFrame
+        ``encoder, rank_frozen, rank_lora`` (``transfer.rank_comparison``).
+    gains : pandas.DataFrame, optional
+        ``encoder, auroc_gain`` (``transfer.auroc_gain``).
+    highlight : sequence of str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    require_columns(ranks, ("encoder", "rank_frozen", "rank_lora"), "transfer_comparison")
+    ncols = 2 if gains is not None else 1
+    fig, axes = new_figure(height_ratio=0.6, ncols=ncols, width_ratios=[3, 2] if ncols == 2 else None)
+    k = _slope_panel(axes[0], list(ranks["encoder"].astype(str)), ranks["rank_frozen"], ranks["rank_lora"],
+                     ("frozen CRS rank", "LoRA CRS rank"), highlight)
+    axes[0].set_title(f"{k} reversed pair{'' if k == 1 else 's'}")
+    if gains is not None:
+        require_columns(gains, ("encoder", "auroc_gain"), "transfer_comparison gains")
+        order = gains.sort_values("auroc_gain", ascending=True)
+        values = order["auroc_gain"].to_numpy(dtype=float)
+        axes[1].barh(order["encoder"].astype(str), values, color=[EMPHASIS if v >= 0 else HIGHLIGHT for v in values])
+        axes[1].axvline(0, color="black", lw=0.8)
+        axes[1].set_xlabel("clean AUROC gain (LoRA - frozen)")
+        # The gain panel is narrow and gains have three decimals: few ticks, slanted, so labels never touch.
+        axes[1].xaxis.set_major_locator(MaxNLocator(nbins=3))
+        axes[1].tick_params(axis="x", labelrotation=40)
+        for label in axes[1].get_xticklabels():
+            label.set_horizontalalignment("right")
+    return fig
+
+
+def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3) -> Figure:
+    """P(rank = r) for every encoder (rows, best first) and rank r (columns).
+
+    Parameters
+    ----------
+    probabilities : pandas.DataFrame
+        Index encoder, columns 1..n, rows summing to 1 (e.g.
+        :func:`crsbench_lib.report.summaries.rank_probabilities`).
+    top_k : int, optional
+        Draw a line after rank ``top_k``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    apply_style()
+    n = probabilities.shape[1]
+    fig, (ax,) = new_figure(height_ratio=min(1.0, 0.18 + 0.045 * len(probabilities)))
+    annotate = probabilities.map(lambda p: "" if p < 0.005 else f"{p:.2f}".lstrip("0") if p < 1 else "1")
+    sns.heatmap(probabilities, ax=ax, cmap=SEQUENTIAL_CMAP, vmin=0, vmax=1, annot=annotate, fmt="",
+                annot_kws={"fontsize": 7}, cbar_kws={"label": "bootstrap probability", "shrink": 0.8},
+                linewidths=0.4, linecolor="white")
+    if top_k is not None and 0 < top_k < n:
+        ax.axvline(top_k, color=HIGHLIGHT, lw=2)
+    ax.set_xlabel("CRS rank in the resampled draw")
+    ax.set_ylabel("")
+    ax.tick_params(length=0)
+    return fig
+
+
+def sensitivity_distribution(
+    weight_taus: np.ndarray,
+    panel: pd.DataFrame | None = None,
+    reference: tuple[float, float] | None = None,
+) -> Figure:
+    """Kendall tau of perturbed-weight rankings to the default one, and panel perturbations.
+
+    Parameters
+    ----------
+    weight_taus : array of float
+        One Kendall tau per weight draw.
+    panel : pandas.DataFrame, optional
+        ``scheme`` (e.g. "leave-one-out", "random subset") and
+        ``top_k_changed`` (share of perturbed panels whose top-k set differs
+        from the default's), drawn as a second panel.
+    reference : (float, float), optional
+        A range to shade on the tau axis (the study's reported mean tau).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    taus = np.asarray(weight_taus, dtype=float)
+    taus = taus[np.isfinite(taus)]
+    if taus.size == 0:
+        raise ValueError("weight_taus holds no finite value")
+    ncols = 2 if panel is not None else 1
+    fig, axes = new_figure(height_ratio=0.42, ncols=ncols, width_ratios=[2, 1] if ncols == 2 else None)
+    ax = axes[0]
+    low = min(taus.min(), reference[0] if reference else 1.0)
+    bins = np.linspace(max(-1.0, low - 0.02), 1.0, 31)
+    ax.hist(taus, bins=bins, color=EMPHASIS, alpha=0.85)
+    ax.axvline(taus.mean(), color="black", lw=1.5, ls="--", label=f"mean {taus.mean():.3f}")
+    if reference is not None:
+        ax.axvspan(reference[0], reference[1] + 1e-4, color=OKABE_ITO[1], alpha=0.35, label="study (reported mean)")
+    ax.set_xlabel("Kendall tau to the default-weight ranking")
+    ax.set_ylabel("weight draws")
+    ax.legend(loc="upper left")
+    if panel is not None:
+        require_columns(panel, ("scheme", "top_k_changed"), "sensitivity_distribution panel")
+        bx = axes[1]
+        bx.barh(panel["scheme"].astype(str), panel["top_k_changed"].to_numpy(dtype=float), color=OKABE_ITO[2])
+        bx.set_xlim(0, 1)
+        bx.set_xlabel("share of panels whose\ntop set changes")
+        bx.invert_yaxis()
+    return fig
+
+
+def lodo_comparison(summary: pd.DataFrame) -> Figure:
+    """Kendall tau of each reduced-profile predictor against the held-out AUROC ranking.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        Index held-out dataset (plus "mean"), columns predictors
+        (``lodo.lodo_summary``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig, (ax,) = new_figure(height_ratio=0.45)
+    predictors = list(summary.columns)
+    groups = list(summary.index)
+    width = 0.8 / max(1, len(predictors))
+    x = np.arange(len(groups))
+    names = {"crs": "CRS without d", "auroc": "AUROC without d (baseline)", "C": "calibration", "L": "label efficiency",
+             "R": "robustness"}
+    for j, predictor in enumerate(predictors):
+        values = summary[predictor].to_numpy(dtype=float)
+        colour = EMPHASIS if predictor == "crs" else OKABE_ITO[1] if predictor == "auroc" else OKABE_ITO[(j + 2) % 8]
+        ax.bar(x + (j - (len(predictors) - 1) / 2) * width, np.nan_to_num(values), width=width, color=colour,
+               label=names.get(predictor, predictor), alpha=1.0 if predictor in ("crs", "auroc") else 0.55)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(x, [f"held out: {g}" if g != "mean" else "mean" for g in groups])
+    ax.set_ylim(-1, 1)
+    ax.set_ylabel("Kendall tau with AUROC on d")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
+    return fig

@@ -1,0 +1,13 @@
+"""The book's interpretation sentences, one module per part or chapter of the book.
+
+Each module writes the sentences its chapters print, from the numbers they
+describe, with the words of :mod:`crsbench_lib.report.grammar`:
+
+* :mod:`.cohort` -- the cohort, zoo and four-axes chapters;
+* :mod:`.agreement` -- the agreement and sensitivity chapters;
+* :mod:`.leading_tier` -- the leading tier and the bootstrap's intervals;
+* :mod:`.insertion` -- the insertion and registry chapters;
+* :mod:`.stress` -- the calibration and corruption chapters;
+* :mod:`.lodo` and :mod:`.transfer` -- beyond the screening benchmark;
+* :mod:`.selection_gate` -- the selection gate.
+"""

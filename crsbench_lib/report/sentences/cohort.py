@@ -1,0 +1,316 @@
+"""The sentences of the cohort, zoo and four-axes chapters: the world the benchmark runs on.
+
+What the world's must-show checks say (:func:`describe_world_checks`), which
+classes carry the best broad encoder's margin (:func:`describe_class_margins`),
+what the test sizes let the calibration axis measure and what the run cost
+(:func:`describe_measurement_budget`), what acquisition augmentation buys
+(:func:`describe_augmentation`), and who leads each axis and which axes
+saturate (:func:`describe_leaders`, :func:`describe_saturation`). Numbers
+become words through :mod:`crsbench_lib.report.grammar`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import TYPE_CHECKING
+
+from crsbench_lib.report.grammar import Better, and_list, finite, fmt, percent
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _is_missing(value: object) -> bool:
+    """True for None and float NaN (a check with no value)."""
+    return value is None or (isinstance(value, numbers.Real) and math.isnan(float(value)))
+
+
+def describe_world_checks(checks: "object", digits: int = 3) -> str:
+    """The world's must-show checks in sentences: what holds, what does not, by how much.
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        :func:`crsbench_lib.report.world.world_checks` output (columns check,
+        dataset, value, rule, holds).
+    digits : int
+
+    Returns
+    -------
+    str
+        One sentence for the margins of the best broad encoder over each
+        baseline (per dataset), then one per other check that fails, then how
+        many checks hold.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [("margin over pixels", "derm", 0.12, "best broad encoder - pixels >= 0.10", True),
+    ...         ("margin over pixels", "cxr", 0.04, "best broad encoder - pixels >= 0.10", False)]
+    >>> describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
+    'The best broad encoder beats pixels by 0.120 clean AUROC on derm and 0.040 on cxr (rule: best broad encoder - pixels >= 0.10; not met on cxr). 1 of 2 checks hold.'
+    """
+    sentences = []
+    margins = checks[checks["check"].str.startswith("margin over ")]
+    for check, rows in margins.groupby("check", sort=False):
+        baseline = check.removeprefix("margin over ")
+        if rows["value"].isna().any():
+            sentences.append(f"The margin over {baseline} cannot be measured: {baseline} or every broad encoder "
+                             "is absent from this run.")
+            continue
+        values = [f"{fmt(v, digits)} clean AUROC on {d}" if k == 0 else f"{fmt(v, digits)} on {d}"
+                  for k, (v, d) in enumerate(zip(rows["value"], rows["dataset"]))]
+        joined = and_list(values)
+        failed = [str(d) for d, ok in zip(rows["dataset"], rows["holds"]) if not ok]
+        verdict = "met on every dataset" if not failed else "not met on " + ", ".join(failed)
+        sentences.append(f"The best broad encoder beats {baseline} by {joined} (rule: {rows['rule'].iloc[0]}; {verdict}).")
+    not_margin = ~checks["check"].str.startswith("margin over ")
+    holds = checks["holds"].astype(bool)
+    # A rule that applies to no encoder (e.g. no clean AUROC above the site-B
+    # threshold) holds with a NaN value: it was not tested, and must not read as passed.
+    vacuous = not_margin & holds & checks["value"].map(_is_missing).astype(bool)
+    for row in checks[not_margin & ~holds].itertuples(index=False):
+        where = "" if row.dataset == "all" else f" on {row.dataset}"
+        value = str(row.value) if isinstance(row.value, numbers.Integral) else fmt(row.value, digits)
+        sentences.append(f"The check '{row.check}'{where} fails: {value} against the rule {row.rule}.")
+    for row in checks[vacuous].itertuples(index=False):
+        where = "" if row.dataset == "all" else f" on {row.dataset}"
+        sentences.append(f"The check '{row.check}'{where} had nothing to test: no encoder falls under its rule "
+                         f"({row.rule}).")
+    n_hold, n_vacuous = int(holds.sum()), int(vacuous.sum())
+    untested = f", {n_vacuous} of them untested" if n_vacuous else ""
+    sentences.append(f"{n_hold} of {len(checks)} checks hold{untested}.")
+    return " ".join(sentences)
+
+
+def _signed(value: float, digits: int) -> str:
+    text = fmt(value, digits)
+    return text if text.startswith("-") or float(text) == 0 else "+" + text
+
+
+def describe_class_margins(margins: "pd.DataFrame", min_margin: float, digits: int = 3) -> str:
+    """Which classes carry the best broad encoder's margin over the baselines, and which hold it back.
+
+    Parameters
+    ----------
+    margins : pandas.DataFrame
+        :func:`crsbench_lib.report.world.class_margins` output.
+    min_margin : float
+        The world's rule (:data:`crsbench_lib.report.world.MIN_MARGIN`).
+    digits : int
+
+    Returns
+    -------
+    str
+        Per dataset, one sentence on the classes where the margin over the
+        better baseline reaches ``min_margin`` and those where it does not;
+        where the dataset's rule fails (the mean over classes of the margin
+        over either baseline is under ``min_margin``, as in
+        :func:`~crsbench_lib.report.world.world_checks`) and an in-task
+        reference is present, one sentence on whether the reference, taught
+        the labels, clears the rule on the classes that fall short. Empty for
+        an empty table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [("cxr", "heart", "b", 0.85, 0.71, 0.72, 0.13, "ref", 0.81),
+    ...         ("cxr", "nodule", "b", 0.60, 0.57, 0.56, 0.03, "ref", 0.65)]
+    >>> describe_class_margins(pd.DataFrame(rows, columns=["dataset", "class", "best_broad", "broad", "pixels", "pca",
+    ...                                                    "margin", "reference", "reference_auroc"]), 0.10)
+    'On cxr the best broad encoder (b) beats the better of the pixel and PCA probes by at least 0.10 on heart (+0.130) but not on nodule (+0.030). The in-task reference (ref), pretrained on these labels, beats the better probe by +0.080 on nodule: short of 0.10 as well, so what holds the broad encoder back is hard for the backbones of this zoo, at its pretraining budget, even when they are taught it.'
+    """
+    sentences = []
+    for dataset, rows in margins.groupby("dataset", sort=True):
+        clear = rows[rows["margin"] >= min_margin]
+        short = rows[~(rows["margin"] >= min_margin)]
+        def listed(part: "pd.DataFrame", conjunction: str = "and") -> str:
+            return and_list([f"{c} ({_signed(m, digits)})" for c, m in zip(part["class"], part["margin"])], conjunction)
+
+        head = (f"On {dataset} the best broad encoder ({rows['best_broad'].iloc[0]}) beats the better of the pixel "
+                f"and PCA probes by at least {min_margin:.2f}")
+        if short.empty:
+            sentences.append(f"{head} on every class: {listed(clear)}.")
+            continue
+        if clear.empty:
+            sentences.append(f"{head} on no class: {listed(short)}.")
+        else:
+            sentences.append(f"{head} on {listed(clear)} but not on {listed(short, 'or')}.")
+        # The dataset's rule is on the macro-AUROC over each baseline, i.e. the mean of the per-class margins.
+        macro = [float((rows["broad"] - rows[b]).mean()) for b in ("pixels", "pca") if rows[b].notna().all()]
+        if not rows["reference"].iloc[0] or not macro or min(macro) >= min_margin:
+            continue
+        baseline = short[["pixels", "pca"]].max(axis=1)
+        reference_margin = float((short["reference_auroc"] - baseline).mean())
+        where = short["class"].iloc[0] if len(short) == 1 else "these classes on average"
+        taught = (f"The in-task reference ({rows['reference'].iloc[0]}), pretrained on these labels, beats the better probe by "
+                  f"{_signed(reference_margin, digits)} on {where}")
+        if reference_margin >= min_margin:
+            sentences.append(f"{taught}: the backbones of this zoo learn them when taught them, and the broad "
+                             "recipes do not teach them.")
+        else:
+            sentences.append(f"{taught}: short of {min_margin:.2f} as well, so what holds the broad encoder back is "
+                             "hard for the backbones of this zoo, at its pretraining budget, even when they are taught it.")
+    return " ".join(sentences)
+
+
+def describe_measurement_budget(floor: "object", cost: "object", digits: int = 3) -> str:
+    """What the test sizes let the calibration axis measure, and what the run cost.
+
+    Parameters
+    ----------
+    floor : pandas.DataFrame
+        :func:`crsbench_lib.report.world.calibration_floor` output.
+    cost : pandas.DataFrame
+        :func:`crsbench_lib.report.world.run_cost` output (may be empty).
+    digits : int
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> floor = pd.DataFrame([("derm", 2000, 0.05, 0.02, 0.03)],
+    ...                      columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
+    >>> cost = pd.DataFrame([("frozen", 9, 30.0)], columns=["arm", "cells", "cpu_minutes"])
+    >>> describe_measurement_budget(floor, cost)
+    'On derm (2000 test images) the mean clean ECE is 0.050 against a floor of 0.020 that a perfectly calibrated probe would still measure, so 60 % of it is miscalibration. The cells of this run took 30 CPU-minutes: 30 for the frozen arm (9 cells).'
+    """
+    sentences = []
+    for row in floor.itertuples(index=False):
+        head = f"On {row.dataset} ({int(row.test_images)} test images) the mean clean ECE is {fmt(row.ece, digits)}"
+        if math.isnan(float(row.ece_floor)):
+            sentences.append(head + "; this table records no ECE floor.")
+            continue
+        share = max(0.0, float(row.ece) - float(row.ece_floor)) / float(row.ece) if float(row.ece) > 0 else 0.0
+        sentences.append(f"{head} against a floor of {fmt(row.ece_floor, digits)} that a perfectly calibrated probe "
+                         f"would still measure, so {percent(share)} of it is miscalibration.")
+    if len(cost):
+        parts = [f"{m:.0f} for the {arm} arm ({int(n)} cells)" for arm, n, m in cost.itertuples(index=False)]
+        sentences.append(f"The cells of this run took {cost['cpu_minutes'].sum():.0f} CPU-minutes: {', '.join(parts)}.")
+    return " ".join(sentences)
+
+
+def _change_clause(
+    delta: float, quantity: str, better: Better, digits: int, agreeing: int | None = None, n: int | None = None
+) -> str:
+    """``"raises the clean AUROC by 0.012, an improvement"`` (or "leaves ... unchanged").
+
+    With ``agreeing`` of ``n`` datasets showing the same direction as the mean,
+    the verdict is given only when all of them do; otherwise the clause says
+    the direction is not consistent.
+    """
+    if round(delta, digits) == 0:
+        return f"leaves {quantity} essentially unchanged ({fmt(delta, digits)})"
+    verb = "raises" if delta > 0 else "lowers"
+    verdict = "an improvement" if (delta > 0) == (better == "higher") else "a deterioration"
+    head = f"{verb} {quantity} by {fmt(abs(delta), digits)}"
+    if agreeing is None or not n:
+        return f"{head}, {verdict}"
+    if agreeing == n:
+        return f"{head} (on all {n} datasets), {verdict}"
+    return f"{head} on average but in this direction on only {agreeing} of {n} datasets, not consistently"
+
+
+def describe_augmentation(effect: "object", digits: int = 3) -> str:
+    """What acquisition augmentation buys, one sentence per aug/noaug pair.
+
+    Parameters
+    ----------
+    effect : pandas.DataFrame
+        Rows of :func:`crsbench_lib.report.summaries.augmentation_effect`
+        (``augmented, plain, in_results, clean_gain, loss_change``).
+    digits : int
+        Decimals of the differences.
+
+    Returns
+    -------
+    str
+        For a pair in the table, the sign, size and verdict of the clean-AUROC
+        gain (higher is better) and of the change of the mean corruption AUROC
+        loss (lower is better); for a pair missing from the table, that it is
+        absent; for no pair at all, that the zoo has none.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> row = {"augmented": "a_aug", "plain": "a_noaug", "in_results": True, "clean_gain": 0.01, "loss_change": -0.02}
+    >>> describe_augmentation(pd.DataFrame([row]))
+    'Acquisition augmentation (a_aug against a_noaug) raises the clean AUROC by 0.010, an improvement, and lowers the mean corruption AUROC loss by 0.020, an improvement.'
+    """
+    sentences = []
+    for row in effect.itertuples(index=False):
+        pair = f"{row.augmented} against {row.plain}"
+        if not bool(row.in_results):
+            sentences.append(f"The pair {pair} is absent from this results table, so this run cannot say what "
+                             "acquisition augmentation buys there.")
+            continue
+        n = int(getattr(row, "n_datasets", 0) or 0) or None
+        gain = finite(row.clean_gain, "clean_gain")
+        higher = getattr(row, "clean_higher_in", None)
+        clean = _change_clause(gain, "the clean AUROC", "higher", digits,
+                               None if n is None else (int(higher) if gain > 0 else n - int(higher)), n)
+        if math.isnan(float(row.loss_change)):
+            loss = "the table has no corruption rows to measure its robustness"
+        else:
+            lower = getattr(row, "loss_lower_in", None)
+            change = float(row.loss_change)
+            loss = _change_clause(change, "the mean corruption AUROC loss", "lower", digits,
+                                  None if n is None else (int(lower) if change < 0 else n - int(lower)), n)
+        sentences.append(f"Acquisition augmentation ({pair}) {clean}, and {loss}.")
+    if not sentences:
+        return "The zoo has no pair of encoders that differ only by acquisition augmentation."
+    return " ".join(sentences)
+
+
+def describe_leaders(leaders: dict[str, str], what: str = "axis") -> str:
+    """Who leads each ranking (or axis), and whether one encoder leads them all.
+
+    Examples
+    --------
+    >>> describe_leaders({"AUROC": "a", "CRS": "b"}, what="ranking")
+    'AUROC puts a first and CRS puts b first: the two rankings disagree on the leader.'
+    >>> describe_leaders({"D": "a", "C": "a"})
+    'a leads every axis (D, C).'
+    """
+    if not leaders:
+        raise ValueError("describe_leaders needs at least one leader")
+    names = set(leaders.values())
+    if len(names) == 1:
+        (name,) = names
+        return f"{name} leads every {what} ({', '.join(leaders)})."
+    if what == "ranking":
+        firsts = " and ".join(f"{key} puts {name} first" for key, name in leaders.items())
+        return f"{firsts}: the {len(leaders)} rankings disagree on the leader." if len(leaders) > 2 else \
+            f"{firsts}: the two rankings disagree on the leader."
+    listing = "; ".join(f"{key}: {name}" for key, name in leaders.items())
+    plural = "axes" if what == "axis" else f"{what}s"
+    return f"Leaders per {what}: {listing}. {len(names)} different encoders lead the {len(leaders)} {plural}."
+
+
+def describe_saturation(saturation: "object") -> str:
+    """Which axes have normalised values on an anchor.
+
+    Parameters
+    ----------
+    saturation : pandas.DataFrame
+        Index axis, columns ``at_worst, at_best, n``
+        (:func:`crsbench_lib.scoring.crs.saturation_counts`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> describe_saturation(pd.DataFrame({"at_worst": [0, 2], "at_best": [0, 1], "n": [6, 6]}, index=["D", "C"]))
+    'Saturated: C (2 of 6 encoders at the worst anchor, 1 at the best).'
+    """
+    lines = []
+    for axis, row in saturation.iterrows():
+        if row["at_worst"] or row["at_best"]:
+            lines.append(f"{axis} ({int(row['at_worst'])} of {int(row['n'])} encoders at the worst anchor, "
+                         f"{int(row['at_best'])} at the best)")
+    if not lines:
+        return "No normalised value sits on an anchor: every axis still separates the encoders."
+    return "Saturated: " + "; ".join(lines) + "."

@@ -1,0 +1,100 @@
+"""The sentences of the axes-under-stress part: the calibration and corruption chapters.
+
+Whether a post-hoc calibrator helps, read from the ECE excess over its floor
+(:func:`describe_excess_verdict`), and whether discrimination loss and
+calibration loss move together across corruption cells
+(:func:`describe_robustness_faces`).
+"""
+
+from __future__ import annotations
+
+from crsbench_lib.report.grammar import CORRELATION_SIZES, describe_change, finite, fmt, percent
+
+
+def describe_excess_verdict(
+    calibrator: str,
+    before: float,
+    after: float,
+    interval: tuple[float, float],
+    level: float = 0.95,
+    digits: int = 3,
+) -> str:
+    """Whether a post-hoc calibrator helps, read from the change of the ECE excess over its floor.
+
+    The ECE of a finite test set is positive even for perfectly calibrated
+    probabilities; only the excess over that floor is miscalibration a
+    calibrator can remove (method section 9, amendment 5). The verdict reads the
+    interval of ``after - before`` alone: below zero "helps", above zero "makes
+    it worse", spanning zero "does not help measurably", so it can never call a
+    rise a cut.
+
+    Parameters
+    ----------
+    calibrator : str
+        Its name ("temperature").
+    before, after : float
+        Mean ECE excess over the floor without and with the calibrator.
+    interval : (float, float)
+        Interval of the change ``after - before``.
+    level : float
+        The interval's coverage.
+    digits : int
+        Decimals shown.
+
+    Examples
+    --------
+    >>> describe_excess_verdict("temperature", 0.05, 0.02, (-0.04, -0.02))
+    'temperature helps: the mean ECE excess over its floor fell from 0.050 to 0.020 (by 60 %, a large improvement); its 95 % interval [-0.040, -0.020] excludes zero.'
+    >>> describe_excess_verdict("isotonic", 0.01, 0.012, (-0.001, 0.005))
+    'isotonic does not help measurably: the mean ECE excess over its floor rose from 0.010 to 0.012 (by 20 %, a moderate deterioration); its 95 % interval [-0.001, 0.005] includes zero, so the data cannot tell the direction.'
+    """
+    low, high = finite(interval[0], "low"), finite(interval[1], "high")
+    if high < 0:
+        verdict = "helps"
+    elif low > 0:
+        verdict = "does not help, it makes calibration worse"
+    else:
+        verdict = "does not help measurably"
+    change = describe_change(before, after, "the mean ECE excess over its floor", better="lower",
+                             interval=(low, high), level=level, digits=digits)
+    return f"{calibrator} {verdict}: {change[:1].lower()}{change[1:]}"
+
+
+def describe_robustness_faces(r: float, interval: tuple[float, float], level: float = 0.95, digits: int = 2) -> str:
+    """Do discrimination loss and calibration loss move together across corruption cells? In words.
+
+    ``r**2`` is the share of the between-cell variance of the ECE increase
+    that a linear function of the AUROC loss accounts for; ``1 - r**2`` is
+    calibration damage the AUROC loss does not predict: the part a
+    robustness view built on AUROC alone would miss.
+
+    Parameters
+    ----------
+    r : float
+        Pearson's r across cells.
+    interval : (float, float)
+        An interval of r (e.g. the cluster bootstrap's).
+    level : float
+        Its coverage.
+    digits : int
+
+    Examples
+    --------
+    >>> describe_robustness_faces(0.836, (0.718, 0.909))
+    'r² = 0.70: across cells, the AUROC loss accounts for 70 % of the variance of the ECE increase and leaves 30 % unexplained; the whole 95 % interval of r [0.72, 0.91] lies above 0.7, so on this cohort the two losses largely move together.'
+    """
+    r = finite(r, "r")
+    low, high = (finite(v, "interval") for v in interval)
+    explained = r * r
+    bound = CORRELATION_SIZES[-1][0]  # where "strong" becomes "very strong"
+    bounds = f"[{fmt(low, digits)}, {fmt(high, digits)}]"
+    if low >= bound:
+        verdict = f"the whole {level * 100:g} % interval of r {bounds} lies above {bound:g}, so on this cohort the two losses largely move together"
+    elif high < bound:
+        verdict = (f"the whole {level * 100:g} % interval of r {bounds} lies below {bound:g}, so on this cohort they are "
+                   "at most partly aligned, and a calibration view adds what the AUROC loss does not show")
+    else:
+        verdict = (f"the {level * 100:g} % interval of r {bounds} straddles {bound:g}, so these cells do not pin down "
+                   "how closely the two move together")
+    return (f"r² = {fmt(explained, digits)}: across cells, the AUROC loss accounts for {percent(explained)} of the "
+            f"variance of the ECE increase and leaves {percent(1 - explained)} unexplained; {verdict}.")

@@ -1,0 +1,44 @@
+"""The profile figures: Pareto fronts hold only undominated points, and every profile view draws."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crsbench_lib.report import summaries
+from crsbench_lib.report.plots import profiles as plots
+from crsbench_lib.scoring import bootstrap, selection_gate
+
+
+def test_pareto_front_mask():
+    x = np.array([1.0, 0.5, 0.2, 0.9, 0.5])
+    y = np.array([0.1, 0.5, 0.9, 0.05, 0.4])
+    assert plots.pareto_front_mask(x, y).tolist() == [True, True, True, False, False]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=20))
+def test_front_points_are_not_dominated(points):
+    x, y = np.array(points).T
+    front = plots.pareto_front_mask(x, y)
+    assert front.any()
+    for i in np.flatnonzero(front):
+        assert not (((x >= x[i]) & (y >= y[i]) & ((x > x[i]) | (y > y[i]))).any())
+
+
+def test_profile_and_pareto_views(scores, check_figure):
+    check_figure(plots.axis_profiles(scores, highlight=list(scores["encoder"][:2])))
+    check_figure(plots.axis_profiles(scores, kind="radar"))
+    check_figure(plots.pareto_view(scores))
+    with pytest.raises(ValueError, match="kind"):
+        plots.axis_profiles(scores, kind="pie")
+    with pytest.raises(ValueError, match="missing column"):
+        plots.pareto_view(scores.drop(columns="crs"))
+
+
+def test_condition_and_gate_figures(table, standard, scores, check_figure):
+    check_figure(plots.label_efficiency_curves(summaries.label_efficiency_curves(table)))
+    check_figure(plots.ece_by_condition(summaries.ece_by_condition(table)))
+    boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=50)
+    gate = selection_gate.selection_gate(scores, {"D": 0.7, "C": 0.1}, boot.summary)
+    check_figure(plots.gate_matrix(gate))

@@ -1,0 +1,161 @@
+"""The cohort, zoo and four-axes sentences say what the world's tables say."""
+
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crsbench_lib.report.sentences import cohort
+
+values = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
+
+
+def test_describe_leaders_and_saturation():
+    import pandas as pd
+
+
+    assert "3 different encoders lead the 4 axes" in cohort.describe_leaders({"D": "a", "C": "b", "L": "a", "R": "c"})
+    table = pd.DataFrame({"at_worst": [0, 0], "at_best": [0, 0], "n": [3, 3]}, index=["D", "C"])
+    assert cohort.describe_saturation(table).startswith("No normalised value")
+
+
+@given(gain=values, change=values)
+def test_describe_augmentation_follows_the_signs(gain, change):
+    import pandas as pd
+
+
+    row = {"augmented": "a_aug", "plain": "a_noaug", "in_results": True, "clean_gain": gain, "loss_change": change}
+    text = cohort.describe_augmentation(pd.DataFrame([row]))
+    clean, loss = text.split(", and ")
+    if round(gain, 3) == 0:
+        assert "leaves the clean AUROC essentially unchanged" in clean
+    else:
+        assert ("raises" in clean) == (gain > 0) and ("an improvement" in clean) == (gain > 0)
+    if round(change, 3) == 0:
+        assert "essentially unchanged" in loss
+    else:
+        # A lower corruption loss is the improvement.
+        assert ("lowers" in loss) == (change < 0) and ("an improvement" in loss) == (change < 0)
+
+
+def test_describe_augmentation_names_absent_pairs_and_missing_corruptions():
+    import pandas as pd
+
+
+    rows = [
+        {"augmented": "x_aug", "plain": "x_noaug", "in_results": False, "clean_gain": float("nan"), "loss_change": float("nan")},
+        {"augmented": "y_aug", "plain": "y_noaug", "in_results": True, "clean_gain": 0.02, "loss_change": float("nan")},
+    ]
+    text = cohort.describe_augmentation(pd.DataFrame(rows))
+    assert "The pair x_aug against x_noaug is absent from this results table" in text
+    assert "raises the clean AUROC by 0.020" in text and "no corruption rows" in text
+    empty = pd.DataFrame(columns=["augmented", "plain", "in_results", "clean_gain", "loss_change"])
+    assert "no pair" in cohort.describe_augmentation(empty)
+
+
+def test_describe_world_checks_reports_margins_and_failures() -> None:
+    import pandas as pd
+
+
+    from crsbench_lib.report.sentences.cohort import describe_world_checks
+
+
+    rows = [
+        ("margin over pixels", "derm", 0.15, "best broad encoder - pixels >= 0.10", True),
+        ("margin over pixels", "fundus", 0.2, "best broad encoder - pixels >= 0.10", True),
+        ("highest clean AUROC", "derm", 0.99, "< 0.98", False),
+        ("LoRA runs", "all", 108.0, ">= 90", True),
+    ]
+    text = describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
+    assert "beats pixels by 0.150 clean AUROC on derm and 0.200 on fundus" in text
+    assert "met on every dataset" in text
+    assert "The check 'highest clean AUROC' on derm fails: 0.990 against the rule < 0.98." in text
+    assert text.endswith("3 of 4 checks hold.")
+    absent = pd.DataFrame([("margin over pca", "derm", float("nan"), "best broad encoder - pca >= 0.10", False)],
+                          columns=["check", "dataset", "value", "rule", "holds"])
+    assert "The margin over pca cannot be measured" in describe_world_checks(absent)
+
+
+def test_a_check_with_nothing_to_test_is_not_reported_as_passed() -> None:
+    import pandas as pd
+
+
+    from crsbench_lib.report.sentences.cohort import describe_world_checks
+
+
+    rule = "site B AUROC >= 0.60 where clean > 0.75"
+    rows = [("site-B floor", "cxr", float("nan"), rule, True), ("LoRA runs", "all", 90, ">= 90", True)]
+    text = describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
+    assert f"The check 'site-B floor' on cxr had nothing to test: no encoder falls under its rule ({rule})." in text
+    assert text.endswith("2 of 2 checks hold, 1 of them untested.")
+    tested = pd.DataFrame([("site-B floor", "cxr", 0.71, rule, True)], columns=["check", "dataset", "value", "rule", "holds"])
+    assert describe_world_checks(tested) == "1 of 1 checks hold."
+
+
+def test_describe_measurement_budget_handles_missing_floor_and_cost() -> None:
+    import pandas as pd
+
+
+    from crsbench_lib.report.sentences.cohort import describe_measurement_budget
+
+
+    floor = pd.DataFrame([("cxr", 500, 0.04, float("nan"), float("nan")), ("derm", 2000, 0.03, 0.03, 0.0)],
+                         columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
+    empty = pd.DataFrame(columns=["arm", "cells", "cpu_minutes"])
+    text = describe_measurement_budget(floor, empty)
+    assert "On cxr (500 test images) the mean clean ECE is 0.040; this table records no ECE floor." in text
+    assert "so 0 % of it is miscalibration" in text
+    assert "CPU-minutes" not in text
+
+
+def _class_rows(rows):
+    import pandas as pd
+
+    columns = ["dataset", "class", "best_broad", "broad", "pixels", "pca", "margin", "reference", "reference_auroc"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["margin"] = frame["broad"] - frame[["pixels", "pca"]].max(axis=1)
+    return frame
+
+
+def test_class_margins_say_which_classes_fall_short_and_what_the_reference_shows():
+    from crsbench_lib.report.sentences.cohort import describe_class_margins
+
+
+    short = _class_rows([("cxr", "heart", "b", 0.85, 0.70, 0.71, 0, "ref", 0.90),
+                         ("cxr", "nodule", "b", 0.60, 0.57, 0.55, 0, "ref", 0.62),
+                         ("cxr", "effusion", "b", 0.66, 0.60, 0.61, 0, "ref", 0.64)])
+    text = describe_class_margins(short, 0.10)
+    assert "at least 0.10 on heart (+0.140) but not on nodule (+0.030) or effusion (+0.050)." in text
+    # the reference's mean margin over the classes that fall short: (0.05 + 0.03) / 2
+    assert "beats the better probe by +0.040 on these classes on average: short of 0.10 as well" in text
+    taught = short.assign(reference_auroc=[0.9, 0.75, 0.74])
+    assert "+0.155 on these classes on average: the backbones of this zoo learn them" in describe_class_margins(taught, 0.10)
+    # No reference: nothing said about one.
+    assert "reference" not in describe_class_margins(short.assign(reference="", reference_auroc=float("nan")), 0.10)
+
+
+def test_class_margins_say_nothing_of_the_reference_where_the_rule_holds():
+    from crsbench_lib.report.sentences.cohort import describe_class_margins
+
+
+    rows = _class_rows([("derm", "a", "b", 0.90, 0.70, 0.70, 0, "ref", 0.9),
+                        ("derm", "b", "b", 0.75, 0.70, 0.68, 0, "ref", 0.8),
+                        ("fundus", "g0", "b", 0.9, 0.7, 0.6, 0, "ref", 0.9)])
+    text = describe_class_margins(rows, 0.10)
+    assert text == ("On derm the best broad encoder (b) beats the better of the pixel and PCA probes by at least 0.10 "
+                    "on a (+0.200) but not on b (+0.050). On fundus the best broad encoder (b) beats the better of "
+                    "the pixel and PCA probes by at least 0.10 on every class: g0 (+0.200).")
+    lost = rows.assign(broad=[0.6, 0.6, 0.6])
+    lost["margin"] = lost["broad"] - lost[["pixels", "pca"]].max(axis=1)
+    assert "on no class: a (-0.100) and b (-0.100)." in describe_class_margins(lost, 0.10)
+    assert describe_class_margins(rows.iloc[:0], 0.10) == ""
+
+
+def test_augmentation_verdicts_need_the_same_direction_on_every_dataset():
+    import pandas as pd
+
+
+    rows = [{"augmented": "a", "plain": "b", "in_results": True, "clean_gain": -0.011, "loss_change": -0.0065,
+             "n_datasets": 3, "clean_higher_in": 1, "loss_lower_in": 3}]
+    text = cohort.describe_augmentation(pd.DataFrame(rows))
+    assert "lowers the clean AUROC by 0.011 on average but in this direction on only 2 of 3 datasets, not consistently" in text
+    assert "lowers the mean corruption AUROC loss by 0.006 (on all 3 datasets), an improvement" in text

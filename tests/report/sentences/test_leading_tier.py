@@ -1,0 +1,137 @@
+"""The leading-tier sentences name every tied candidate and every point outside its own interval."""
+
+import re
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crsbench_lib.report.sentences import leading_tier
+
+names = st.lists(st.sampled_from([f"enc{i}" for i in range(8)]), min_size=1, max_size=8, unique=True)
+
+
+@given(members=names, references=st.lists(st.sampled_from(["ref_a", "ref_b"]), unique=True))
+def test_describe_leading_tier_names_every_tied_member(members, references):
+    p_rank1 = {name: 1.0 / len(members) for name in members}
+    intervals = {name: (-0.05, 0.05) for name in members[1:]}
+    if len(members) == 1:
+        intervals = {"runner": (0.01, 0.04)}
+        p_rank1["runner"] = 0.0
+    text = leading_tier.describe_leading_tier(members, p_rank1, intervals, references=references)
+    for name in members:
+        assert re.search(rf"\b{name}\b", text)
+    if len(members) > 1:
+        assert f"cannot separate {len(members)} candidates" in text and "winner" in text
+    else:
+        assert text.startswith(f"{members[0]} leads") and "excludes zero" in text
+    for name in references:
+        assert name in text.split("Not ranked:")[1]
+    assert ("Not ranked" in text) == bool(references)
+
+
+def test_describe_leading_tier_refuses_a_lone_leader_whose_runner_up_is_tied():
+    with pytest.raises(ValueError, match="belongs in the tier"):
+        leading_tier.describe_leading_tier(["a"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)})
+
+
+def test_describe_leading_tier_says_a_reference_is_tied_with_the_leader():
+    text = leading_tier.describe_leading_tier(["a", "b"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)},
+                                              references=["r", "s"], tied_references=["r"])
+    assert text.endswith("Not ranked: r and s, shown as references; the draws cannot separate r from a either.")
+
+
+_point = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@st.composite
+def bootstrap_rows(draw):
+    crs, low, width = draw(_point), draw(_point), draw(st.floats(0.0, 0.5, allow_nan=False))
+    high = low + width
+    median = draw(_point)
+    bias = median - crs
+    return {
+        "crs": crs, "crs_median": median, "bias": bias, "bias_se": bias / 0.03, "crs_low": low, "crs_high": high,
+        "crs_basic_low": 2 * crs - high, "crs_basic_high": 2 * crs - low, "point_inside": low <= crs <= high,
+    }
+
+
+@given(rows=st.lists(bootstrap_rows(), min_size=1, max_size=6))
+def test_a_point_outside_its_own_interval_is_always_said(rows):
+    """Fails if an interval that excludes its own point is reported without the prose naming it."""
+    summary = pd.DataFrame([{"encoder": f"enc{i}", **row} for i, row in enumerate(rows)])
+    text = leading_tier.describe_bootstrap_bias(summary)
+    outside = [r["encoder"] for _, r in summary.iterrows() if not r["crs_low"] <= r["crs"] <= r["crs_high"]]
+    if outside:
+        assert f"For {len(outside)} of {len(summary)} encoders the point CRS lies outside its own" in text
+        for name in outside:
+            assert re.search(rf"\b{name} \(", text), name
+        assert "not a confidence interval around the point" in text
+        assert "Every point" not in text
+    else:
+        assert text.startswith("Every point CRS lies inside its own 95 % percentile interval")
+
+
+def test_a_bootstrap_whose_points_fall_outside_is_described_as_such(synthetic_table, frozen_standard):
+    from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap
+
+
+    summary = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=200, random_state=1).summary
+    # Force the situation the v2 default build shows: a point above its own percentile interval.
+    summary.loc[0, "crs_high"] = summary.loc[0, "crs"] - 0.01
+    summary.loc[0, "point_inside"] = False
+    text = leading_tier.describe_bootstrap_bias(summary)
+    assert f"{summary.loc[0, 'encoder']} (" in text and "lies outside its own" in text
+
+
+def test_describe_score_orders_names_every_swapped_pair():
+    table = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "crs": [0.9, 0.8, 0.7, 0.6],
+                          "crs_full_panel": [0.88, 0.79, 0.795, 0.5]})
+    text = leading_tier.describe_score_orders(table)
+    assert text.startswith("Rows are in order of the point CRS the draws use")
+    assert text.endswith("there c ranks above b.")
+    same = leading_tier.describe_score_orders(table.assign(crs_full_panel=table["crs"]))
+    assert "orders these rows the same way" in same
+    assert "there" not in leading_tier.describe_score_orders(table, rows=2)
+
+
+@given(
+    se=st.lists(st.floats(-4, 4, allow_nan=False), min_size=4, max_size=4),
+    shift=st.lists(st.floats(-0.05, 0.05, allow_nan=False), min_size=4, max_size=4),
+    parts=st.lists(st.floats(-0.1, 0.1, allow_nan=False), min_size=3, max_size=3),
+)
+def test_describe_bias_sources_follows_the_numbers(se, shift, parts):
+    row = {"bias": sum(parts), "from_axes": parts[0], "from_nonsmooth": sum(parts) - parts[0],
+           "dominance": parts[0], "balance": parts[1], "floor": parts[2],
+           **dict(zip("DCLR", shift, strict=True)), **{f"{a}_se": v for a, v in zip("DCLR", se, strict=True)}}
+    text = leading_tier.describe_bias_sources(pd.DataFrame([row], index=["enc"]), "enc")
+    largest = ["dominance", "balance", "floor"][max(range(3), key=lambda i: abs(parts[i]))]
+    assert f"by component, {largest} carries" in text
+    worst = "DCLR"[min(range(4), key=lambda i: se[i])]
+    if min(se) < -leading_tier.NEGLIGIBLE_BIAS_SE:
+        assert f"furthest behind the point is {worst}:" in text
+        assert ("rises" in text) == (row[worst] > 0)
+    else:
+        assert "No axis's draws are worse" in text
+
+
+def test_describe_leading_tier_flags_a_tier_decision_against_its_own_point():
+    base = dict(members=["a", "b"], p_rank1={"a": 0.15, "b": 0.85}, intervals={"b": (-0.088, 0.023)})
+    text = leading_tier.describe_leading_tier(**base, point_outside={"b": (0.05, 0.077, 0.188)})
+    assert "For b, the point CRS difference with a (0.050) lies outside its own percentile interval" in text
+    assert "basic interval [0.077, 0.188] puts b outside the tier" in text and "depends on which interval" in text
+    agree = leading_tier.describe_leading_tier(**base, point_outside={"b": (0.05, -0.01, 0.1)})
+    assert "puts b inside the tier, so both intervals agree" in agree
+    assert "point CRS difference" not in leading_tier.describe_leading_tier(**base)
+
+
+def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
+    row = dict(encoder="a", crs=0.6, crs_median=0.5, bias=-0.1, bias_se=float("-inf"), crs_low=0.5, crs_high=0.5,
+               crs_basic_low=0.7, crs_basic_high=0.7, point_inside=False)
+    text = leading_tier.describe_bootstrap_bias(pd.DataFrame([row]))
+    assert "inf" not in text and "every draw equal" in text
+    inside = leading_tier.describe_bootstrap_bias(pd.DataFrame([{**row, "crs": 0.5, "bias": 0.0, "bias_se": 0.0,
+                                                                 "crs_basic_low": 0.5, "crs_basic_high": 0.5,
+                                                                 "point_inside": True}]))
+    assert "largest against its standard error" in inside

@@ -1,0 +1,39 @@
+"""The calibration and corruption sentences follow their intervals."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crsbench_lib.report import grammar
+from crsbench_lib.report.sentences import stress
+
+values = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)
+positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infinity=False)
+
+
+@given(before=positive, after=positive, low=values, width=st.floats(min_value=0, max_value=100, allow_nan=False))
+def test_excess_verdict_helps_only_when_the_interval_lies_below_zero(before, after, low, width):
+    high = low + width
+    text = stress.describe_excess_verdict("temperature", before, after, (low, high))
+    helps = high < 0
+    assert text.startswith("temperature helps:") == helps
+    assert ("does not help" in text) == (not helps)
+    assert ("makes calibration worse" in text) == (low > 0)
+    # The change itself is still described by its own numbers.
+    assert ("rose" in text) == (after > before and abs(after - before) / before >= grammar.NEGLIGIBLE_RELATIVE)
+
+
+def test_excess_verdict_says_plainly_when_calibration_does_not_help():
+    text = stress.describe_excess_verdict("isotonic", 0.010, 0.014, (0.001, 0.007))
+    assert text.startswith("isotonic does not help, it makes calibration worse: the mean ECE excess over its floor rose")
+    assert "cut" not in text and "fell" not in text
+
+
+def test_robustness_faces_follow_the_interval_of_r():
+    from crsbench_lib.report.sentences.stress import describe_robustness_faces
+
+
+    assert "largely move together" in describe_robustness_faces(0.84, (0.72, 0.91))
+    partly = describe_robustness_faces(0.4, (0.1, 0.65), level=0.9)
+    assert partly.startswith("r² = 0.16: across cells, the AUROC loss accounts for 16 % of the variance")
+    assert "the whole 90 % interval of r [0.10, 0.65] lies below 0.7, so on this cohort they are at most partly aligned" in partly
+    assert "straddles 0.7, so these cells do not pin down" in describe_robustness_faces(0.7, (0.4, 0.9))
