@@ -16,7 +16,7 @@ def _list(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from crsbench_lib.encoders.cards import zoo_cards, zoo_summary
-    from crsbench_lib.encoders.registry import DEFAULT_ZOO, describe_encoders
+    from crsbench_lib.encoders.zoo import DEFAULT_ZOO, describe_encoders
 
     cards = zoo_cards()
     shown = cards if args.full else cards[list(LIST_COLUMNS)]

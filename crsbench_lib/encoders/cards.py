@@ -16,6 +16,7 @@ from crsbench_lib.encoders.handcrafted import HANDCRAFTED
 from crsbench_lib.encoders.neural import CNN_WIDTHS, NEURAL_ZOO, SmallViT, count_parameters
 from crsbench_lib.encoders.recipes import ACQUISITION_AUGMENTATIONS, FAMILIES, NeuralSpec
 from crsbench_lib.encoders.weights import load_state, read_manifest, weights_dir
+from crsbench_lib.encoders.zoo import DEFAULT_ZOO, HANDCRAFTED_ZOO
 
 #: Columns of :func:`zoo_cards`, in order.
 CARD_COLUMNS: tuple[str, ...] = (
@@ -107,20 +108,8 @@ def _classical_card(name: str, entry: dict[str, object] | None, folder: Path) ->
         "pretrain_seconds": entry.get("seconds") if entry is not None else 0.0,
         "pretrain_load": entry.get("load") if entry is not None else 0.0,
         "sha256": entry.get("sha256") if entry is not None else None,
-        "description": (cls.__doc__ or "").strip().splitlines()[0],
+        "description": HANDCRAFTED_ZOO[name],
     }
-
-
-def zoo_families() -> dict[str, str]:
-    """The study family key (:data:`~crsbench_lib.encoders.recipes.FAMILIES`) of every zoo encoder.
-
-    Examples
-    --------
-    >>> families = zoo_families()
-    >>> families["pixels"], families["simclr_broad_aug_s"]
-    ('classical', 'broad_ssl')
-    """
-    return {**{name: "classical" for name in HANDCRAFTED}, **{name: spec.family for name, spec in NEURAL_ZOO.items()}}
 
 
 def zoo_cards(folder: str | Path | None = None) -> pd.DataFrame:
@@ -147,8 +136,6 @@ def zoo_cards(folder: str | Path | None = None) -> pd.DataFrame:
     >>> cards.set_index("name").loc["simclr_broad_aug_l", "architecture"]
     'CNN 24-48-96-192'
     """
-    from crsbench_lib.encoders.registry import DEFAULT_ZOO
-
     where = weights_dir(folder)
     files = read_manifest(where)["files"]
     rows = []

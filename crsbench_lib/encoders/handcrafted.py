@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.encoders.imaging import check_images, to_array, to_tensor
 from crsbench_lib.encoders.weights import load_state, params_hash
+from crsbench_lib.encoders.zoo import HANDCRAFTED_ZOO
 from crsbench_lib.errors import EncoderError
 
 # Bump when a descriptor's code changes what it computes: part of weights_hash.
@@ -450,7 +451,7 @@ class KMeansPatchEncoder(HandcraftedEncoder):
         return out
 
 
-HANDCRAFTED: dict[str, type[HandcraftedEncoder]] = {
+_IMPLEMENTATIONS: dict[str, type[HandcraftedEncoder]] = {
     cls.name: cls
     for cls in (
         PixelsEncoder,
@@ -463,3 +464,6 @@ HANDCRAFTED: dict[str, type[HandcraftedEncoder]] = {
         ColourHistogramEncoder,
     )
 }
+#: The classical baselines by name, in the zoo's order (:data:`~crsbench_lib.encoders.zoo.HANDCRAFTED_ZOO`
+#: lists them; a name listed there without an implementation here fails at import).
+HANDCRAFTED: dict[str, type[HandcraftedEncoder]] = {name: _IMPLEMENTATIONS[name] for name in HANDCRAFTED_ZOO}

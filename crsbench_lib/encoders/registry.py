@@ -2,8 +2,8 @@
 
 Three sources of names:
 
-- the built-in zoo: :data:`DEFAULT_ZOO` (8 classical baselines and the neural
-  encoders of :mod:`crsbench_lib.encoders.recipes`), built by
+- the built-in zoo, :data:`~crsbench_lib.encoders.zoo.DEFAULT_ZOO` (listed, grouped and
+  described without torch in :mod:`crsbench_lib.encoders.zoo`), built by
   :func:`build_encoder`; their cards are :func:`crsbench_lib.encoders.cards.zoo_cards`;
 - hub adapters, by prefix: ``timm:<model id or path>``,
   ``open_clip:<arch>[:<pretrained tag or path>]`` and ``hf:<hub id or local path>``
@@ -17,15 +17,14 @@ Three sources of names:
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.encoders.handcrafted import HANDCRAFTED
 from crsbench_lib.encoders.neural import NEURAL_ZOO, NeuralEncoder
+from crsbench_lib.encoders.zoo import DEFAULT_ZOO, ENTRY_POINT_GROUP, entry_point_encoders
 from crsbench_lib.errors import EncoderError
 
-ENTRY_POINT_GROUP = "crsbench.encoders"
 HUB_PREFIXES: tuple[str, ...] = ("timm", "open_clip", "hf")
 TORCH_ONLY_OPTIONS: tuple[str, ...] = ("device", "amp", "batch_size")
 
@@ -42,24 +41,6 @@ def hub_prefix(name: str) -> str | None:
     return prefix if sep and prefix in HUB_PREFIXES else None
 
 
-#: The built-in zoo: the classical baselines, then the neural encoders in recipe order.
-DEFAULT_ZOO: tuple[str, ...] = (
-    "pixels",
-    "pca",
-    "hog",
-    "lbp",
-    "gabor",
-    "glcm",
-    "kmeans",
-    "colour_hist",
-    *NEURAL_ZOO,
-)
-
-
-def _entry_points() -> dict[str, EntryPoint]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
-
-
 def available_encoders() -> list[str]:
     """Names :func:`build_encoder` accepts: the built-in zoo, then entry-point encoders.
 
@@ -67,23 +48,8 @@ def available_encoders() -> list[str]:
     but not listed, since their names are open-ended.
     """
     names = list(DEFAULT_ZOO)
-    names += sorted(n for n in _entry_points() if n not in names)
+    names += sorted(n for n in entry_point_encoders() if n not in names)
     return names
-
-
-def describe_encoders() -> list[dict[str, str]]:
-    """One row per available encoder: name, family and a one-line description."""
-    rows = []
-    for name in DEFAULT_ZOO:
-        if name in HANDCRAFTED:
-            doc = (HANDCRAFTED[name].__doc__ or "").strip().splitlines()[0]
-            rows.append({"name": name, "family": "handcrafted", "description": doc})
-        else:
-            rows.append({"name": name, "family": "neural", "description": NEURAL_ZOO[name].description})
-    for name, ep in sorted(_entry_points().items()):
-        if name not in DEFAULT_ZOO:
-            rows.append({"name": name, "family": "entry point", "description": ep.value})
-    return rows
 
 
 def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
@@ -129,7 +95,7 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
             return NeuralEncoder(name, image_side=image_side, **options)
     except TypeError as exc:
         raise EncoderError(f"encoder {name}: bad options {sorted(options)} ({exc})") from exc
-    eps = _entry_points()
+    eps = entry_point_encoders()
     if name in eps:
         try:
             factory = eps[name].load()

@@ -191,7 +191,7 @@ def untrained_encoders(zoo: pd.DataFrame | Sequence[dict]) -> list[str]:
     ----------
     zoo : pandas.DataFrame
         ``name, description`` per encoder (the encoder registry's
-        ``describe_encoders()``, which the chapter passes in: the report layer
+        ``crsbench_lib.encoders.zoo.describe_encoders()``, which the chapter passes in: the report layer
         does not import the encoders).
 
     Returns
@@ -219,7 +219,7 @@ def reference_encoders(families: Mapping[str, str], present: Sequence[str] | Non
     Parameters
     ----------
     families : mapping of str to str
-        Encoder -> study family key (the encoder cards' ``zoo_families()``,
+        Encoder -> study family key (``crsbench_lib.encoders.zoo.zoo_families()``,
         which the chapter passes in: the report layer does not import the
         encoders).
     present : sequence of str, optional
@@ -251,7 +251,7 @@ def zoo_table(zoo: pd.DataFrame | Sequence[dict], results: pd.DataFrame) -> pd.D
     Parameters
     ----------
     zoo : pandas.DataFrame
-        ``name, family`` per encoder (the encoder registry's ``describe_encoders()``).
+        ``name, family`` per encoder (``crsbench_lib.encoders.zoo.describe_encoders()``).
     results : pandas.DataFrame
         The run's results table.
     """

@@ -207,7 +207,7 @@ def class_margins(
 
     Examples
     --------
-    >>> from crsbench_lib.encoders.cards import zoo_families
+    >>> from crsbench_lib.encoders.zoo import zoo_families
     >>> from crsbench_lib.results.predictions import load_prediction_arrays
     >>> arrays = load_prediction_arrays("runs/default")  # doctest: +SKIP
     >>> class_margins(arrays, zoo_families())[["dataset", "class", "margin"]].head(2)  # doctest: +SKIP

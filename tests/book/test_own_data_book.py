@@ -23,7 +23,7 @@ import yaml
 from crsbench_lib.cli import main
 from crsbench_lib.cohort import PHANTOM_DATASETS
 from crsbench_lib.data.medmnist import FLAGS
-from crsbench_lib.encoders.registry import describe_encoders
+from crsbench_lib.encoders.zoo import describe_encoders
 from crsbench_lib.paths import configs_dir
 from crsbench_lib.report.book import toc_pages
 

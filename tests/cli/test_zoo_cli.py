@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from crsbench_lib.cli import main
-from crsbench_lib.encoders.registry import DEFAULT_ZOO
+from crsbench_lib.encoders.zoo import DEFAULT_ZOO
 
 
 def test_zoo_list_shows_every_card(capsys: pytest.CaptureFixture[str]) -> None:

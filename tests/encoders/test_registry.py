@@ -10,13 +10,8 @@ import numpy as np
 import pytest
 
 from crsbench_lib.encoders.base import Encoder
-from crsbench_lib.encoders.registry import (
-    DEFAULT_ZOO,
-    ENTRY_POINT_GROUP,
-    available_encoders,
-    build_encoder,
-    describe_encoders,
-)
+from crsbench_lib.encoders.registry import available_encoders, build_encoder
+from crsbench_lib.encoders.zoo import DEFAULT_ZOO, ENTRY_POINT_GROUP, describe_encoders
 from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR
 from crsbench_lib.errors import EncoderError
 

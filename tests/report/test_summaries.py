@@ -97,7 +97,7 @@ def test_augmentation_effect_reads_the_requested_arm(table):
 
 
 def test_reference_families_name_the_zoo_reference():
-    from crsbench_lib.encoders.cards import zoo_families
+    from crsbench_lib.encoders.zoo import zoo_families
     from crsbench_lib.encoders.recipes import FAMILIES
 
     for family in summaries.REFERENCE_FAMILIES:
