@@ -230,17 +230,11 @@ def cell_embeddings(
     (:func:`corruption_blocks`); the second site's test split where the dataset
     has one. The test sets are the same for every seed (and so shared in the store).
     """
-    from crsbench_lib.evaluation import CellEmbeddings
-
     batch = profile.embedding.batch_size
 
     def embed(split: str, **kwargs: Any) -> np.ndarray:
         return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, **kwargs))
 
-    train_split = dataset.split("train", seed=seed)
-    val_split = dataset.split("val", seed=seed)
-    calibration_split = dataset.split("calibration", seed=seed)
-    test_split = dataset.split("test")
     blocks = corruption_blocks(profile, dataset, families)
     corrupted = {
         (family, severity): embed("test", corruption=family, severity=severity,
@@ -248,24 +242,34 @@ def cell_embeddings(
                                   first_image=int(block[0]))
         for (family, severity), block in blocks.items()
     }
+    return _cell_embeddings(dataset, seed, lambda split, site: embed(split, site=site, seed=seed), corrupted, blocks)
+
+
+def _cell_embeddings(
+    dataset: ImageDataset, seed: int, embed: Any, corrupted: dict[tuple[str, int], np.ndarray],
+    blocks: dict[tuple[str, int], np.ndarray],
+) -> Any:
+    """The twelve-field ``CellEmbeddings`` of one seed, from ``embed(split, site)`` (site None: the own site).
+
+    One builder for both arms: the store's cached embeddings (:func:`cell_embeddings`)
+    and an adapted encoder's (:meth:`ConditionImages.embeddings`).
+    """
+    from crsbench_lib.evaluation import CellEmbeddings
+
     shift_site = dataset.shift_site
-    shift = shift_labels = None
-    if shift_site is not None:
-        shift = embed("test", site=shift_site)
-        shift_labels = dataset.split("test", shift_site).labels
     return CellEmbeddings(
-        train=embed("train", seed=seed),
-        train_labels=train_split.labels,
-        val=embed("val", seed=seed),
-        val_labels=val_split.labels,
-        test=embed("test"),
-        test_labels=test_split.labels,
+        train=embed("train", None),
+        train_labels=dataset.split("train", seed=seed).labels,
+        val=embed("val", None),
+        val_labels=dataset.split("val", seed=seed).labels,
+        test=embed("test", None),
+        test_labels=dataset.split("test").labels,
         corrupted=corrupted,
-        corrupted_images=blocks,
-        shift_test=shift,
-        shift_labels=shift_labels,
-        calibration=embed("calibration", seed=seed),
-        calibration_labels=calibration_split.labels,
+        corrupted_images=dict(blocks),
+        shift_test=None if shift_site is None else embed("test", shift_site),
+        shift_labels=None if shift_site is None else dataset.split("test", shift_site).labels,
+        calibration=embed("calibration", None),
+        calibration_labels=dataset.split("calibration", seed=seed).labels,
     )
 
 
@@ -332,25 +336,14 @@ class ConditionImages:
     def embeddings(self, encoder: Encoder, batch_size: int, seed: int = 0) -> Any:
         """``CellEmbeddings`` of ``encoder`` on every condition of evaluation seed ``seed``."""
         from crsbench_lib.embeddings.batch import embed_images
-        from crsbench_lib.evaluation import CellEmbeddings
 
         ds = self.dataset
-        shift_site = ds.shift_site
-        return CellEmbeddings(
-            train=embed_images(encoder, ds.split("train", seed=seed).images, batch_size),
-            train_labels=ds.split("train", seed=seed).labels,
-            val=embed_images(encoder, ds.split("val", seed=seed).images, batch_size),
-            val_labels=ds.split("val", seed=seed).labels,
-            test=embed_images(encoder, ds.split("test").images, batch_size),
-            test_labels=ds.split("test").labels,
-            corrupted={(f, s): embed_images(encoder, self.corrupted(f, s), batch_size) for f, s in self.conditions},
-            corrupted_images=dict(self.blocks),
-            shift_test=None if shift_site is None else embed_images(encoder, ds.split("test", shift_site).images,
-                                                                   batch_size),
-            shift_labels=None if shift_site is None else ds.split("test", shift_site).labels,
-            calibration=embed_images(encoder, ds.split("calibration", seed=seed).images, batch_size),
-            calibration_labels=ds.split("calibration", seed=seed).labels,
-        )
+
+        def embed(split: str, site: str | None) -> np.ndarray:
+            return embed_images(encoder, ds.split(split, site, seed=seed).images, batch_size)
+
+        corrupted = {(f, s): embed_images(encoder, self.corrupted(f, s), batch_size) for f, s in self.conditions}
+        return _cell_embeddings(ds, seed, embed, corrupted, self.blocks)
 
 
 def probe_config(profile: Profile) -> Any:
