@@ -6,6 +6,7 @@ arrow that only runs inside a function is still one.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,33 @@ def test_the_checks_catch_a_circle_and_a_lazy_import(tmp_path: Path):
     third = [i.target for i in parse_imports("crsbench_lib.scoring.standard", modules["crsbench_lib.scoring.standard"],
                                              modules)]
     assert "torch" in third
+
+
+# Modules that may parse the run manifest's JSON: its one reader. (The encoder
+# weights' manifest, crsbench_lib.encoders.weights, is another file with its own reader.)
+MANIFEST_READERS: frozenset[str] = frozenset({"crsbench_lib.results.manifest"})
+OTHER_MANIFESTS: frozenset[str] = frozenset({"crsbench_lib.encoders.weights"})
+
+
+def _parses_run_manifest(source: str) -> bool:
+    """Whether a module calls json.load/json.loads and names the run manifest's file."""
+    tree = ast.parse(source)
+    parses_json = any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "loads")
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "json"
+        for node in ast.walk(tree)
+    )
+    names_manifest = "MANIFEST_FILE" in source or "manifest.json" in source
+    return parses_json and names_manifest
+
+
+def test_at_most_two_modules_parse_the_run_manifest():
+    parsers = sorted(name for name, path in package_modules().items()
+                     if name not in OTHER_MANIFESTS and _parses_run_manifest(path.read_text(encoding="utf-8")))
+    assert len(parsers) <= 2 and set(parsers) <= MANIFEST_READERS, (
+        f"modules parsing the run manifest (read it with crsbench_lib.results.manifest.read_manifest): {parsers}")
+
+
+def test_the_manifest_check_catches_a_second_parser():
+    assert _parses_run_manifest("import json\nx = json.loads((d / MANIFEST_FILE).read_text())\n")
+    assert not _parses_run_manifest("import json\nx = json.loads(text)\n")

@@ -14,19 +14,18 @@ flag or its manifest's file name, never by the folder of the machine that ran it
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from crsbench_lib.report.context import PHANTOM_KIND
 from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
 from crsbench_lib.paths import standards_dir
-from crsbench_lib.results.io import MANIFEST_FILE
+from crsbench_lib.results.manifest import PHANTOM_KIND, manifest_beside
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import score_results
 from crsbench_lib.scoring.fit import absent_terms, fit_warnings, partial_terms
@@ -116,7 +115,7 @@ class RunData:
         return bool(self.datasets) and all(d.simulated for d in self.datasets)
 
 
-def _source(entry: dict) -> str:
+def _source(entry: Mapping[str, Any]) -> str:
     kind = entry.get("kind")
     if kind == PHANTOM_KIND:
         return "procedural phantom"
@@ -145,20 +144,17 @@ def read_run_data(results_path: str | os.PathLike[str]) -> RunData | None:
     >>> read_run_data("/nonexistent/results.parquet") is None
     True
     """
-    manifest = Path(results_path).parent / MANIFEST_FILE
-    try:
-        body = json.loads(manifest.read_text(encoding="utf-8"))
-        entries = body["config"]["datasets"]
-        domains = dict(body.get("dataset_domains") or {})
-        datasets = tuple(
-            RunDataset(name=str(e["name"]), kind=str(e["kind"]),
-                       domain=str(domains.get(e["name"], e.get("domain") or "unknown")), source=_source(e))
-            for e in entries
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+    manifest = manifest_beside(results_path)
+    if manifest is None or manifest.config is None or "datasets" not in manifest.config:
         return None
-    source = body.get("config_source")
-    return RunData(profile=str(body.get("profile", "")), datasets=datasets,
+    domains = manifest.dataset_domains
+    datasets = tuple(
+        RunDataset(name=str(e["name"]), kind=str(e["kind"]),
+                   domain=str(domains.get(e["name"], e.get("domain") or "unknown")), source=_source(e))
+        for e in manifest.datasets
+    )
+    source = manifest.config_source
+    return RunData(profile=manifest.profile, datasets=datasets,
                    config_file=os.path.basename(source) if source else None)
 
 
