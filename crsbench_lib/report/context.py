@@ -28,6 +28,7 @@ from crsbench_lib.report.banner import Provenance, build_date, provenance
 from crsbench_lib.results.predictions import DatasetPredictions, load_prediction_arrays, restrict_arrays
 from crsbench_lib.results.io import RESULTS_FILE, read_results, run_dir
 from crsbench_lib.results.manifest import manifest_beside
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.standard import (
     DEFAULT_FILENAME,
@@ -35,7 +36,6 @@ from crsbench_lib.standard import (
     default_standard_path,
     load_standard,
     load_template,
-    results_hash,
 )
 
 BUILD_SUFFIX = "+build-"
@@ -133,7 +133,7 @@ def _filter(table: pd.DataFrame, column: str, wanted: Sequence[object] | None, p
 
 def resolve_standard(
     standard_path: str | os.PathLike[str] | None,
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
 ) -> ReferenceStandard:
     """The standard a chapter scores with.
 
@@ -142,9 +142,9 @@ def resolve_standard(
     standard_path : path, optional
         A standard file; ``None`` takes the shipped default standard if it
         exists, else the template.
-    results : pandas.DataFrame
+    results : pandas.DataFrame or ValidatedResults
         The results table, used to freeze a build standard when the chosen
-        standard's panel is empty.
+        standard's panel is empty (validated once here if a DataFrame).
 
     Returns
     -------
@@ -159,9 +159,10 @@ def resolve_standard(
         standard = load_standard(resolve_input_path(standard_path))
     if standard.panel_names:
         return standard
-    digest = results_hash(results).split(":", 1)[-1][:8]
+    table = as_validated(results)
+    digest = table.hash.split(":", 1)[-1][:8]
     return freeze_standard(
-        results,
+        table,
         version=f"{standard.version}{BUILD_SUFFIX}{digest}",
         base=standard,
         arm=standard.arm,
