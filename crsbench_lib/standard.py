@@ -28,7 +28,6 @@ format without the scorer; freezing a panel from results is
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -45,7 +44,7 @@ from crsbench_lib.atomic import atomic_write_text
 from crsbench_lib.errors import ReferenceStandardError
 from crsbench_lib.hashing import sha256_of
 from crsbench_lib.paths import standards_dir
-from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.results.select import clean_rows
 
 #: The axes in their fixed order (columns of every profile array; method section 3).
@@ -408,12 +407,13 @@ def default_standard_path() -> Path:
     return path
 
 
-def results_hash(results: pd.DataFrame) -> str:
-    """``sha256:<hex>`` of a results table's schema columns, independent of row order."""
-    table = validate_results(results)
-    table = table[[c.name for c in COLUMNS]].sort_values(list(KEY_COLUMNS), kind="mergesort").reset_index(drop=True)
-    hashed = pd.util.hash_pandas_object(table, index=False).to_numpy()
-    return "sha256:" + hashlib.sha256(hashed.tobytes()).hexdigest()
+def results_hash(results: pd.DataFrame | ValidatedResults) -> str:
+    """``sha256:<hex>`` of a results table's schema columns, independent of row order.
+
+    A :class:`~crsbench_lib.results.validated.ValidatedResults` gives its hash
+    kept from the first call; a DataFrame is validated first.
+    """
+    return as_validated(results).hash
 
 
 def check_ece_bins(results: pd.DataFrame, std: ReferenceStandard, arm: str = "frozen") -> None:

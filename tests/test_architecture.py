@@ -6,6 +6,7 @@ arrow that only runs inside a function is still one.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,129 @@ def test_the_checks_catch_a_circle_and_a_lazy_import(tmp_path: Path):
     third = [i.target for i in parse_imports("crsbench_lib.scoring.standard", modules["crsbench_lib.scoring.standard"],
                                              modules)]
     assert "torch" in third
+
+
+# Modules that may parse the run manifest's JSON: its one reader. (The encoder
+# weights' manifest, crsbench_lib.encoders.weights, is another file with its own reader.)
+MANIFEST_READERS: frozenset[str] = frozenset({"crsbench_lib.results.manifest"})
+OTHER_MANIFESTS: frozenset[str] = frozenset({"crsbench_lib.encoders.weights"})
+
+
+def _parses_run_manifest(source: str) -> bool:
+    """Whether a module calls json.load/json.loads and names the run manifest's file."""
+    tree = ast.parse(source)
+    parses_json = any(
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "loads")
+        and isinstance(node.func.value, ast.Name) and node.func.value.id == "json"
+        for node in ast.walk(tree)
+    )
+    names_manifest = "MANIFEST_FILE" in source or "manifest.json" in source
+    return parses_json and names_manifest
+
+
+def test_at_most_two_modules_parse_the_run_manifest():
+    parsers = sorted(name for name, path in package_modules().items()
+                     if name not in OTHER_MANIFESTS and _parses_run_manifest(path.read_text(encoding="utf-8")))
+    assert len(parsers) <= 2 and set(parsers) <= MANIFEST_READERS, (
+        f"modules parsing the run manifest (read it with crsbench_lib.results.manifest.read_manifest): {parsers}")
+
+
+def test_the_manifest_check_catches_a_second_parser():
+    assert _parses_run_manifest("import json\nx = json.loads((d / MANIFEST_FILE).read_text())\n")
+    assert not _parses_run_manifest("import json\nx = json.loads(text)\n")
+
+
+# Layers a chapter notebook may import: the report and what it reads, plus the
+# pictures (cohort), the encoder cards (encoders), the registry chapter (registry)
+# and the dataset summary of the cohort chapter (data). Never the runner or torch.
+NOTEBOOK_LAYERS: frozenset[str] = frozenset(
+    {"report", "scoring", "results", "standard", "cohort", "encoders", "registry", "data"})
+NOTEBOOK_FORBIDDEN: frozenset[str] = frozenset({"torch", "torchvision"})
+NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+# Notebooks that fail the check today, and why; the lead flips these once the
+# parallel changes land (remove the entry: strict xfail then fails loudly).
+NOTEBOOK_EXPECTED_FAILURES: dict[str, str] = {
+    "cohort": "imports crsbench_lib.runner.run_data, and encoders.registry.describe_encoders pulls torch",
+    "differences": "encoders.cards pulls torch (being made torch-free in parallel)",
+    "leading_tier": "encoders.cards pulls torch (being made torch-free in parallel)",
+    "published": "encoders.cards pulls torch (being made torch-free in parallel)",
+    "selection_gate": "encoders.cards and encoders.registry pull torch (being made torch-free in parallel)",
+    "sensitivity": "encoders.cards pulls torch (being made torch-free in parallel)",
+    "transfer": "encoders.cards pulls torch (being made torch-free in parallel)",
+    "zoo": "encoders.cards pulls torch (being made torch-free in parallel)",
+}
+
+
+def notebook_imports(path: Path, modules) -> list[str]:
+    """The ``crsbench_lib`` modules a notebook's code cells import (``from a import b``: ``a.b`` if a module)."""
+    import json
+
+    found: list[str] = []
+    for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        code = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                         for a in node.names]
+            else:
+                continue
+            found.extend(n for n in names if n.split(".")[0] == PACKAGE)
+    return found
+
+
+def notebook_problems(path: Path, root: Path | None = None) -> list[str]:
+    """What breaks the notebook rules: a module outside :data:`NOTEBOOK_LAYERS`, or torch in the import closure.
+
+    The closure follows function-level imports too (:func:`crsbench_lib.imports.import_closure`).
+    """
+    from crsbench_lib.imports import import_closure
+
+    modules = package_modules(root) if root is not None else package_modules()
+    graph = import_graph(root) if root is not None else import_graph()
+    imported = notebook_imports(path, modules)
+    problems = [f"imports {name} (layer {layer(name)})" for name in imported if layer(name) not in NOTEBOOK_LAYERS]
+    for name in sorted(import_closure(imported, graph)):
+        for imp in parse_imports(name, modules[name], modules):
+            if imp.target.split(".")[0] in NOTEBOOK_FORBIDDEN:
+                problems.append(f"reaches {imp.target} through {name}:{imp.line}")
+    return problems
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(p.stem, marks=pytest.mark.xfail(strict=True, reason=NOTEBOOK_EXPECTED_FAILURES[p.stem]))
+    if p.stem in NOTEBOOK_EXPECTED_FAILURES else p.stem
+    for p in sorted(NOTEBOOKS_DIR.glob("*.ipynb"))
+])
+def test_a_notebook_imports_only_its_layers_and_never_torch(name):
+    problems = notebook_problems(NOTEBOOKS_DIR / f"{name}.ipynb")
+    assert not problems, f"notebooks/{name}.ipynb: " + "; ".join(problems)
+
+
+def _toy_notebook(folder: Path, source: str) -> Path:
+    import json
+
+    path = folder / "toy.ipynb"
+    path.write_text(json.dumps({"cells": [{"cell_type": "code", "source": [source], "metadata": {}, "outputs": [],
+                                           "execution_count": None}], "metadata": {}, "nbformat": 4,
+                                "nbformat_minor": 5}))
+    return path
+
+
+def test_the_notebook_check_catches_torch_behind_a_report_module_and_the_runner(tmp_path: Path):
+    pkg = tmp_path / PACKAGE
+    for sub in ("report", "scoring", "runner"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "report" / "page.py").write_text("def f():\n    from crsbench_lib.scoring import deep\n")
+    (pkg / "scoring" / "deep.py").write_text("def g():\n    import torch\n")
+    (pkg / "runner" / "run.py").write_text("")
+    torch_book = _toy_notebook(tmp_path, "from crsbench_lib.report import page\n%matplotlib inline\n")
+    assert notebook_problems(torch_book, pkg) == ["reaches torch through crsbench_lib.scoring.deep:2"]
+    runner_book = _toy_notebook(tmp_path, "import crsbench_lib.runner.run as run\n")
+    assert notebook_problems(runner_book, pkg) == ["imports crsbench_lib.runner.run (layer runner)"]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from crsbench_lib import __version__
 from crsbench_lib.errors import ConfigError
-from crsbench_lib.standard import results_hash as table_hash
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 
 HASH_CHARS = 12  # enough to tell runs apart on a page; the full hashes are in the run manifest
 
@@ -208,7 +208,7 @@ def _distinct(values: Iterable[object]) -> tuple[str, ...]:
 
 
 def provenance(
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
     standard: object | None,
     profile: str,
     simulated: bool | None,
@@ -234,6 +234,8 @@ def provenance(
     Provenance
         With the content hash of ``results`` (:func:`crsbench_lib.standard.results_hash`).
     """
+    table = as_validated(results)
+    frame = table.frame
     version = str(getattr(standard, "version", "")) if standard is not None else "none"
     content = getattr(standard, "content_hash", "") if standard is not None else ""
     content = content() if callable(content) else content
@@ -241,10 +243,10 @@ def provenance(
         profile=str(profile),
         standard_version=version or "unversioned",
         standard_hash=str(content or ""),
-        config_hashes=_distinct(results["config_hash"]) if "config_hash" in results.columns else (),
+        config_hashes=_distinct(frame["config_hash"]) if "config_hash" in frame.columns else (),
         package_version=__version__,
-        results_package_versions=_distinct(results["package_version"]) if "package_version" in results.columns else (),
+        results_package_versions=_distinct(frame["package_version"]) if "package_version" in frame.columns else (),
         simulated=None if simulated is None else bool(simulated),
-        results_hash=table_hash(results),
+        results_hash=table.hash,
         build_date=built,
     )

@@ -336,7 +336,7 @@ def render_book(
     from crsbench_lib.report.banner import build_date, provenance, release_markdown
     from crsbench_lib.report.context import portable_path, resolve_standard, simulated_from_manifest
     from crsbench_lib.report.notebooks import available_notebooks, execute_all
-    from crsbench_lib.results.io import read_results
+    from crsbench_lib.results.validated import read_validated
 
     if simulated is None:
         simulated = simulated_from_manifest(results_path)
@@ -351,10 +351,11 @@ def render_book(
         "standard_path": portable_path(standard_path, profile) if standard_path is not None else None,
         "simulated": simulated,
     }
-    table = read_results(results_path)
+    # Validated and hashed once; the standard, banner, fit and reproduction share it.
+    table = read_validated(results_path)
     # A chapter whose inputs the run lacks is left out of the book (and says why), not failed.
     candidates = names if names is not None else list(available_notebooks(base / NOTEBOOKS_DIR))
-    chosen, lacking = runnable_chapters(table, candidates)
+    chosen, lacking = runnable_chapters(table.frame, candidates)
     if progress:
         for name, why in lacking.items():
             print(f"  {name:<18} left out: {why}", flush=True)

@@ -15,7 +15,6 @@ every encoder of the frozen arm), with a version id that says so
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,7 +26,9 @@ from crsbench_lib.errors import NotebookError
 from crsbench_lib.paths import project_root, standards_dir
 from crsbench_lib.report.banner import Provenance, build_date, provenance
 from crsbench_lib.results.predictions import DatasetPredictions, load_prediction_arrays, restrict_arrays
-from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, run_dir
+from crsbench_lib.results.io import RESULTS_FILE, read_results, run_dir
+from crsbench_lib.results.manifest import manifest_beside
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.standard import (
     DEFAULT_FILENAME,
@@ -35,10 +36,8 @@ from crsbench_lib.standard import (
     default_standard_path,
     load_standard,
     load_template,
-    results_hash,
 )
 
-PHANTOM_KIND = "phantom"  # the dataset kind of the embedded simulated cohort in a profile
 BUILD_SUFFIX = "+build-"
 # A fixed creation stamp keeps a build standard's file identical between builds
 # (the content hash already ignores it).
@@ -116,13 +115,8 @@ def simulated_from_manifest(results_path: str | os.PathLike[str]) -> bool | None
     The runner writes ``manifest.json`` next to ``results.parquet``; its
     ``config.datasets`` entries carry each dataset's ``kind``.
     """
-    manifest = Path(results_path).parent / MANIFEST_FILE
-    try:
-        datasets = json.loads(manifest.read_text(encoding="utf-8"))["config"]["datasets"]
-        kinds = [entry["kind"] for entry in datasets]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return bool(kinds) and all(kind == PHANTOM_KIND for kind in kinds)
+    manifest = manifest_beside(results_path)
+    return None if manifest is None else manifest.simulated
 
 
 def _filter(table: pd.DataFrame, column: str, wanted: Sequence[object] | None, parameter: str) -> pd.DataFrame:
@@ -139,7 +133,7 @@ def _filter(table: pd.DataFrame, column: str, wanted: Sequence[object] | None, p
 
 def resolve_standard(
     standard_path: str | os.PathLike[str] | None,
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
 ) -> ReferenceStandard:
     """The standard a chapter scores with.
 
@@ -148,9 +142,9 @@ def resolve_standard(
     standard_path : path, optional
         A standard file; ``None`` takes the shipped default standard if it
         exists, else the template.
-    results : pandas.DataFrame
+    results : pandas.DataFrame or ValidatedResults
         The results table, used to freeze a build standard when the chosen
-        standard's panel is empty.
+        standard's panel is empty (validated once here if a DataFrame).
 
     Returns
     -------
@@ -165,9 +159,10 @@ def resolve_standard(
         standard = load_standard(resolve_input_path(standard_path))
     if standard.panel_names:
         return standard
-    digest = results_hash(results).split(":", 1)[-1][:8]
+    table = as_validated(results)
+    digest = table.hash.split(":", 1)[-1][:8]
     return freeze_standard(
-        results,
+        table,
         version=f"{standard.version}{BUILD_SUFFIX}{digest}",
         base=standard,
         arm=standard.arm,

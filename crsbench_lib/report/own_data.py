@@ -14,22 +14,21 @@ flag or its manifest's file name, never by the folder of the machine that ran it
 
 from __future__ import annotations
 
-import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from crsbench_lib.report.context import PHANTOM_KIND
 from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
 from crsbench_lib.paths import standards_dir
-from crsbench_lib.results.io import MANIFEST_FILE
-from crsbench_lib.scoring.axes import raw_axes
+from crsbench_lib.results.manifest import PHANTOM_KIND, manifest_beside
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.crs import score_results
-from crsbench_lib.scoring.fit import absent_terms, fit_warnings, partial_terms
+from crsbench_lib.scoring.fit import absent_terms, fit_warnings, kept_raw_axes, partial_terms
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.scoring.reproduce import compare_to_summary, load_summary, summary_filename
 from crsbench_lib.standard import ReferenceStandard
@@ -116,7 +115,7 @@ class RunData:
         return bool(self.datasets) and all(d.simulated for d in self.datasets)
 
 
-def _source(entry: dict) -> str:
+def _source(entry: Mapping[str, Any]) -> str:
     kind = entry.get("kind")
     if kind == PHANTOM_KIND:
         return "procedural phantom"
@@ -145,20 +144,17 @@ def read_run_data(results_path: str | os.PathLike[str]) -> RunData | None:
     >>> read_run_data("/nonexistent/results.parquet") is None
     True
     """
-    manifest = Path(results_path).parent / MANIFEST_FILE
-    try:
-        body = json.loads(manifest.read_text(encoding="utf-8"))
-        entries = body["config"]["datasets"]
-        domains = dict(body.get("dataset_domains") or {})
-        datasets = tuple(
-            RunDataset(name=str(e["name"]), kind=str(e["kind"]),
-                       domain=str(domains.get(e["name"], e.get("domain") or "unknown")), source=_source(e))
-            for e in entries
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+    manifest = manifest_beside(results_path)
+    if manifest is None or manifest.config is None or "datasets" not in manifest.config:
         return None
-    source = body.get("config_source")
-    return RunData(profile=str(body.get("profile", "")), datasets=datasets,
+    domains = manifest.dataset_domains
+    datasets = tuple(
+        RunDataset(name=str(e["name"]), kind=str(e["kind"]),
+                   domain=str(domains.get(e["name"], e.get("domain") or "unknown")), source=_source(e))
+        for e in manifest.datasets
+    )
+    source = manifest.config_source
+    return RunData(profile=manifest.profile, datasets=datasets,
                    config_file=os.path.basename(source) if source else None)
 
 
@@ -261,7 +257,7 @@ def site_caption(shift_datasets: Sequence[str]) -> str:
     return f"{shift_datasets[0]}: the same task at the first site (top) and at the second (bottom)."
 
 
-def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | None = None) -> list[str]:
+def fit_report(results: pd.DataFrame | ValidatedResults, standard: ReferenceStandard, arm: str | None = None) -> list[str]:
     """Whether the standard fits a table, and the terms it cannot measure, as sentences.
 
     Parameters
@@ -288,12 +284,13 @@ def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | No
     'The table fits standard mine-v1: no axis value lies beyond an anchor, and no axis puts every encoder below the whole panel.'
     """
     arm = arm or standard.arm
-    scores = score_results(results, standard, arm=arm)
+    table = as_validated(results)
+    scores = score_results(table.frame, standard, arm=arm)
     lines = fit_warnings(scores, standard)
     if not lines:
         lines = [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
                  "puts every encoder below the whole panel."]
-    raw = raw_axes(results, arm=arm, label_fractions=standard.label_fractions)
+    raw = kept_raw_axes(table, arm, standard.label_fractions)
     absent, partial = absent_terms(raw), partial_terms(raw)
     if absent:
         lines.append("Terms this run cannot measure: " + "; ".join(absent) + ".")
@@ -303,7 +300,7 @@ def fit_report(results: pd.DataFrame, standard: ReferenceStandard, arm: str | No
     return lines
 
 
-def fit_markdown(results: pd.DataFrame, standard: ReferenceStandard, arm: str | None = None) -> str:
+def fit_markdown(results: pd.DataFrame | ValidatedResults, standard: ReferenceStandard, arm: str | None = None) -> str:
     """:func:`fit_report` as a Markdown list, quoted commands as code (so ``--`` is never typeset as a dash)."""
     return "\n".join("- " + _COMMAND.sub(r"`\1`", line) for line in fit_report(results, standard, arm))
 
@@ -376,7 +373,7 @@ def limits_caption(data: RunData | None) -> str:
     return "Limits of the simulated cohort" if data is not None and data.simulated else "Limits of this run"
 
 
-def reproduction_markdown(results: pd.DataFrame, profile: str, folder: str | os.PathLike[str] | None = None) -> str:
+def reproduction_markdown(results: pd.DataFrame | ValidatedResults, profile: str, folder: str | os.PathLike[str] | None = None) -> str:
     """Whether this build reproduces the project's reference run of its profile, and by how much it differs.
 
     Parameters

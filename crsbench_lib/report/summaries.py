@@ -16,13 +16,13 @@ import pandas as pd
 from scipy import stats
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.results.schema import validate_results
+from crsbench_lib.results.validated import as_validated
 from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.axes import CELL, label_retention
 
 
 def _arm_rows(results: pd.DataFrame, arm: str) -> pd.DataFrame:
-    table = validate_results(results)
+    table = as_validated(results).frame
     rows = table[(table["arm"] == arm) & (table["calibration"] == "none")]
     if rows.empty:
         raise SchemaError(f"results table has no uncalibrated rows for arm {arm!r}")
@@ -133,7 +133,7 @@ def dataset_overview(results: pd.DataFrame) -> pd.DataFrame:
         number of corruption families; site B: whether a shift condition
         exists), sorted by dataset.
     """
-    table = validate_results(results)
+    table = as_validated(results).frame
     rows = []
     for name, group in table.groupby("dataset", sort=True, observed=True):
         clean = group.loc[group["condition"] == "clean", "n_test"]

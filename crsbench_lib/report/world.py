@@ -22,14 +22,15 @@ not on any agreement between AUROC and CRS.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.results.io import MANIFEST_FILE
+from crsbench_lib.results.io import RESULTS_FILE
+from crsbench_lib.results.manifest import manifest_beside
 from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.results.select import clean_rows, same_fraction
 from crsbench_lib.report.summaries import REFERENCE_FAMILIES
@@ -285,14 +286,10 @@ def calibration_floor(table: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()[list(FLOOR_COLUMNS)]
 
 
-def _manifest_cells(run_dir: str | Path) -> list[dict]:
+def _manifest_cells(run_dir: str | Path) -> tuple[Mapping[str, Any], ...]:
     """The cell entries of a run's manifest; empty when it is missing or unreadable (a table without a run)."""
-    try:
-        manifest = json.loads((Path(run_dir) / MANIFEST_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    cells = manifest.get("cells", []) if isinstance(manifest, dict) else []
-    return [c for c in cells if isinstance(c, dict)]
+    manifest = manifest_beside(Path(run_dir) / RESULTS_FILE)
+    return manifest.cells if manifest is not None else ()
 
 
 def run_cost(run_dir: str | Path) -> pd.DataFrame:

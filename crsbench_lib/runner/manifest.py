@@ -8,7 +8,6 @@ earlier run), the executor and the host. Written atomically next to the table.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sys
@@ -19,8 +18,8 @@ from typing import Any
 
 from crsbench_lib import __version__
 from crsbench_lib.atomic import atomic_write_text
+from crsbench_lib.results.manifest import manifest_text
 
-MANIFEST_FORMAT = "crsbench-run-manifest/1"
 # Libraries whose versions can change a number in the table.
 LIBRARIES: tuple[str, ...] = (
     "numpy",
@@ -67,7 +66,6 @@ def host_info() -> dict[str, Any]:
 
 
 def write_manifest(path: Path, content: Mapping[str, Any]) -> Path:
-    """Write the manifest as indented, key-sorted JSON (atomically)."""
-    body = {"format": MANIFEST_FORMAT, "package_version": __version__, **content}
-    atomic_write_text(path, json.dumps(body, sort_keys=True, indent=2, default=str) + "\n")
+    """Write the manifest as indented, key-sorted JSON (atomically; format: :func:`~crsbench_lib.results.manifest.manifest_text`)."""
+    atomic_write_text(path, manifest_text(content, __version__))
     return path

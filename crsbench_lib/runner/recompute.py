@@ -8,7 +8,6 @@ to a metric, say, or to check that a table is what its predictions say.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, read_results, write_results
+from crsbench_lib.results.manifest import read_manifest
 from crsbench_lib.results.schema import KEY_COLUMNS, METRIC_COLUMNS
 from crsbench_lib.runner.cache import CellStatus
 from crsbench_lib.runner.prediction_store import PredictionStore
@@ -48,16 +48,6 @@ class Recomputed:
     path: Path
     max_abs_difference: float | None
     n_cells: int
-
-
-def _manifest(run_dir: Path) -> dict:
-    path = run_dir / MANIFEST_FILE
-    try:
-        return dict(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise SchemaError(f"{path}: no run manifest (is {run_dir} a run folder?)") from None
-    except (OSError, ValueError) as exc:
-        raise SchemaError(f"{path}: unreadable run manifest ({exc})") from exc
 
 
 def max_abs_difference(a: pd.DataFrame, b: pd.DataFrame) -> float:
@@ -114,10 +104,10 @@ def recompute_results(run_dir: str | os.PathLike[str], out: str | os.PathLike[st
     from crsbench_lib.evaluation.cell import rows_from_predictions
 
     folder = Path(run_dir)
-    manifest = _manifest(folder)
+    manifest = read_manifest(folder / MANIFEST_FILE)
     store = PredictionStore(folder)
     frames = []
-    for entry in manifest.get("cells", []):
+    for entry in manifest.cells:
         key = entry["key"]
         status, reason = store.inspect(key)
         if status is not CellStatus.INTACT:
@@ -127,7 +117,7 @@ def recompute_results(run_dir: str | os.PathLike[str], out: str | os.PathLike[st
     if not frames:
         raise SchemaError(f"{folder / MANIFEST_FILE}: the manifest lists no cells")
     table = pd.concat(frames, ignore_index=True)
-    table["config_hash"] = manifest.get("config_hash", "")
+    table["config_hash"] = manifest.config_hash
     destination = Path(out) if out is not None else folder / RECOMPUTED_FILE
     write_results(table, destination)
     recomputed = read_results(destination)

@@ -14,15 +14,15 @@ counts show the datasets of the run it describes, whatever they are.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from crsbench_lib.cohort import PHANTOM_DATASETS
 from crsbench_lib.data.base import ImageDataset
-from crsbench_lib.errors import DataError, NotebookError
+from crsbench_lib.errors import DataError, NotebookError, SchemaError
 from crsbench_lib.results.io import MANIFEST_FILE
+from crsbench_lib.results.manifest import read_manifest
 from crsbench_lib.runner.cell import load_dataset
 from crsbench_lib.runner.config import DatasetSpec, validate_config
 
@@ -45,17 +45,19 @@ def run_dataset_specs(run_dir: str | os.PathLike[str]) -> tuple[DatasetSpec, ...
     DataError
         If the manifest is missing or does not hold a valid config (one line naming the file).
     """
-    manifest = Path(run_dir) / MANIFEST_FILE
+    path = Path(run_dir) / MANIFEST_FILE
     try:
-        body = json.loads(manifest.read_text(encoding="utf-8"))
-        # The canonical config records the standard's facts, not its file; the
-        # manifest records the file, which is all validation needs unread.
-        config = {**body["config"], "standard": str(body["standard"]["path"])}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DataError(f"{manifest}: no readable run manifest with a 'config' ({type(exc).__name__})") from None
-    source = body.get("config_source")
+        manifest = read_manifest(path)
+    except SchemaError as exc:
+        raise DataError(f"{path}: no readable run manifest with a 'config' ({exc})") from None
+    if manifest.config is None or manifest.standard_path is None:
+        raise DataError(f"{path}: no readable run manifest with a 'config' (no 'config' or 'standard.path' key)")
+    # The canonical config records the standard's facts, not its file; the
+    # manifest records the file, which is all validation needs unread.
+    config = {**manifest.config, "standard": manifest.standard_path}
+    source = manifest.config_source
     base = Path(source).parent if source else Path(run_dir)
-    profile = validate_config(config, source=str(manifest), base=base, check_files=False, allow_download=False)
+    profile = validate_config(config, source=str(path), base=base, check_files=False, allow_download=False)
     return profile.datasets
 
 

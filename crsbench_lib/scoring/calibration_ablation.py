@@ -60,7 +60,8 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.results.schema import ARMS, CALIBRATIONS, validate_results
+from crsbench_lib.results.schema import ARMS, CALIBRATIONS
+from crsbench_lib.results.validated import as_validated
 from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.resampling import (
     Direction,
@@ -99,7 +100,7 @@ _VERDICT: dict[Direction, CalibrationVerdict] = {
 def _clean_rows(results: pd.DataFrame, arm: str) -> pd.DataFrame:
     if arm not in ARMS:
         raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
-    table = validate_results(results)
+    table = as_validated(results).frame
     clean = clean_rows(table, arm=arm)
     if clean.empty:
         raise SchemaError(f"results table: no clean rows for arm {arm!r}")

@@ -17,10 +17,11 @@ from datetime import datetime, timezone
 import pandas as pd
 
 from crsbench_lib.errors import ReferenceStandardError
-from crsbench_lib.results.schema import validate_results
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.results.validated import ValidatedResults, as_validated
+from crsbench_lib.scoring.axes import encoder_profiles
 from crsbench_lib.scoring.crs import normalise_array
-from crsbench_lib.standard import AXES, ReferenceStandard, check_ece_bins, load_standard, load_template, results_hash
+from crsbench_lib.scoring.fit import kept_raw_axes
+from crsbench_lib.standard import AXES, ReferenceStandard, check_ece_bins, load_standard, load_template
 
 
 def _base_standard(base: ReferenceStandard | str | os.PathLike[str] | None) -> ReferenceStandard:
@@ -127,7 +128,7 @@ def freeze_profiles(
 
 
 def freeze_standard(
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
     version: str,
     panel: Sequence[str] | None = None,
     base: ReferenceStandard | str | os.PathLike[str] | None = None,
@@ -144,8 +145,8 @@ def freeze_standard(
 
     Parameters
     ----------
-    results : pandas.DataFrame
-        A results table.
+    results : pandas.DataFrame or ValidatedResults
+        A results table (a DataFrame is validated here).
     version : str
         Version id of the new standard.
     panel : sequence of str, optional
@@ -181,9 +182,9 @@ def freeze_standard(
     """
     _check_version(version)
     base_std = _base_standard(base)
-    table = validate_results(results)
-    check_ece_bins(table, base_std, arm)
-    profiles = encoder_profiles(raw_axes(table, arm=arm, label_fractions=base_std.label_fractions))
+    table = as_validated(results)
+    check_ece_bins(table.frame, base_std, arm)
+    profiles = encoder_profiles(kept_raw_axes(table, arm, base_std.label_fractions))
     return freeze_profiles(
         profiles,
         version,
@@ -192,7 +193,7 @@ def freeze_standard(
         arm=arm,
         created=created,
         description=description,
-        source_results_hash=results_hash(table),
+        source_results_hash=table.hash,
     )
 
 

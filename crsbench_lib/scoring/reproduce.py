@@ -34,9 +34,10 @@ import pandas as pd
 
 from crsbench_lib.atomic import atomic_write_text
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.results.schema import validate_results
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
-from crsbench_lib.standard import AXES, results_hash
+from crsbench_lib.results.validated import ValidatedResults, as_validated
+from crsbench_lib.scoring.axes import encoder_profiles
+from crsbench_lib.scoring.fit import kept_raw_axes
+from crsbench_lib.standard import AXES
 
 SUMMARY_FORMAT = "crs-reference-run/1"
 #: Default tolerance on every raw axis (AUROC, ECE, retention and AUROC-loss
@@ -57,21 +58,21 @@ def _config_hash(table: pd.DataFrame) -> str:
     return hashes[0]
 
 
-def run_axes(results: pd.DataFrame) -> dict[str, dict[str, dict[str, float]]]:
+def run_axes(results: pd.DataFrame | ValidatedResults) -> dict[str, dict[str, dict[str, float]]]:
     """Raw encoder profiles of every arm of a table: ``{arm: {encoder: {axis: value}}}``.
 
     ``L`` uses every label fraction below 1 found in the table, so the summary
     does not depend on a reference standard.
     """
-    table = validate_results(results)
+    table = as_validated(results)
     out: dict[str, dict[str, dict[str, float]]] = {}
-    for arm in sorted(set(table["arm"].astype(str))):
-        profiles = encoder_profiles(raw_axes(table, arm=arm))
+    for arm in sorted(set(table.frame["arm"].astype(str))):
+        profiles = encoder_profiles(kept_raw_axes(table, arm, None))
         out[arm] = {str(e): {a: float(profiles.loc[e, a]) for a in AXES} for e in profiles.index}
     return out
 
 
-def summarise_run(results: pd.DataFrame, profile: str, tolerance: float = DEFAULT_TOLERANCE) -> dict[str, Any]:
+def summarise_run(results: pd.DataFrame | ValidatedResults, profile: str, tolerance: float = DEFAULT_TOLERANCE) -> dict[str, Any]:
     """The reference-run summary of a results table.
 
     Parameters
@@ -103,12 +104,12 @@ def summarise_run(results: pd.DataFrame, profile: str, tolerance: float = DEFAUL
     """
     if not (isinstance(tolerance, (int, float)) and math.isfinite(tolerance) and tolerance >= 0):
         raise SchemaError(f"tolerance must be a finite non-negative number, got {tolerance!r}")
-    table = validate_results(results)
+    table = as_validated(results)
     return {
         "format": SUMMARY_FORMAT,
         "profile": str(profile),
-        "config_hash": _config_hash(table),
-        "results_hash": results_hash(table),
+        "config_hash": _config_hash(table.frame),
+        "results_hash": table.hash,
         "tolerance": float(tolerance),
         "axes": run_axes(table),
     }
@@ -214,7 +215,7 @@ class Reproduction:
         return f"does not reproduce {what}: {gap} exceeds the tolerance {self.tolerance:g}"
 
 
-def compare_to_summary(results: pd.DataFrame, summary: Mapping[str, Any]) -> Reproduction:
+def compare_to_summary(results: pd.DataFrame | ValidatedResults, summary: Mapping[str, Any]) -> Reproduction:
     """Compare a results table with a reference-run summary.
 
     Parameters
@@ -235,12 +236,12 @@ def compare_to_summary(results: pd.DataFrame, summary: Mapping[str, Any]) -> Rep
     >>> compare_to_summary(table, summarise_run(table, "demo")).message()
     'reproduces the reference run of profile demo exactly (same results hash)'
     """
-    table = validate_results(results)
+    table = as_validated(results)
     profile = str(summary.get("profile", ""))
     tolerance = float(summary["tolerance"])
-    if _config_hash(table) != summary["config_hash"]:
+    if _config_hash(table.frame) != summary["config_hash"]:
         return Reproduction(False, False, math.nan, "", tolerance, (), 0, profile)
-    exact = results_hash(table) == summary["results_hash"]
+    exact = table.hash == summary["results_hash"]
     ours = run_axes(table)
     worst, where, n, missing = -1.0, "", 0, []
     for arm, encoders in sorted(summary["axes"].items()):
