@@ -26,7 +26,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "scoring": frozenset({"metrics", "standard", "results"}),
     "standard": frozenset({"results"}),
     "cohort": frozenset({"data", "results", "evaluation", "metrics"}),  # the difficulty probe's AUROC
-    "metrics": frozenset(),
+    "metrics": frozenset({"results"}),  # the task names of the results schema
     "data": frozenset(),
     "encoders": frozenset(),
     "results": frozenset(),

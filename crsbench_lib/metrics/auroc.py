@@ -1,7 +1,9 @@
-"""AUROC of predictions (method section 2, step 3).
+"""AUROC of predictions (method section 2, step 3), plain and under bootstrap draws.
 
-The weighted Mann-Whitney AUROC of many score vectors under many draws of
-image multiplicities (the two-level bootstrap of
+:func:`macro_auroc` is the results table's AUROC: the Mann-Whitney statistic by
+the rank-sum identity, one-vs-rest per class. The weighted form computes the
+same statistic for many score vectors under many draws of image
+multiplicities (the two-level bootstrap of
 :mod:`crsbench_lib.scoring.two_level_bootstrap`): each score vector is sorted
 once, and its AUROC under every draw is one pass over that fixed order in a
 compiled kernel (numba), in exact integers.
@@ -10,11 +12,87 @@ compiled kernel (numba), in exact integers.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
+from scipy.stats import rankdata
 
-from crsbench_lib.errors import SchemaError
+from crsbench_lib.errors import EvaluationError, SchemaError
+from crsbench_lib.metrics.validation import validate_predictions
+
+
+@dataclass(frozen=True)
+class AurocResult:
+    """Macro-AUROC with its bookkeeping.
+
+    Attributes
+    ----------
+    value : float
+        Mean AUROC over the classes (labels) that have both outcomes in the test split.
+    n_skipped : int
+        Classes (labels) skipped for having a single outcome.
+    per_class : numpy.ndarray
+        AUROC per class (label); NaN where skipped. Binary: one entry.
+    """
+
+    value: float
+    n_skipped: int
+    per_class: np.ndarray
+
+
+def binary_auroc(positive: np.ndarray, scores: np.ndarray) -> float:
+    """AUROC of scores against boolean outcomes by the rank-sum identity.
+
+    ``AUROC = (R_+ - n_+ (n_+ + 1) / 2) / (n_+ n_-)``, with ``R_+`` the sum of the
+    (tie-averaged) ranks of the positives: the Mann-Whitney U statistic over
+    ``n_+ n_-`` (Hanley & McNeil 1982), equal to the trapezoidal area under the
+    ROC curve with ties counted one half.
+
+    Returns NaN when one outcome is absent (the caller skips and counts it).
+    """
+    positive = np.asarray(positive, dtype=bool)
+    n_pos = int(positive.sum())
+    n_neg = positive.size - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    ranks = rankdata(scores)
+    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def _auroc_checked(y: np.ndarray, p: np.ndarray, task: str) -> AurocResult:
+    if task == "binary":
+        per_class = np.array([binary_auroc(y == 1, p)])
+    elif task == "multiclass":
+        per_class = np.array([binary_auroc(y == k, p[:, k]) for k in range(p.shape[1])])
+    else:
+        per_class = np.array([binary_auroc(y[:, k] == 1, p[:, k]) for k in range(p.shape[1])])
+    kept = ~np.isnan(per_class)
+    if not kept.any():
+        what = "label" if task == "multilabel" else "class"
+        raise EvaluationError(
+            f"AUROC undefined: every {what} has a single outcome in the test split ({per_class.size} skipped)"
+        )
+    return AurocResult(float(per_class[kept].mean()), int((~kept).sum()), per_class)
+
+
+def macro_auroc(labels: object, probabilities: object, task: str) -> AurocResult:
+    """Macro-AUROC: one-vs-rest over classes (multiclass), mean over labels (multilabel).
+
+    ``AUROC_macro = (1 / |K'|) * sum_{k in K'} AUROC(1[y = k], p_k)`` where ``K'``
+    holds the classes (labels) with both outcomes in the split; the others are
+    skipped and counted (``n_skipped``). Binary: AUROC of the positive-class
+    probability. Agrees with scikit-learn's ``roc_auc_score`` (``multi_class="ovr",
+    average="macro"``; ``average="macro"`` for multilabel) where every class is
+    present (Hand & Till 2001; Fawcett 2006).
+
+    Raises
+    ------
+    EvaluationError
+        Invalid input, or no class (label) with both outcomes.
+    """
+    y, p = validate_predictions(labels, probabilities, task)
+    return _auroc_checked(y, p, task)
 
 
 @njit(cache=False, nogil=True)
@@ -145,7 +223,7 @@ def weighted_macro_auroc(proba: np.ndarray, labels: np.ndarray, task: str, weigh
     """Macro-AUROC (items, B) of probabilities (items, n, W) under draw multiplicities (B, n).
 
     Classes (labels) without both outcomes in a draw are skipped, as in
-    :func:`crsbench_lib.evaluation.metrics.macro_auroc`.
+    :func:`macro_auroc`.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a draw with no class defined stays NaN
@@ -158,7 +236,7 @@ def class_auroc(proba: np.ndarray, labels: np.ndarray, task: str) -> np.ndarray:
     The Mann-Whitney statistic ``AUROC_k = P(s_k(pos) > s_k(neg)) + P(tie) / 2``
     of class ``k``'s scores against its one-vs-rest outcomes (Hanley and McNeil
     1982), the terms whose mean is the macro-AUROC of
-    :func:`crsbench_lib.evaluation.metrics.macro_auroc`; computed by the
+    :func:`macro_auroc`; computed by the
     bootstrap's kernel with every image counted once.
 
     Parameters

@@ -1,4 +1,4 @@
-"""AUROC (crsbench_lib.metrics.auroc): the weighted Mann-Whitney kernel against a slow reference and the metric."""
+"""AUROC (crsbench_lib.metrics.auroc) against scikit-learn, and the weighted Mann-Whitney kernel against a slow reference and the metric."""
 
 from __future__ import annotations
 
@@ -6,11 +6,91 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from sklearn.metrics import roc_auc_score
 
-from crsbench_lib.errors import SchemaError
-from crsbench_lib.evaluation.metrics import binary_auroc
-from crsbench_lib.metrics.auroc import class_auroc, weighted_auroc
+from crsbench_lib.errors import EvaluationError, SchemaError
+from crsbench_lib.metrics.metric_set import evaluate_predictions
+from crsbench_lib.metrics.auroc import binary_auroc, class_auroc, macro_auroc, weighted_auroc
 from crsbench_lib.scoring.two_level_bootstrap import _draw_images
+from tests.metrics.cases import SETTINGS, binary_case, multiclass_case, multilabel_case
+
+
+# --------------------------------------------------------------------------- AUROC
+
+
+@SETTINGS
+@given(binary_case())
+def test_binary_auroc_equals_sklearn(case):
+    y, p = case
+    result = macro_auroc(y, p, "binary")
+    assert result.value == pytest.approx(roc_auc_score(y, p), abs=1e-12)
+    assert result.n_skipped == 0
+    # the two-column form is the same thing
+    assert macro_auroc(y, np.column_stack([1 - p, p]), "binary").value == pytest.approx(result.value, abs=1e-12)
+
+
+@SETTINGS
+@given(multiclass_case())
+def test_multiclass_auroc_equals_sklearn_ovr_macro(case):
+    y, p, k = case
+    if k == 2:
+        # scikit-learn scores two classes as binary on the second column; one-vs-rest averages both
+        # columns, which differ from it only where softmax rounding breaks a tie in one column
+        expected = np.mean([roc_auc_score(y == c, p[:, c]) for c in range(2)])
+    else:
+        expected = roc_auc_score(y, p, multi_class="ovr", average="macro")
+    assert macro_auroc(y, p, "multiclass").value == pytest.approx(expected, abs=1e-12)
+
+
+@SETTINGS
+@given(multilabel_case())
+def test_multilabel_auroc_equals_sklearn_macro(case):
+    y, p = case
+    valid = [k for k in range(y.shape[1]) if 0 < y[:, k].sum() < y.shape[0]]
+    assume(valid)
+    result = macro_auroc(y, p, "multilabel")
+    if len(valid) == y.shape[1]:
+        expected = roc_auc_score(y, p, average="macro")
+    else:  # scikit-learn refuses a single-outcome label; the reference mean skips it as we do
+        expected = np.mean([roc_auc_score(y[:, k], p[:, k]) for k in valid])
+    assert result.value == pytest.approx(expected, abs=1e-12)
+    assert result.n_skipped == y.shape[1] - len(valid)
+
+
+def test_absent_class_is_skipped_and_counted():
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(4), 40)
+    y = rng.integers(0, 3, 40)  # class 3 never occurs
+    result = macro_auroc(y, p, "multiclass")
+    assert result.n_skipped == 1 and np.isnan(result.per_class[3])
+    expected = np.mean([roc_auc_score(y == k, p[:, k]) for k in range(3)])
+    assert result.value == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "task, y, p",
+    [
+        ("binary", np.zeros(5, int), np.linspace(0, 1, 5)),
+        ("multiclass", np.full(6, 2), np.full((6, 3), 1 / 3)),
+        ("multilabel", np.ones((4, 2), int), np.full((4, 2), 0.5)),
+    ],
+)
+def test_single_outcome_test_split_is_an_error(task, y, p):
+    with pytest.raises(EvaluationError, match="single outcome in the test split"):
+        macro_auroc(y, p, task)
+    with pytest.raises(EvaluationError, match="single outcome"):
+        evaluate_predictions(y, p, task)
+
+
+def test_perfect_and_reversed_ranking():
+    y = np.array([0, 0, 1, 1])
+    assert macro_auroc(y, np.array([0.1, 0.2, 0.8, 0.9]), "binary").value == 1.0
+    assert macro_auroc(y, np.array([0.9, 0.8, 0.2, 0.1]), "binary").value == 0.0
+    assert macro_auroc(y, np.full(4, 0.5), "binary").value == 0.5
+
+
+# --------------------------------------------------------------------------- weighted AUROC
 
 
 def _proba(rng, labels, task, k, strength):
@@ -152,8 +232,6 @@ def test_weighted_auroc_equals_the_metric_on_resampled_images():
 
 @pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
 def test_class_auroc_is_the_per_class_auroc_of_the_metric(task):
-    from crsbench_lib.evaluation.metrics import macro_auroc
-
     rng = np.random.default_rng(3)
     n, k = 50, 3
     labels = {"binary": rng.integers(0, 2, n), "multiclass": rng.integers(0, k, n),
