@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 from crsbench_lib.results.predictions import DatasetPredictions
-from crsbench_lib.scoring.bootstrap import two_level_bootstrap
+from crsbench_lib.scoring.two_level_bootstrap import two_level_bootstrap
 from crsbench_lib.standard import as_standard
 
 DOMAINS = {  # dataset: (task, classes, corruption families)

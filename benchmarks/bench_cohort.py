@@ -28,7 +28,7 @@ import numpy as np
 from crsbench_lib.cohort import DEFAULT_SIZES, PHANTOM_DATASETS, build_dataset, corrupt, corruption_families
 from crsbench_lib.cohort.datasets import generator_module, pool_attributes, pretraining_pool
 from crsbench_lib.cohort.difficulty import AttributeProbe, PixelProbe, attribute_features
-from crsbench_lib.evaluation.metrics import expected_calibration_error
+from crsbench_lib.metrics.calibration import expected_calibration_error
 from crsbench_lib.results.schema import SEVERITIES
 
 

@@ -43,8 +43,9 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import kendalltau
 
+from crsbench_lib.metrics.auroc import weighted_macro_auroc
 from crsbench_lib.results.predictions import DatasetPredictions, dataset_arrays, load_run_predictions
-from crsbench_lib.scoring.bootstrap import _draw_images, _macro_auroc
+from crsbench_lib.scoring.two_level_bootstrap import _draw_images
 
 LAYOUTS = ("as run", "half, alt. families", "half, alt. severities", "half, shared")
 
@@ -74,8 +75,8 @@ def mean_losses(data: DatasetPredictions, layout: str, weights: np.ndarray,
         rows = _rows(layout, families.index(family), severity, data.corrupted_images.shape[1])
         images = data.corrupted_images[c][rows]
         sub, labels = weights[:, images], data.labels[images]
-        reference = _macro_auroc(clean[:, images], labels, data.task, sub)
-        corrupted = _macro_auroc(data.corrupted_proba[:, 0, c][:, rows], labels, data.task, sub)
+        reference = weighted_macro_auroc(clean[:, images], labels, data.task, sub)
+        corrupted = weighted_macro_auroc(data.corrupted_proba[:, 0, c][:, rows], labels, data.task, sub)
         losses.append(np.maximum(0.0, reference - corrupted) if clip else reference - corrupted)
     stacked = np.stack(losses)
     per_family = [stacked[[c for c, (f, _) in enumerate(data.corruptions) if f == family]].mean(axis=0)

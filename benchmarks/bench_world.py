@@ -24,7 +24,7 @@ from torch import nn
 
 from crsbench_lib.cohort import PHANTOM_DATASETS, build_dataset
 from crsbench_lib.cohort.difficulty import PixelProbe
-from crsbench_lib.evaluation.metrics import macro_auroc
+from crsbench_lib.metrics.auroc import macro_auroc
 
 SEED = 0
 

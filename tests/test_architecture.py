@@ -18,15 +18,16 @@ ALLOWED: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli"}),
     # The command is the top of the house: thin wrappers over every layer below.
     "cli": frozenset({"report", "runner", "registry", "scoring", "standard", "results", "encoders"}),
-    "report": frozenset({"scoring", "standard", "results"}),
+    "report": frozenset({"scoring", "metrics", "standard", "results"}),
     "registry": frozenset({"scoring", "standard", "results"}),
     "runner": frozenset({"evaluation", "embeddings", "encoders", "cohort", "data", "results", "standard"}),
     # The results table's constants (severities) are shared with the layers that make the rows.
     "embeddings": frozenset({"encoders", "cohort", "data", "results"}),
-    "evaluation": frozenset({"results"}),
-    "scoring": frozenset({"standard", "results"}),
+    "evaluation": frozenset({"metrics", "results"}),
+    "scoring": frozenset({"metrics", "standard", "results"}),
     "standard": frozenset({"results"}),
-    "cohort": frozenset({"data", "results", "evaluation"}),  # evaluation: the difficulty probe's AUROC
+    "cohort": frozenset({"data", "results", "evaluation", "metrics"}),  # the difficulty probe's AUROC
+    "metrics": frozenset({"results"}),  # the task names of the results schema
     "data": frozenset(),
     "encoders": frozenset(),
     "results": frozenset(),
@@ -40,6 +41,7 @@ FORBIDDEN_THIRD_PARTY: dict[str, frozenset[str]] = {
     "results": frozenset({"torch", "torchvision", "PIL", "skimage"}),
     "evaluation": frozenset({"torch", "torchvision", "PIL", "skimage"}),
     "report": frozenset({"torch", "torchvision"}),
+    "metrics": frozenset({"torch", "torchvision", "timm", "open_clip", "transformers", "PIL", "skimage"}),
 }
 
 

@@ -24,7 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from crsbench_lib.cohort.acquisition import NUISANCE_ATTRIBUTES, Attribute
 from crsbench_lib.cohort.datasets import SITE_ATTRIBUTE
-from crsbench_lib.evaluation.metrics import macro_auroc
+from crsbench_lib.metrics.auroc import macro_auroc
 
 #: Inverse regularisation strength of the pixel probe (standardised pixels are many and collinear).
 PROBE_C = 0.001

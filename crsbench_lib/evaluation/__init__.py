@@ -11,7 +11,7 @@ from crsbench_lib.evaluation.cell import (
     rows_from_predictions,
 )
 from crsbench_lib.evaluation.fractions import fractions_used, label_fraction_subsets, validation_subsets
-from crsbench_lib.evaluation.metrics import (
+from crsbench_lib.metrics import (
     DEFAULT_ECE_BINS,
     ECE_VARIANTS,
     MetricSet,

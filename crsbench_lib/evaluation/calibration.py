@@ -51,8 +51,8 @@ from scipy.special import expit, log_expit, log_softmax
 from sklearn.isotonic import IsotonicRegression
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.metrics import check_task
 from crsbench_lib.evaluation.probe import logits_to_proba, softmax
+from crsbench_lib.metrics.validation import check_task
 
 #: Calibrator names, as in the results table's ``calibration`` column.
 CALIBRATOR_NAMES: tuple[str, ...] = ("temperature", "vector", "isotonic")

@@ -22,7 +22,6 @@ from threadpoolctl import threadpool_limits
 from crsbench_lib.errors import EvaluationError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, fit_calibrator
 from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES, label_fraction_subsets, validation_subsets
-from crsbench_lib.evaluation.metrics import MetricSet, evaluate_predictions
 from crsbench_lib.evaluation.probe import (
     DEFAULT_C_GRID,
     DEFAULT_C_RULE,
@@ -35,6 +34,7 @@ from crsbench_lib.evaluation.probe import (
     fit_probe,
     logits_to_proba,
 )
+from crsbench_lib.metrics.metric_set import MetricSet, evaluate_predictions
 from crsbench_lib.results.predictions import ConditionPredictions
 from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, CLEAN_CONDITION, SEVERITIES, validate_results
 

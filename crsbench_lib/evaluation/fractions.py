@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.metrics import check_task
+from crsbench_lib.metrics.validation import check_task
 from crsbench_lib.stratify import label_strata
 
 #: Validation subsample policies: a subsample at the label fraction, or the full split.

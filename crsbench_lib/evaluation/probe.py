@@ -44,7 +44,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.metrics import _auroc_checked, _nll_checked, check_task
+from crsbench_lib.metrics.auroc import _auroc_checked
+from crsbench_lib.metrics.scores import _nll_checked
+from crsbench_lib.metrics.validation import check_task
 from crsbench_lib.results.schema import C_RULES, DEFAULT_C_RULE
 
 #: Default grid of inverse regularisation strengths, walked in ascending order.

@@ -34,7 +34,7 @@ from crsbench_lib.results.manifest import manifest_beside
 from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.results.select import clean_rows, same_fraction
 from crsbench_lib.report.summaries import REFERENCE_FAMILIES
-from crsbench_lib.scoring.bootstrap import class_auroc
+from crsbench_lib.metrics.auroc import class_auroc
 
 #: Minimum clean macro-AUROC margin of the best broad encoder over the pixel and PCA probes.
 MIN_MARGIN = 0.10

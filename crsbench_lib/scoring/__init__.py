@@ -3,7 +3,8 @@
 Axes and profiles (:mod:`.axes`), freezing a reference standard
 (:mod:`.freeze`; the file format is :mod:`crsbench_lib.standard`), the fixed-reference Clinical Reliability Score
 (:mod:`.crs`), and the rank analyses of method section 6: agreement
-(:mod:`.agreement`), paired-seed bootstrap (:mod:`.bootstrap`), weight and panel
+(:mod:`.agreement`), paired-seed bootstrap (:mod:`.bootstrap`, from predictions
+:mod:`.two_level_bootstrap`), weight and panel
 sensitivity (:mod:`.sensitivity`), the insertion test (:mod:`.insertion`), the
 published figures (:mod:`.published`) and the audit of reported rank
 statistics (:mod:`.consistency`).
@@ -19,12 +20,7 @@ from crsbench_lib.scoring.agreement import (
     spearman_rho,
 )
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
-from crsbench_lib.scoring.bootstrap import (
-    BootstrapResult,
-    TwoLevelBootstrapResult,
-    paired_seed_bootstrap,
-    two_level_bootstrap,
-)
+from crsbench_lib.scoring.bootstrap import BootstrapResult, paired_seed_bootstrap
 from crsbench_lib.scoring.consistency import ConsistencyResult, check_published, check_rank_statistics
 from crsbench_lib.scoring.crs import (
     COMPONENTS,
@@ -46,6 +42,7 @@ from crsbench_lib.scoring.sensitivity import (
     panel_perturbation,
     weight_perturbation,
 )
+from crsbench_lib.scoring.two_level_bootstrap import TwoLevelBootstrapResult, two_level_bootstrap
 
 __all__ = [
     "COMPONENTS",

@@ -8,8 +8,10 @@ from scipy.special import expit, softmax
 
 from crsbench_lib.errors import EvaluationError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, Calibrator, fit_calibrator
-from crsbench_lib.evaluation.metrics import evaluate_predictions, expected_calibration_error, macro_auroc
 from crsbench_lib.evaluation.probe import logits_to_proba
+from crsbench_lib.metrics.auroc import macro_auroc
+from crsbench_lib.metrics.calibration import expected_calibration_error
+from crsbench_lib.metrics.metric_set import evaluate_predictions
 
 OVERCONFIDENCE = 4.0
 

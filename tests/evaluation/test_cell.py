@@ -15,7 +15,7 @@ from crsbench_lib.evaluation.cell import (
     rows_from_predictions,
 )
 from crsbench_lib.evaluation.fractions import label_fraction_subsets
-from crsbench_lib.evaluation.metrics import ECE_VARIANTS
+from crsbench_lib.metrics.calibration import ECE_VARIANTS
 from crsbench_lib.results.schema import KEY_COLUMNS, validate_results
 
 FRACTIONS = (1.0, 0.25, 0.10, 0.05, 0.01)
@@ -237,7 +237,7 @@ def test_single_outcome_label_is_skipped_and_counted(cell_for):
 
 @pytest.mark.parametrize("task, k", [("multiclass", 4), ("multilabel", 3)])
 def test_corruption_rows_carry_the_clean_auroc_of_the_same_images(cell_for, task, k):
-    from crsbench_lib.evaluation.metrics import macro_auroc
+    from crsbench_lib.metrics.auroc import macro_auroc
     from crsbench_lib.evaluation.probe import fit_probe
 
     cell = cell_for(task, k)
@@ -263,7 +263,7 @@ def run_predictions(cell: CellEmbeddings, task: str, k: int, **overrides):
 
 @pytest.mark.parametrize("task, k", [("multiclass", 4), ("binary", 2), ("multilabel", 3)])
 def test_rows_are_the_metrics_of_the_stored_predictions(cell_for, task, k):
-    from crsbench_lib.evaluation.metrics import evaluate_predictions
+    from crsbench_lib.metrics.metric_set import evaluate_predictions
 
     cell = cell_for(task, k)
     predictions = run_predictions(cell, task, k)
@@ -280,7 +280,7 @@ def test_rows_are_the_metrics_of_the_stored_predictions(cell_for, task, k):
 
 
 def test_corruption_rows_pair_auroc_and_ece_with_the_same_clean_images(cell_for):
-    from crsbench_lib.evaluation.metrics import evaluate_predictions
+    from crsbench_lib.metrics.metric_set import evaluate_predictions
 
     cell = cell_for("multiclass", 4)
     predictions = run_predictions(cell, "multiclass", 4)
@@ -298,7 +298,7 @@ def test_corruption_rows_pair_auroc_and_ece_with_the_same_clean_images(cell_for)
 
 
 def test_a_corrupted_block_is_labelled_and_paired_by_its_own_images(cell_for):
-    from crsbench_lib.evaluation.metrics import evaluate_predictions
+    from crsbench_lib.metrics.metric_set import evaluate_predictions
 
     cell = cell_for("multiclass", 4)
     block = (120 + np.arange(150)) % 200  # images 120..199, then 0..69

@@ -10,8 +10,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.evaluation.metrics import macro_auroc, negative_log_likelihood
 from crsbench_lib.evaluation.probe import DEFAULT_C_GRID, Standardiser, fit_probe, logits_to_proba
+from crsbench_lib.metrics.auroc import macro_auroc
+from crsbench_lib.metrics.scores import negative_log_likelihood
 
 
 def test_standardiser_is_fitted_on_train_only(rng, make_clusters, make_multilabel):

@@ -184,45 +184,6 @@ def test_tied_with_leader_names_every_candidate_whose_interval_includes_zero(boo
         assert (name in members) == bool(pair["diff_low"] <= 0 <= pair["diff_high"])
 
 
-def _point_profiles(synthetic_table):
-    return encoder_profiles(raw_axes(synthetic_table))[list(AXES)]
-
-
-def test_bias_decomposition_of_a_pure_shift_is_all_from_the_axes(synthetic_table, frozen_standard):
-    from crsbench_lib.scoring.bootstrap import bias_decomposition
-
-    point = _point_profiles(synthetic_table)
-    draws = np.repeat(point.to_numpy()[None], 6, axis=0)
-    draws[:, :, AXES.index("C")] += 0.02  # every draw's ECE worse by 0.02, no noise
-    out = bias_decomposition(draws, point, frozen_standard)
-    np.testing.assert_allclose(out["from_nonsmooth"], 0.0, atol=1e-12)
-    np.testing.assert_allclose(out["from_axes"], out["bias"], atol=1e-12)
-    np.testing.assert_allclose(out["C"], 0.02, atol=1e-12)
-    np.testing.assert_allclose(out[["dominance", "balance", "floor"]].sum(axis=1), out["bias"], atol=1e-12)
-    assert (out["bias"] <= 1e-12).all() and (out["bias"] < 0).any()  # a worse ECE never raises the CRS
-
-
-def test_bias_decomposition_of_symmetric_noise_is_all_non_smooth(synthetic_table, frozen_standard):
-    from crsbench_lib.scoring.bootstrap import bias_decomposition
-
-    point = _point_profiles(synthetic_table)
-    noise = np.zeros((2, *point.shape))
-    noise[0, :, AXES.index("D")], noise[1, :, AXES.index("D")] = 0.03, -0.03  # each encoder's D +-0.03
-    out = bias_decomposition(point.to_numpy()[None] + noise, point, frozen_standard)
-    np.testing.assert_allclose(out["D"], 0.0, atol=1e-12)
-    np.testing.assert_allclose(out["from_axes"], 0.0, atol=1e-12)
-    np.testing.assert_allclose(out["from_nonsmooth"], out["bias"], atol=1e-12)
-    # Hand-computed for every encoder: the draws' mean CRS less the point, scored without the own entry.
-    from crsbench_lib.scoring.bootstrap import _leave_self_out_crs
-
-    names = list(point.index)
-    crs = _leave_self_out_crs(point.to_numpy()[None] + noise, names, frozen_standard)
-    at_point = _leave_self_out_crs(point.to_numpy()[None], names, frozen_standard)[0]
-    np.testing.assert_allclose(out["bias"], crs.mean(axis=0) - at_point, atol=1e-12)
-    with pytest.raises(ConfigError, match="expected profile draws"):
-        bias_decomposition(noise[:, :2], point, frozen_standard)
-
-
 def test_tied_references_are_listed_apart_from_the_tier(synthetic_table, frozen_standard, boot):
     second = boot.summary["encoder"].iloc[1]
     with_ref = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=300, random_state=7, references=[second])

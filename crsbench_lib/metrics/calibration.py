@@ -1,17 +1,7 @@
-"""Metrics on (labels, probabilities) for binary, multi-class and multi-label tasks.
+"""Calibration error of predictions (method section 2, step 3), plain and under bootstrap draws.
 
-Conventions (method section 2, step 3), fixed here once:
+Conventions, fixed here once:
 
-* **Shapes.** ``binary``: labels ``(n,)`` in {0, 1}; probabilities either
-  ``(n,)`` (probability of the positive class) or ``(n, 2)`` (rows sum to 1).
-  ``multiclass``: labels ``(n,)`` integers in ``0..K-1``; probabilities
-  ``(n, K)``, rows sum to 1. ``multilabel``: labels ``(n, L)`` in {0, 1};
-  probabilities ``(n, L)``, each entry the probability that the label is present.
-* **Validation.** Every public function checks its input: lengths must match,
-  probabilities lie in [0, 1] (no tolerance), multi-class rows sum to 1 within
-  :data:`PROB_SUM_ATOL` (float32 softmax outputs are accepted), and nothing is
-  NaN or infinite. Any violation raises :class:`~crsbench_lib.errors.EvaluationError`
-  naming the problem.
 * **ECE variant.** Multi-class: top-label (confidence = max probability,
   correctness = argmax equals label). Binary: *positive-class* probability
   binned against the positive outcome (``"binary-positive"``), which is the
@@ -21,225 +11,27 @@ Conventions (method section 2, step 3), fixed here once:
 * **Bins.** Equal-width bins ``B_m = (m/M, (m+1)/M]`` for ``m = 0..M-1``, with a
   confidence of exactly 0 placed in the first bin (the edges are ``m / M``
   computed by exact division, so a value on an edge always falls in the lower bin).
+  One bin rule serves the plain ECE, its floor, the reliability diagram and the
+  weighted ECE of the two-level bootstrap (:func:`weighted_ece`, under draws of
+  image multiplicities, :mod:`crsbench_lib.scoring.two_level_bootstrap`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from crsbench_lib.errors import EvaluationError
-from crsbench_lib.results.schema import TASKS
+from crsbench_lib.metrics.validation import _as_float_array, validate_predictions
 
 #: Default number of equal-width ECE bins (the reference standard records the value in use).
 DEFAULT_ECE_BINS: int = 15
-#: Absolute tolerance on multi-class (and two-column binary) row sums.
-PROB_SUM_ATOL: float = 1e-6
-#: Probabilities are clipped to [NLL_EPS, 1 - NLL_EPS] before taking logs in the NLL.
-NLL_EPS: float = 1e-15
 #: The ECE variant name recorded with each task's ECE value.
 ECE_VARIANTS: dict[str, str] = {
     "binary": "binary-positive",
     "multiclass": "top-label",
     "multilabel": "binary-mean",
 }
-#: Threshold on a positive-class (or per-label) probability for a positive prediction.
-DECISION_THRESHOLD: float = 0.5
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def check_task(task: str) -> str:
-    """Return ``task`` if it is one of ``binary``, ``multiclass``, ``multilabel``.
-
-    Raises
-    ------
-    EvaluationError
-        On any other value.
-    """
-    if task not in TASKS:
-        raise EvaluationError(f"task must be one of {', '.join(TASKS)}, got {task!r}")
-    return task
-
-
-def _as_float_array(values: object, name: str) -> np.ndarray:
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise EvaluationError(f"{name} must be numeric: {exc}") from None
-    if array.size and not np.all(np.isfinite(array)):
-        bad = int(np.count_nonzero(~np.isfinite(array)))
-        raise EvaluationError(f"{name} contains {bad} NaN or infinite value{'s' if bad > 1 else ''}")
-    return array
-
-
-def _as_label_array(values: object, name: str) -> np.ndarray:
-    array = _as_float_array(values, name)
-    if array.size and not np.all(array == np.round(array)):
-        raise EvaluationError(f"{name} must hold integer class indices, found a non-integer value")
-    return array.astype(np.int64)
-
-
-def validate_predictions(labels: object, probabilities: object, task: str) -> tuple[np.ndarray, np.ndarray]:
-    """Validate labels and probabilities and bring them to the canonical shapes.
-
-    Parameters
-    ----------
-    labels : array-like
-        ``(n,)`` class indices (binary, multiclass) or ``(n, L)`` 0/1 (multilabel).
-    probabilities : array-like
-        See the module docstring for the accepted shapes.
-    task : {"binary", "multiclass", "multilabel"}
-
-    Returns
-    -------
-    labels : numpy.ndarray
-        ``int64``, ``(n,)`` or ``(n, L)``.
-    probabilities : numpy.ndarray
-        ``float64``: ``(n,)`` positive-class probabilities for binary, ``(n, K)``
-        for multiclass, ``(n, L)`` for multilabel.
-
-    Raises
-    ------
-    EvaluationError
-        Unknown task, empty input, wrong dimensions, mismatched lengths, NaN or
-        infinite values, probabilities outside [0, 1], rows not summing to 1
-        (multiclass, two-column binary; tolerance :data:`PROB_SUM_ATOL`), or
-        labels outside the classes.
-    """
-    check_task(task)
-    y = _as_label_array(labels, "labels")
-    p = _as_float_array(probabilities, "probabilities")
-    if y.shape[0:1] != p.shape[0:1]:
-        raise EvaluationError(
-            f"labels and probabilities have mismatched lengths ({y.shape[0] if y.ndim else 0} vs {p.shape[0] if p.ndim else 0})"
-        )
-    if y.shape[0] == 0:
-        raise EvaluationError("labels and probabilities are empty")
-    if np.any(p < 0) or np.any(p > 1):
-        raise EvaluationError(
-            f"probabilities must lie in [0, 1], found values in [{p.min():.6g}, {p.max():.6g}]"
-        )
-    if task == "binary":
-        if y.ndim != 1:
-            raise EvaluationError(f"binary labels must be 1-D, got shape {y.shape}")
-        if p.ndim == 2 and p.shape[1] == 2:
-            _check_row_sums(p)
-            p = p[:, 1]
-        elif p.ndim != 1:
-            raise EvaluationError(f"binary probabilities must have shape (n,) or (n, 2), got {p.shape}")
-        if np.any((y != 0) & (y != 1)):
-            raise EvaluationError("binary labels must be 0 or 1")
-    elif task == "multiclass":
-        if y.ndim != 1:
-            raise EvaluationError(f"multiclass labels must be 1-D class indices, got shape {y.shape}")
-        if p.ndim != 2 or p.shape[1] < 2:
-            raise EvaluationError(f"multiclass probabilities must have shape (n, K) with K >= 2, got {p.shape}")
-        _check_row_sums(p)
-        if np.any((y < 0) | (y >= p.shape[1])):
-            raise EvaluationError(f"multiclass labels must lie in 0..{p.shape[1] - 1}, found {y.min()}..{y.max()}")
-    else:
-        if y.ndim != 2 or p.ndim != 2:
-            raise EvaluationError(
-                f"multilabel labels and probabilities must be 2-D (n, L), got {y.shape} and {p.shape}"
-            )
-        if y.shape != p.shape:
-            raise EvaluationError(f"multilabel labels and probabilities have mismatched shapes {y.shape} vs {p.shape}")
-        if np.any((y != 0) & (y != 1)):
-            raise EvaluationError("multilabel labels must be 0 or 1")
-    return y, p
-
-
-def _check_row_sums(p: np.ndarray) -> None:
-    deviation = np.abs(p.sum(axis=1) - 1.0)
-    if np.any(deviation > PROB_SUM_ATOL):
-        row = int(np.argmax(deviation))
-        raise EvaluationError(
-            f"probability rows must sum to 1 (tolerance {PROB_SUM_ATOL:g}); row {row} sums to {p[row].sum():.9g}"
-        )
-
-
-# --------------------------------------------------------------------------- AUROC
-
-
-@dataclass(frozen=True)
-class AurocResult:
-    """Macro-AUROC with its bookkeeping.
-
-    Attributes
-    ----------
-    value : float
-        Mean AUROC over the classes (labels) that have both outcomes in the test split.
-    n_skipped : int
-        Classes (labels) skipped for having a single outcome.
-    per_class : numpy.ndarray
-        AUROC per class (label); NaN where skipped. Binary: one entry.
-    """
-
-    value: float
-    n_skipped: int
-    per_class: np.ndarray
-
-
-def binary_auroc(positive: np.ndarray, scores: np.ndarray) -> float:
-    """AUROC of scores against boolean outcomes by the rank-sum identity.
-
-    ``AUROC = (R_+ - n_+ (n_+ + 1) / 2) / (n_+ n_-)``, with ``R_+`` the sum of the
-    (tie-averaged) ranks of the positives: the Mann-Whitney U statistic over
-    ``n_+ n_-`` (Hanley & McNeil 1982), equal to the trapezoidal area under the
-    ROC curve with ties counted one half.
-
-    Returns NaN when one outcome is absent (the caller skips and counts it).
-    """
-    positive = np.asarray(positive, dtype=bool)
-    n_pos = int(positive.sum())
-    n_neg = positive.size - n_pos
-    if n_pos == 0 or n_neg == 0:
-        return float("nan")
-    ranks = rankdata(scores)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
-
-
-def _auroc_checked(y: np.ndarray, p: np.ndarray, task: str) -> AurocResult:
-    if task == "binary":
-        per_class = np.array([binary_auroc(y == 1, p)])
-    elif task == "multiclass":
-        per_class = np.array([binary_auroc(y == k, p[:, k]) for k in range(p.shape[1])])
-    else:
-        per_class = np.array([binary_auroc(y[:, k] == 1, p[:, k]) for k in range(p.shape[1])])
-    kept = ~np.isnan(per_class)
-    if not kept.any():
-        what = "label" if task == "multilabel" else "class"
-        raise EvaluationError(
-            f"AUROC undefined: every {what} has a single outcome in the test split ({per_class.size} skipped)"
-        )
-    return AurocResult(float(per_class[kept].mean()), int((~kept).sum()), per_class)
-
-
-def macro_auroc(labels: object, probabilities: object, task: str) -> AurocResult:
-    """Macro-AUROC: one-vs-rest over classes (multiclass), mean over labels (multilabel).
-
-    ``AUROC_macro = (1 / |K'|) * sum_{k in K'} AUROC(1[y = k], p_k)`` where ``K'``
-    holds the classes (labels) with both outcomes in the split; the others are
-    skipped and counted (``n_skipped``). Binary: AUROC of the positive-class
-    probability. Agrees with scikit-learn's ``roc_auc_score`` (``multi_class="ovr",
-    average="macro"``; ``average="macro"`` for multilabel) where every class is
-    present (Hand & Till 2001; Fawcett 2006).
-
-    Raises
-    ------
-    EvaluationError
-        Invalid input, or no class (label) with both outcomes.
-    """
-    y, p = validate_predictions(labels, probabilities, task)
-    return _auroc_checked(y, p, task)
-
-
-# --------------------------------------------------------------------------- ECE
 
 
 def bin_edges(n_bins: int) -> np.ndarray:
@@ -315,7 +107,7 @@ def expected_calibration_error(
     Parameters
     ----------
     labels, probabilities, task
-        See :func:`validate_predictions`.
+        See :func:`~crsbench_lib.metrics.validation.validate_predictions`.
     n_bins : int
         Number of equal-width bins ``M`` (default 15).
 
@@ -430,7 +222,7 @@ def ece_floor(probabilities: object, task: str, n_bins: int = DEFAULT_ECE_BINS) 
     Parameters
     ----------
     probabilities : array-like
-        As :func:`validate_predictions` (labels are not needed).
+        As :func:`~crsbench_lib.metrics.validation.validate_predictions` (labels are not needed).
     task : {"binary", "multiclass", "multilabel"}
     n_bins : int
         Equal-width bins, as for the ECE.
@@ -545,134 +337,27 @@ def reliability_diagram(
     return pd.concat(frames, ignore_index=True)
 
 
-# --------------------------------------------------------------------------- Brier, NLL, accuracy
+def weighted_ece(proba: np.ndarray, labels: np.ndarray, task: str, weights: np.ndarray, n_bins: int) -> np.ndarray:
+    """Binned ECE (items, B) under draw multiplicities, as :func:`expected_calibration_error`.
 
-
-def _one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
-    out = np.zeros((y.size, n_classes), dtype=np.float64)
-    out[np.arange(y.size), y] = 1.0
-    return out
-
-
-def _brier_checked(y: np.ndarray, p: np.ndarray, task: str) -> float:
-    if task == "binary":
-        return float(np.mean((p - y) ** 2))
-    target = _one_hot(y, p.shape[1]) if task == "multiclass" else y.astype(np.float64)
-    return float(np.mean((p - target) ** 2))
-
-
-def brier_score(labels: object, probabilities: object, task: str) -> float:
-    """Brier score, averaged over classes (labels) so that it lies in [0, 1].
-
-    ``Brier = (1 / (n K)) sum_i sum_k (p_ik - 1[y_i = k])^2`` (Brier 1950), which is
-    the usual multi-class Brier score divided by ``K``; binary:
-    ``(1/n) sum_i (p_i - y_i)^2`` (identical to the two-column form);
-    multilabel: the mean over examples and labels.
+    ``ECE_b = sum_m |sum_{i in B_m} w_bi (o_i - c_i)| / sum_i w_bi``: one matrix
+    product of the multiplicities with the per-bin gaps of every item.
     """
-    y, p = validate_predictions(labels, probabilities, task)
-    return _brier_checked(y, p, task)
-
-
-def _nll_checked(y: np.ndarray, p: np.ndarray, task: str) -> float:
+    items, n, width = proba.shape
+    p = proba.astype(np.float64)
     if task == "multiclass":
-        chosen = np.clip(p[np.arange(y.size), y], NLL_EPS, 1.0)
-        return float(-np.mean(np.log(chosen)))
-    q = np.clip(p, NLL_EPS, 1.0 - NLL_EPS)
-    return float(-np.mean(y * np.log(q) + (1 - y) * np.log1p(-q)))
-
-
-def negative_log_likelihood(labels: object, probabilities: object, task: str) -> float:
-    """Mean negative log-likelihood with clipped probabilities.
-
-    Multiclass: ``NLL = -(1/n) sum_i log max(p_{i, y_i}, eps)``; binary and
-    multilabel: the binary cross-entropy
-    ``-(1/(nL)) sum_ik [y_ik log q_ik + (1 - y_ik) log(1 - q_ik)]`` with
-    ``q = clip(p, eps, 1 - eps)``, averaged over labels like the Brier score.
-    ``eps`` is :data:`NLL_EPS` (1e-15), so one confidently wrong example costs at
-    most ``-log(1e-15) = 34.5`` nats (Good 1952; Quinonero-Candela et al. 2006).
-    """
-    y, p = validate_predictions(labels, probabilities, task)
-    return _nll_checked(y, p, task)
-
-
-def _accuracy_checked(y: np.ndarray, p: np.ndarray, task: str) -> float:
-    if task == "multiclass":
-        return float(np.mean(np.argmax(p, axis=1) == y))
-    return float(np.mean((p >= DECISION_THRESHOLD) == (y == 1)))
-
-
-def accuracy(labels: object, probabilities: object, task: str) -> float:
-    """Accuracy: top-1 (argmax, first class on ties) for multiclass; for binary and
-    multilabel, the prediction is ``p >= 0.5`` (:data:`DECISION_THRESHOLD`) and the
-    value is the mean over examples (and labels)."""
-    y, p = validate_predictions(labels, probabilities, task)
-    return _accuracy_checked(y, p, task)
-
-
-# --------------------------------------------------------------------------- all at once
-
-
-@dataclass(frozen=True)
-class MetricSet:
-    """The metrics of one evaluation, as stored in a results row."""
-
-    auroc: float
-    ece: float
-    ece_floor: float
-    brier: float
-    nll: float
-    accuracy: float
-    n_test: int
-    n_skipped: int
-    ece_bins: int
-    ece_variant: str
-
-    def as_dict(self) -> dict[str, object]:
-        """The fields as a plain dict keyed by results-table column names."""
-        return {
-            "auroc": self.auroc,
-            "ece": self.ece,
-            "ece_floor": self.ece_floor,
-            "ece_excess": self.ece - self.ece_floor,
-            "brier": self.brier,
-            "nll": self.nll,
-            "accuracy": self.accuracy,
-            "n_test": self.n_test,
-            "n_skipped": self.n_skipped,
-            "ece_bins": self.ece_bins,
-            "ece_variant": self.ece_variant,
-        }
-
-
-def evaluate_predictions(
-    labels: object, probabilities: object, task: str, n_bins: int = DEFAULT_ECE_BINS
-) -> MetricSet:
-    """Every results-table metric of one prediction, validating the input once.
-
-    Returns
-    -------
-    MetricSet
-        AUROC (:func:`macro_auroc`), ECE (:func:`expected_calibration_error`)
-        and its floor (:func:`ece_floor`), Brier, NLL, accuracy, ``n_test``, ``n_skipped``, ``ece_bins`` and
-        ``ece_variant``.
-
-    Raises
-    ------
-    EvaluationError
-        Invalid input, or AUROC undefined (single-outcome test split).
-    """
-    n_bins = _check_bins(n_bins)
-    y, p = validate_predictions(labels, probabilities, task)
-    auroc = _auroc_checked(y, p, task)
-    return MetricSet(
-        auroc=auroc.value,
-        ece=_ece_checked(y, p, task, n_bins),
-        ece_floor=_ece_floor_checked(p, task, n_bins),
-        brier=_brier_checked(y, p, task),
-        nll=_nll_checked(y, p, task),
-        accuracy=_accuracy_checked(y, p, task),
-        n_test=int(y.shape[0]),
-        n_skipped=auroc.n_skipped,
-        ece_bins=n_bins,
-        ece_variant=ECE_VARIANTS[task],
-    )
+        pairs = [(p.max(axis=2), (p.argmax(axis=2) == labels[None, :]).astype(np.float64))]
+    elif task == "binary":
+        pairs = [(p[:, :, 0], np.broadcast_to((labels == 1).astype(np.float64), (items, n)))]
+    else:
+        pairs = [(p[:, :, k], np.broadcast_to(labels[:, k].astype(np.float64), (items, n))) for k in range(width)]
+    weights = weights.astype(np.float64)
+    total = weights.sum(axis=1)
+    out = np.zeros((items, weights.shape[0]))
+    for confidence, outcome in pairs:
+        index = _uniform_bin_index(confidence, n_bins)  # (items, n)
+        gaps = np.zeros((n, items, n_bins))
+        np.put_along_axis(gaps, index.T[:, :, None], (outcome - confidence).T[:, :, None], axis=2)
+        binned = weights @ gaps.reshape(n, items * n_bins)  # (B, items * bins)
+        out += np.abs(binned.reshape(-1, items, n_bins)).sum(axis=2).T / total[None, :]
+    return out / len(pairs)
