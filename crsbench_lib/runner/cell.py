@@ -31,7 +31,7 @@ from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.hashing import canonical_json
 from crsbench_lib.imports import Import, import_closure, import_graph, package_modules, source_fingerprint
-from crsbench_lib.runner.config import ALL, DatasetSpec, Profile
+from crsbench_lib.runner.profile import ALL, DatasetSpec, Profile
 from crsbench_lib.runner.grid import Cell, Preparation
 from crsbench_lib.runner.manifest import library_versions
 
@@ -275,7 +275,7 @@ def corruption_blocks(
     """The test images each (family, severity) of a dataset corrupts.
 
     Each condition's block starts where
-    :meth:`~crsbench_lib.runner.config.CorruptionSpec.first_image` puts it, from
+    :meth:`~crsbench_lib.runner.profile.CorruptionSpec.first_image` puts it, from
     the family's position in its domain's catalogue, and holds
     ``corruptions.n_images`` consecutive test images
     (:func:`~crsbench_lib.embeddings.store.image_block`). ``families`` come from
