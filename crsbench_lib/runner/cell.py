@@ -353,15 +353,6 @@ class ConditionImages:
         )
 
 
-def probe_config(profile: Profile) -> Any:
-    """The evaluation engine's ``ProbeConfig`` for a profile's probe grid."""
-    from crsbench_lib.evaluation import ProbeConfig
-
-    p = profile.probe
-    return ProbeConfig(c_grid=p.C, max_iter=p.max_iter, tol=p.tol, val_fraction_policy=p.val_fraction_policy,
-                       calibrators=p.calibrators, c_rule=p.c_rule)
-
-
 def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cell) -> tuple[pd.DataFrame, list[Any]]:
     """The result rows of one cell and the predictions they were computed from.
 
@@ -387,7 +378,7 @@ def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cel
             seed=cell.seed,
             label_fractions=profile.label_fractions,
             ece_bins=profile.ece_bins,
-            probe=probe_config(profile),
+            probe=profile.probe,
             meta=meta,
         )
     return rows_from_predictions(predictions, source=f"cell {cell.label}"), predictions

@@ -42,6 +42,7 @@ from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
+from crsbench_lib.evaluation.cell import ProbeConfig
 from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
 from crsbench_lib.paths import configs_dir, standards_dir
 from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
@@ -63,7 +64,6 @@ from crsbench_lib.runner.profile import (
     DatasetSpec,
     EmbeddingSpec,
     LoraSpec,
-    ProbeSpec,
     Profile,
 )
 from crsbench_lib.standard import load_standard
@@ -379,7 +379,7 @@ def _arms_section(value: Any, check: _Checker) -> tuple[str, ...]:
     return arms
 
 
-def _probe_section(value: Any, check: _Checker) -> ProbeSpec:
+def _probe_section(value: Any, check: _Checker) -> ProbeConfig:
     raw = {**DEFAULT_PROBE, **check.mapping(value, "probe", tuple(DEFAULT_PROBE))}
     c_raw = check.sequence(raw["C"], "probe.C")
     c_grid = tuple(check.number(c, f"probe.C[{i}]", positive=True) for i, c in enumerate(c_raw))
@@ -387,8 +387,8 @@ def _probe_section(value: Any, check: _Checker) -> ProbeSpec:
     cal_raw = check.sequence(raw["calibrators"], "probe.calibrators", allow_empty=True)
     calibrators = tuple(check.string(c, f"probe.calibrators[{i}]", CALIBRATOR_NAMES) for i, c in enumerate(cal_raw))
     check.unique(calibrators, "probe.calibrators")
-    return ProbeSpec(
-        C=c_grid,
+    return ProbeConfig(
+        c_grid=c_grid,
         max_iter=check.positive_int(raw["max_iter"], "probe.max_iter"),
         tol=check.number(raw["tol"], "probe.tol", positive=True),
         val_fraction_policy=check.string(raw["val_fraction_policy"], "probe.val_fraction_policy",

@@ -1,8 +1,9 @@
 """The validated profile: the typed objects a benchmark run is computed from.
 
 :class:`Profile` holds one run's datasets (:class:`DatasetSpec`), encoders,
-seeds, corruptions (:class:`CorruptionSpec`), arms, probe grid
-(:class:`ProbeSpec`), LoRA settings (:class:`LoraSpec`) and embedding settings
+seeds, corruptions (:class:`CorruptionSpec`), arms, probe grid (the evaluation
+engine's :class:`~crsbench_lib.evaluation.cell.ProbeConfig`, validated there),
+LoRA settings (:class:`LoraSpec`) and embedding settings
 (:class:`EmbeddingSpec`), each with the written form that enters the config
 hash; the defaults a profile file may leave out live here too. Reading and
 validating a profile file is :mod:`crsbench_lib.runner.config`.
@@ -161,22 +162,6 @@ class CorruptionSpec:
 
 
 @dataclass(frozen=True)
-class ProbeSpec:
-    """The linear-probe grid handed to the evaluation engine (``ProbeConfig``)."""
-
-    C: tuple[float, ...]
-    max_iter: int
-    tol: float
-    val_fraction_policy: str
-    calibrators: tuple[str, ...]
-    c_rule: str
-
-    def written(self) -> dict[str, Any]:
-        """The section as it enters the config hash (lists for tuples)."""
-        return {**asdict(self), "C": list(self.C), "calibrators": list(self.calibrators)}
-
-
-@dataclass(frozen=True)
 class LoraSpec:
     """Settings of the LoRA-adapted arm (method section 6, item 9).
 
@@ -255,7 +240,7 @@ class Profile:
     seeds : tuple of int
     corruptions : CorruptionSpec
     arms : tuple of str
-    probe : ProbeSpec
+    probe : crsbench_lib.evaluation.cell.ProbeConfig
     lora : LoraSpec
     embedding : EmbeddingSpec
     description : str
@@ -276,7 +261,7 @@ class Profile:
     seeds: tuple[int, ...]
     corruptions: CorruptionSpec
     arms: tuple[str, ...]
-    probe: ProbeSpec
+    probe: ProbeConfig
     lora: LoraSpec
     embedding: EmbeddingSpec
     description: str = ""
@@ -324,15 +309,7 @@ class Profile:
 DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
 DEFAULT_IMAGE_SIDE = 32
 # The probe's defaults are the evaluation engine's (the shipped profiles set every key).
-_PROBE_DEFAULTS = ProbeConfig()
-DEFAULT_PROBE: dict[str, Any] = {
-    "C": list(_PROBE_DEFAULTS.c_grid),
-    "max_iter": _PROBE_DEFAULTS.max_iter,
-    "tol": _PROBE_DEFAULTS.tol,
-    "val_fraction_policy": _PROBE_DEFAULTS.val_fraction_policy,
-    "calibrators": list(_PROBE_DEFAULTS.calibrators),
-    "c_rule": _PROBE_DEFAULTS.c_rule,
-}
+DEFAULT_PROBE: dict[str, Any] = ProbeConfig().written()
 DEFAULT_LORA: dict[str, Any] = {
     "encoders": "neural",
     "rank": 4,
