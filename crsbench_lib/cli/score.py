@@ -19,7 +19,7 @@ from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import saturation_counts, score_results
 from crsbench_lib.scoring.fit import absent_terms, fit_warnings
-from crsbench_lib.standard import ReferenceStandard, default_standard_path, load_standard
+from crsbench_lib.standard import DEFAULT_FILENAME, ReferenceStandard, default_standard_path, load_standard
 
 FLOAT_FORMAT = "{:.3f}".format
 
@@ -29,7 +29,7 @@ def add_standard_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--standard",
         metavar="FILE",
-        help="reference standard YAML (default: standards/crs-default-v4.yaml)",
+        help=f"reference standard YAML (default: standards/{DEFAULT_FILENAME})",
     )
     parser.add_argument("--arm", choices=("frozen", "lora"), default="frozen", help="arm to score (default frozen)")
 
