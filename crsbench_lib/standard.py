@@ -55,7 +55,10 @@ HIGHER_IS_BETTER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": Fals
 FORMAT = "crs-standard/1"
 WEIGHT_KEYS: tuple[str, ...] = ("dominance", "balance", "floor")
 TEMPLATE_FILENAME = "crs-template.yaml"
-DEFAULT_FILENAME = "crs-default-v4.yaml"
+#: The shipped default standard's name: the ``standard:`` of the shipped profiles and
+#: ``crsbench score``'s default (a new version changes this one constant).
+DEFAULT_STANDARD = "crs-default-v4"
+DEFAULT_FILENAME = f"{DEFAULT_STANDARD}.yaml"
 # Weights must sum to one up to float rounding of the decimal values in the file.
 WEIGHT_SUM_TOLERANCE = 1e-9
 # Fields that describe a standard but do not change any score: left out of the hash.
@@ -391,7 +394,7 @@ def load_template() -> ReferenceStandard:
 
 
 def default_standard_path() -> Path:
-    """The shipped default standard, ``standards/crs-default-v4.yaml``.
+    """The shipped default standard, ``standards/<DEFAULT_STANDARD>.yaml``.
 
     Raises
     ------
@@ -447,6 +450,7 @@ def as_standard(standard: ReferenceStandard | str | os.PathLike[str] | None) -> 
 __all__ = [
     "AXES",
     "DEFAULT_FILENAME",
+    "DEFAULT_STANDARD",
     "FORMAT",
     "HIGHER_IS_BETTER",
     "ReferenceStandard",

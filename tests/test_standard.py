@@ -10,6 +10,8 @@ from crsbench_lib.errors import ReferenceStandardError
 from crsbench_lib.paths import PACKAGE_DIR
 from crsbench_lib.standard import (
     AXES,
+    DEFAULT_FILENAME,
+    DEFAULT_STANDARD,
     ReferenceStandard,
     default_standard_path,
     load_standard,
@@ -131,8 +133,19 @@ def test_default_standard_path(monkeypatch, tmp_path, frozen_standard):
     monkeypatch.setenv("CRSBENCH_HOME", str(tmp_path))
     with pytest.raises(ReferenceStandardError, match="no default reference standard.*crsbench freeze"):
         default_standard_path()
-    save_standard(frozen_standard, tmp_path / "standards" / "crs-default-v4.yaml")
-    assert default_standard_path() == tmp_path / "standards" / "crs-default-v4.yaml"
+    save_standard(frozen_standard, tmp_path / "standards" / DEFAULT_FILENAME)
+    assert default_standard_path() == tmp_path / "standards" / DEFAULT_FILENAME
+
+
+def test_shipped_profiles_name_the_default_standard():
+    # A new default standard changes DEFAULT_STANDARD; this test then names each profile to update.
+    from crsbench_lib.paths import configs_dir, standards_dir
+
+    named = {p.name: yaml.safe_load(p.read_text())["standard"] for p in sorted(configs_dir().glob("*.yaml"))}
+    defaults = {name: standard for name, standard in named.items() if str(standard).startswith("crs-default-")}
+    assert defaults, "no shipped profile names a crs-default-* standard"
+    assert {name: s for name, s in defaults.items() if s != DEFAULT_STANDARD} == {}
+    assert (standards_dir() / DEFAULT_FILENAME).is_file()
 
 
 def test_constructor_validates():

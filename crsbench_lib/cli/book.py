@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from crsbench_lib.cli import positive_int
 
 if TYPE_CHECKING:
-    from crsbench_lib.runner.config import Profile
+    from crsbench_lib.runner.profile import Profile
 
 
 DEFAULT_PROFILE = "default"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -151,6 +152,18 @@ class ProbeConfig:
         # tuples keep the config hashable and its repr stable for config hashes
         object.__setattr__(self, "c_grid", grid)
         object.__setattr__(self, "calibrators", tuple(self.calibrators))
+
+    def written(self) -> dict[str, Any]:
+        """The settings as a profile's ``probe`` section writes them (``C`` for the grid, lists for
+        tuples): the form that enters a run's config hash and its cell keys."""
+        return {
+            "C": list(self.c_grid),
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+            "val_fraction_policy": self.val_fraction_policy,
+            "calibrators": list(self.calibrators),
+            "c_rule": self.c_rule,
+        }
 
 
 def _metrics(labels: np.ndarray, probabilities: np.ndarray, task: str, ece_bins: int, what: str) -> MetricSet:

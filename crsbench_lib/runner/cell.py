@@ -31,7 +31,7 @@ from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.hashing import canonical_json
 from crsbench_lib.imports import Import, import_closure, import_graph, package_modules, source_fingerprint
-from crsbench_lib.runner.config import ALL, DatasetSpec, Profile
+from crsbench_lib.runner.profile import ALL, DatasetSpec, Profile
 from crsbench_lib.runner.grid import Cell, Preparation
 from crsbench_lib.runner.manifest import library_versions
 
@@ -279,7 +279,7 @@ def corruption_blocks(
     """The test images each (family, severity) of a dataset corrupts.
 
     Each condition's block starts where
-    :meth:`~crsbench_lib.runner.config.CorruptionSpec.first_image` puts it, from
+    :meth:`~crsbench_lib.runner.profile.CorruptionSpec.first_image` puts it, from
     the family's position in its domain's catalogue, and holds
     ``corruptions.n_images`` consecutive test images
     (:func:`~crsbench_lib.embeddings.store.image_block`). ``families`` come from
@@ -346,15 +346,6 @@ class ConditionImages:
         return _cell_embeddings(ds, seed, embed, corrupted, self.blocks)
 
 
-def probe_config(profile: Profile) -> Any:
-    """The evaluation engine's ``ProbeConfig`` for a profile's probe grid."""
-    from crsbench_lib.evaluation import ProbeConfig
-
-    p = profile.probe
-    return ProbeConfig(c_grid=p.C, max_iter=p.max_iter, tol=p.tol, val_fraction_policy=p.val_fraction_policy,
-                       calibrators=p.calibrators, c_rule=p.c_rule)
-
-
 def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cell) -> tuple[pd.DataFrame, list[Any]]:
     """The result rows of one cell and the predictions they were computed from.
 
@@ -380,7 +371,7 @@ def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cel
             seed=cell.seed,
             label_fractions=profile.label_fractions,
             ece_bins=profile.ece_bins,
-            probe=probe_config(profile),
+            probe=profile.probe,
             meta=meta,
         )
     return rows_from_predictions(predictions, source=f"cell {cell.label}"), predictions

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,306 +44,29 @@ from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
 from crsbench_lib.evaluation.cell import ProbeConfig
 from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
-from crsbench_lib.hashing import sha256_of
 from crsbench_lib.paths import configs_dir, standards_dir
 from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
+from crsbench_lib.runner.profile import (
+    ALL,
+    AMP_CHOICES,
+    CORRUPTION_LAYOUTS,
+    DATASET_KINDS,
+    DEFAULT_CORRUPTIONS,
+    DEFAULT_EMBEDDING,
+    DEFAULT_IMAGE_SIDE,
+    DEFAULT_LORA,
+    DEFAULT_PROBE,
+    DEFAULT_SEEDS,
+    MANIFEST_COLOURS,
+    SPLIT_SIZE_KEYS,
+    TOP_KEYS,
+    CorruptionSpec,
+    DatasetSpec,
+    EmbeddingSpec,
+    LoraSpec,
+    Profile,
+)
 from crsbench_lib.standard import load_standard
-
-DATASET_KINDS: tuple[str, ...] = ("phantom", "medmnist", "manifest")
-SPLIT_SIZE_KEYS: tuple[str, ...] = ("train", "val", "calibration", "test", "shift_test")
-MANIFEST_COLOURS: tuple[str, ...] = ("auto", "grey", "rgb")
-# The word that stands for "every family the cohort defines for this domain".
-ALL = "all"
-
-
-# ---------------------------------------------------------------------------
-# Validated profile objects
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DatasetSpec:
-    """One dataset of a profile.
-
-    Attributes
-    ----------
-    kind : {"phantom", "medmnist", "manifest"}
-        Where the images come from.
-    name : str
-        Dataset name in the results table (unique within a profile).
-    options : dict
-        The kind's settings, default-filled (``sizes``/``image_side``/``data_seed``
-        for phantom; ``flag``/``root``/``size``/``domain``/``download`` for
-        MedMNIST; ``csv``/``domain`` for a manifest). Paths are resolved
-        (absolute); a MedMNIST ``root`` is the folder holding the file.
-    written : dict
-        The entry as written in the file (default-filled, paths as written): the
-        part of the config hash and of the cell keys that belongs to this dataset.
-    """
-
-    kind: str
-    name: str
-    options: Mapping[str, Any]
-    written: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class CorruptionSpec:
-    """Which corruptions are measured and on how many test images.
-
-    Attributes
-    ----------
-    families : "all" or dict
-        ``"all"`` (every family the cohort defines for a dataset's domain), or a
-        mapping domain -> ``"all"`` or a tuple of family names; the key ``"*"``
-        applies to domains not listed.
-    severities : tuple of int
-        Severities in 1..5.
-    n_images : int or None
-        Test images corrupted per (family, severity) (None: the whole test split).
-    seed : int
-        Seed of the corruption noise (fixed by the config, never by time).
-    layout : {"per_condition", "per_family", "shared"}
-        Which test images (see :meth:`first_image`): ``"per_condition"`` gives
-        every (family, severity) its own block of ``n_images`` consecutive test
-        images, ``"per_family"`` gives each family one block that its severities
-        share, ``"shared"`` corrupts the first ``n_images`` test images for every
-        condition (the layout up to method section 9, amendment 11).
-    """
-
-    families: str | Mapping[str, str | tuple[str, ...]]
-    severities: tuple[int, ...]
-    n_images: int | None
-    seed: int
-    layout: str = "per_condition"
-
-    def families_for(self, domain: str) -> str | tuple[str, ...]:
-        """``"all"`` or the tuple of family names requested for ``domain``.
-
-        Raises
-        ------
-        ConfigError
-            If the mapping has neither ``domain`` nor ``"*"``.
-        """
-        if isinstance(self.families, str):
-            return self.families
-        if domain in self.families:
-            return self.families[domain]
-        if "*" in self.families:
-            return self.families["*"]
-        raise ConfigError(f"corruptions.families has no entry for domain {domain!r} (add it or a '*' entry)")
-
-    def images_per_condition(self, n_test: int) -> int:
-        """How many test images each (family, severity) corrupts, for a test split of ``n_test``."""
-        return n_test if self.n_images is None else min(self.n_images, n_test)
-
-    def first_image(self, catalogue_position: int, severity: int, n_test: int) -> int:
-        """Index of the first test image of a condition's block (the block wraps around the split).
-
-        Blocks are numbered from the family's position ``k`` in its domain's
-        catalogue (:func:`crsbench_lib.cohort.corruption_families`), so a
-        condition corrupts the same images whichever other families or
-        severities a profile measures: block ``5 k + severity - 1`` under
-        ``"per_condition"``, block ``k`` under ``"per_family"``; block ``b``
-        starts at image ``b * n`` modulo ``n_test``, with ``n`` the images per
-        condition. Under ``"shared"`` every block starts at image 0.
-
-        Parameters
-        ----------
-        catalogue_position : int
-            The family's position in its domain's catalogue.
-        severity : int
-            1..5.
-        n_test : int
-            Size of the test split.
-
-        Returns
-        -------
-        int
-
-        Examples
-        --------
-        >>> spec = CorruptionSpec("all", (1, 2, 3, 4, 5), 125, 0)
-        >>> [spec.first_image(0, s, 2000) for s in (1, 2, 5)], spec.first_image(1, 1, 2000)
-        ([0, 125, 500], 625)
-        >>> CorruptionSpec("all", (1,), 250, 0, layout="per_family").first_image(9, 4, 2000)
-        250
-        """
-        if self.layout == "shared":
-            return 0
-        block = int(catalogue_position)
-        if self.layout == "per_condition":
-            block = len(SEVERITIES) * block + int(severity) - 1
-        return (block * self.images_per_condition(n_test)) % int(n_test)
-
-    def written(self) -> dict[str, Any]:
-        """The section as it enters the config hash (lists for tuples)."""
-        families = self.families
-        return {
-            "families": families if isinstance(families, str)
-            else {k: v if isinstance(v, str) else list(v) for k, v in families.items()},
-            "severities": list(self.severities),
-            "n_images": self.n_images,
-            "seed": self.seed,
-            "layout": self.layout,
-        }
-
-
-@dataclass(frozen=True)
-class ProbeSpec:
-    """The linear-probe grid handed to the evaluation engine (``ProbeConfig``)."""
-
-    C: tuple[float, ...]
-    max_iter: int
-    tol: float
-    val_fraction_policy: str
-    calibrators: tuple[str, ...]
-    c_rule: str
-
-    def written(self) -> dict[str, Any]:
-        """The section as it enters the config hash (lists for tuples)."""
-        return {**asdict(self), "C": list(self.C), "calibrators": list(self.calibrators)}
-
-
-@dataclass(frozen=True)
-class LoraSpec:
-    """Settings of the LoRA-adapted arm (method section 6, item 9).
-
-    Attributes
-    ----------
-    encoders : "neural" or tuple of str
-        ``"neural"``: every encoder of the profile that has a torch module;
-        otherwise an explicit subset of the profile's encoders.
-    rank, alpha, dropout : int, float, float
-        LoRA rank ``r``, scaling ``alpha`` (the update is ``alpha / r * B A``) and
-        dropout on the adapter input, which must be 0 (not supported; kept so
-        that the section, and the config hash, keep their shape).
-    epochs, patience : int
-        Maximum epochs and early-stopping patience (epochs without a better
-        validation loss).
-    lr, weight_decay : float
-        AdamW learning rate and weight decay.
-    batch_size : int
-        Training batch size.
-    max_train : int or None
-        Train on at most this many train images (None: the whole split).
-
-    The arm measures the same corruption sets as the frozen arm
-    (``corruptions.n_images``; method section 9, amendment 8).
-    """
-
-    encoders: str | tuple[str, ...]
-    rank: int
-    alpha: float
-    dropout: float
-    epochs: int
-    patience: int
-    lr: float
-    weight_decay: float
-    batch_size: int
-    max_train: int | None
-
-    def written(self) -> dict[str, Any]:
-        """The section as it enters the config hash (lists for tuples)."""
-        return {**asdict(self), "encoders": self.encoders if isinstance(self.encoders, str) else list(self.encoders)}
-
-
-@dataclass(frozen=True)
-class EmbeddingSpec:
-    """How images are embedded: batch size, torch device and mixed precision (``none``, ``bf16``, ``fp16``)."""
-
-    batch_size: int
-    device: str
-    amp: str
-
-    def written(self) -> dict[str, Any]:
-        """The section as it enters the config hash."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Profile:
-    """A validated run profile.
-
-    Attributes
-    ----------
-    name : str
-        Profile name (default output folder ``cache_dir()/runs/<name>``).
-    source : pathlib.Path or None
-        The file it was read from.
-    standard_path : pathlib.Path
-        The reference standard whose label fractions and ECE bins are used.
-    standard_version : str
-        That standard's version id (recorded in the manifest).
-    label_fractions : tuple of float
-        Read from the standard (includes 1.0).
-    ece_bins : int
-        Read from the standard.
-    datasets : tuple of DatasetSpec
-    encoders : tuple of str
-    seeds : tuple of int
-    corruptions : CorruptionSpec
-    arms : tuple of str
-    probe : ProbeSpec
-    lora : LoraSpec
-    embedding : EmbeddingSpec
-    description : str
-    allow_download : bool
-        Whether absent MedMNIST files and hub weights may be fetched (not hashed).
-    config_hash : str
-        SHA-256 hex digest of ``canonical_json(config)``, set on construction.
-    """
-
-    name: str
-    source: Path | None
-    standard_path: Path
-    standard_version: str
-    label_fractions: tuple[float, ...]
-    ece_bins: int
-    datasets: tuple[DatasetSpec, ...]
-    encoders: tuple[str, ...]
-    seeds: tuple[int, ...]
-    corruptions: CorruptionSpec
-    arms: tuple[str, ...]
-    probe: ProbeSpec
-    lora: LoraSpec
-    embedding: EmbeddingSpec
-    description: str = ""
-    allow_download: bool = False
-    config_hash: str = field(init=False, default="")
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "config_hash", sha256_of(self.config))
-
-    def standard_facts(self) -> dict[str, Any]:
-        """What the run takes from its reference standard: label fractions and ECE bins."""
-        return {"label_fractions": list(self.label_fractions), "ece_bins": self.ece_bins}
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """The canonical config: every section as written, default-filled, with the
-        standard's label fractions and ECE bins in place of its path (so moving the
-        file does not change the hash, while changing a fact does)."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "standard": self.standard_facts(),
-            "datasets": [dict(d.written) for d in self.datasets],
-            "encoders": list(self.encoders),
-            "seeds": list(self.seeds),
-            "corruptions": self.corruptions.written(),
-            "arms": list(self.arms),
-            "probe": self.probe.written(),
-            "lora": self.lora.written(),
-            "embedding": self.embedding.written(),
-        }
-
-    def dataset(self, name: str) -> DatasetSpec:
-        """The dataset spec called ``name``."""
-        for spec in self.datasets:
-            if spec.name == name:
-                return spec
-        raise ConfigError(f"profile {self.name}: no dataset named {name!r}")
 
 
 # ---------------------------------------------------------------------------
@@ -415,57 +138,6 @@ class _Checker:
             if value in seen:
                 raise self.fail(f"{path}[{i}]", f"repeats {value!r}")
             seen.add(value)
-
-
-# ---------------------------------------------------------------------------
-# Defaults
-# ---------------------------------------------------------------------------
-
-DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
-DEFAULT_IMAGE_SIDE = 32
-# The probe's defaults are the evaluation engine's (the shipped profiles set every key).
-_PROBE_DEFAULTS = ProbeConfig()
-DEFAULT_PROBE: dict[str, Any] = {
-    "C": list(_PROBE_DEFAULTS.c_grid),
-    "max_iter": _PROBE_DEFAULTS.max_iter,
-    "tol": _PROBE_DEFAULTS.tol,
-    "val_fraction_policy": _PROBE_DEFAULTS.val_fraction_policy,
-    "calibrators": list(_PROBE_DEFAULTS.calibrators),
-    "c_rule": _PROBE_DEFAULTS.c_rule,
-}
-DEFAULT_LORA: dict[str, Any] = {
-    "encoders": "neural",
-    "rank": 4,
-    "alpha": 8.0,
-    "dropout": 0.0,
-    "epochs": 4,
-    "patience": 1,
-    "lr": 1e-3,
-    "weight_decay": 0.0,
-    "batch_size": 64,
-    "max_train": None,
-}
-DEFAULT_CORRUPTIONS: dict[str, Any] = {
-    "families": ALL, "severities": list(SEVERITIES), "n_images": 125, "seed": 0, "layout": "per_condition",
-}
-#: Which test images each corruption condition uses (CorruptionSpec.layout).
-CORRUPTION_LAYOUTS: tuple[str, ...] = ("per_condition", "per_family", "shared")
-DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "auto", "amp": "none"}
-AMP_CHOICES: tuple[str, ...] = ("none", "bf16", "fp16")
-TOP_KEYS: tuple[str, ...] = (
-    "name",
-    "description",
-    "standard",
-    "datasets",
-    "encoders",
-    "seeds",
-    "corruptions",
-    "arms",
-    "probe",
-    "lora",
-    "embedding",
-    "allow_download",
-)
 
 
 # ---------------------------------------------------------------------------
@@ -707,7 +379,7 @@ def _arms_section(value: Any, check: _Checker) -> tuple[str, ...]:
     return arms
 
 
-def _probe_section(value: Any, check: _Checker) -> ProbeSpec:
+def _probe_section(value: Any, check: _Checker) -> ProbeConfig:
     raw = {**DEFAULT_PROBE, **check.mapping(value, "probe", tuple(DEFAULT_PROBE))}
     c_raw = check.sequence(raw["C"], "probe.C")
     c_grid = tuple(check.number(c, f"probe.C[{i}]", positive=True) for i, c in enumerate(c_raw))
@@ -715,8 +387,8 @@ def _probe_section(value: Any, check: _Checker) -> ProbeSpec:
     cal_raw = check.sequence(raw["calibrators"], "probe.calibrators", allow_empty=True)
     calibrators = tuple(check.string(c, f"probe.calibrators[{i}]", CALIBRATOR_NAMES) for i, c in enumerate(cal_raw))
     check.unique(calibrators, "probe.calibrators")
-    return ProbeSpec(
-        C=c_grid,
+    return ProbeConfig(
+        c_grid=c_grid,
         max_iter=check.positive_int(raw["max_iter"], "probe.max_iter"),
         tol=check.number(raw["tol"], "probe.tol", positive=True),
         val_fraction_policy=check.string(raw["val_fraction_policy"], "probe.val_fraction_policy",

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import pandas as pd
 
 from crsbench_lib.errors import ConfigError
-from crsbench_lib.runner.config import Profile
+from crsbench_lib.runner.profile import Profile
 from crsbench_lib.runner.grid import Cell, Preparation, Task
 
 # Seconds to wait for a Dask scheduler before declaring it unreachable.

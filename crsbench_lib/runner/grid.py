@@ -23,7 +23,7 @@ from typing import Any
 
 from crsbench_lib import __version__
 from crsbench_lib.hashing import sha256_of
-from crsbench_lib.runner.config import Profile
+from crsbench_lib.runner.profile import Profile
 
 # Bumped when the layout of a cell file changes, so that old files are not reused.
 CELL_FORMAT = "crsbench-cell/1"

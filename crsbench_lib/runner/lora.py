@@ -85,7 +85,7 @@ from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.encoders.torch_encoder import batch_norm_pairs, fold_batch_norm
 from crsbench_lib.errors import EncoderError
-from crsbench_lib.runner.config import LoraSpec
+from crsbench_lib.runner.profile import LoraSpec
 
 # Torch threads during LoRA training, fixed so the result does not depend on the executor.
 TRAIN_THREADS = 1

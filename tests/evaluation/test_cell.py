@@ -225,6 +225,13 @@ def test_probe_config_validation():
     assert ProbeConfig(c_grid=[1, 2]).c_grid == (1.0, 2.0)
 
 
+def test_probe_config_written_form_is_the_profile_probe_section():
+    # The form that enters a run's config hash: the profile's key names, lists for tuples.
+    written = ProbeConfig(c_grid=(0.1, 1), max_iter=50, tol=1e-4, calibrators=("temperature",)).written()
+    assert written == {"C": [0.1, 1.0], "max_iter": 50, "tol": 1e-4, "val_fraction_policy": "matched",
+                       "calibrators": ["temperature"], "c_rule": ProbeConfig().c_rule}
+
+
 def test_single_outcome_label_is_skipped_and_counted(cell_for):
     cell = cell_for("multilabel", 3)
     cell.test_labels = cell.test_labels.copy()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from dataclasses import replace
 import subprocess
 import sys
@@ -123,12 +124,13 @@ def test_cell_loaders_are_modules_of_the_package() -> None:
 
 
 RUN_ONE_CELL = """
-import json, sys
+import json, pickle, sys
 from crsbench_lib.runner.cell import RealBackend
-from crsbench_lib.runner.config import load_profile
 from crsbench_lib.runner.grid import build_cells
 
-profile = load_profile(sys.argv[1])
+# The profile comes pickled: loading a profile file is the run's work, not the cell's.
+with open(sys.argv[1], "rb") as file:
+    profile = pickle.load(file)
 backend = RealBackend()
 prep = backend.prepare(profile)
 cells = build_cells(profile, prep)
@@ -141,8 +143,10 @@ def test_a_cell_imports_only_modules_its_fingerprint_covers(tmp_path: Path) -> N
     # What a real cell imports, in a fresh process, against the statically found set.
     path = tmp_path / "one.yaml"
     path.write_text(yaml.safe_dump({**CONFIG, "encoders": ["hog"]}))
+    pickled = tmp_path / "one.pickle"
+    pickled.write_bytes(pickle.dumps(load_profile(path)))
     env = {**os.environ, "CRSBENCH_CACHE": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-c", RUN_ONE_CELL, str(path)], env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", RUN_ONE_CELL, str(pickled)], env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = set(json.loads(done.stdout.strip().splitlines()[-1]))

@@ -15,7 +15,7 @@ from torch.nn.utils import parametrize
 from crsbench_lib.cohort import build_dataset
 from crsbench_lib.encoders.torch_encoder import TorchEncoder, module_hash
 from crsbench_lib.errors import EncoderError
-from crsbench_lib.runner.config import LoraSpec
+from crsbench_lib.runner.profile import LoraSpec
 from crsbench_lib.runner.lora import (
     AdaptedEncoder,
     adapt_encoder,

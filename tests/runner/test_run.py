@@ -18,7 +18,8 @@ import yaml
 
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.results.io import read_results
-from crsbench_lib.runner.config import Profile, load_profile
+from crsbench_lib.runner.config import load_profile
+from crsbench_lib.runner.profile import Profile
 from crsbench_lib.runner.grid import Cell, Preparation, build_cells, cell_key
 from crsbench_lib.runner.run import run_profile
 
