@@ -160,15 +160,3 @@ def test_panel_frame(frozen_standard):
     panel = frozen_standard.panel
     assert list(panel.columns) == list(AXES)
     assert ((panel >= 0) & (panel <= 1)).all().all()
-
-
-def test_shipped_profiles_name_the_default_standard():
-    # A new default standard is one constant (standard.DEFAULT_FILENAME); this points to the profiles to update.
-    import yaml
-
-    from crsbench_lib.paths import configs_dir
-    from crsbench_lib.standard import DEFAULT_FILENAME
-
-    for path in sorted(configs_dir().glob("*.yaml")):
-        named = yaml.safe_load(path.read_text(encoding="utf-8"))["standard"]
-        assert f"{named}.yaml" == DEFAULT_FILENAME, path.name
