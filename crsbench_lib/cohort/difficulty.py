@@ -95,7 +95,7 @@ class _LinearProbe:
         return full
 
     def auroc(self, data: np.ndarray, labels: np.ndarray) -> float:
-        """Macro-AUROC on labelled data (:func:`crsbench_lib.evaluation.metrics.macro_auroc`)."""
+        """Macro-AUROC on labelled data (:func:`crsbench_lib.metrics.auroc.macro_auroc`)."""
         return macro_auroc(labels, self.scores(data), self.task).value
 
 

@@ -188,7 +188,7 @@ def rows_from_predictions(predictions: Sequence[ConditionPredictions], source: s
     """The results rows of stored predictions: every metric recomputed from the probabilities.
 
     Each condition's row holds its :data:`~crsbench_lib.results.predictions.META_COLUMNS`
-    and the metrics of :func:`~crsbench_lib.evaluation.metrics.evaluate_predictions`
+    and the metrics of :func:`~crsbench_lib.metrics.metric_set.evaluate_predictions`
     at its ``ece_bins``. A corruption row also gets its paired references: the
     clean AUROC and ECE of the same probe (the condition with ``condition ==
     "clean"``, ``calibration == "none"`` and the same encoder, dataset, seed and

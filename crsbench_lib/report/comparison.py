@@ -26,6 +26,7 @@ from crsbench_lib.scoring import (
     insertion,
     sensitivity,
     transfer,
+    two_level_bootstrap,
 )
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.standard import ReferenceStandard
@@ -54,7 +55,7 @@ def published_comparison(
     n_draws: int = 1000,
     random_state: int = 0,
     figures: PublishedFigures = PUBLISHED,
-    boot: bootstrap.BootstrapResult | bootstrap.TwoLevelBootstrapResult | None = None,
+    boot: bootstrap.BootstrapResult | two_level_bootstrap.TwoLevelBootstrapResult | None = None,
     references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Every headline quantity of the study, as reported and as computed on ``results``.

@@ -331,7 +331,7 @@ def tier_table(summary: pd.DataFrame, top_k: int, tied: Sequence[str] = ()) -> p
     Parameters
     ----------
     summary : pandas.DataFrame
-        A bootstrap summary (:func:`crsbench_lib.scoring.bootstrap.two_level_bootstrap`).
+        A bootstrap summary (:func:`crsbench_lib.scoring.two_level_bootstrap.two_level_bootstrap`).
     top_k : int
         The k of its ``p_top{k}`` column.
     tied : sequence of str

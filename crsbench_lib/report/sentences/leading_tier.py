@@ -208,7 +208,7 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
     Parameters
     ----------
     decomposition : pandas.DataFrame
-        :func:`~crsbench_lib.scoring.bootstrap.bias_decomposition` (index
+        :func:`~crsbench_lib.scoring.two_level_bootstrap.bias_decomposition` (index
         encoder; bias, from_axes, from_nonsmooth, dominance, balance, floor,
         D ... R and D_se ... R_se).
     encoder : str
