@@ -42,7 +42,7 @@ from crsbench_lib.scoring.sensitivity import (
     panel_perturbation,
     weight_perturbation,
 )
-from crsbench_lib.scoring.two_level_bootstrap import TwoLevelBootstrapResult, two_level_bootstrap
+from crsbench_lib.scoring.two_level_bootstrap import TwoLevelBootstrapResult
 
 __all__ = [
     "COMPONENTS",
@@ -68,7 +68,6 @@ __all__ = [
     "normalise",
     "normalise_array",
     "paired_seed_bootstrap",
-    "two_level_bootstrap",
     "panel_perturbation",
     "per_seed_axes",
     "published_table",
