@@ -88,6 +88,23 @@ SEVERITY_TABLE: dict[str, dict[str, Row]] = {
 }
 #: Domains with a corruption catalogue (a real dataset's ``domain`` key names one).
 CORRUPTION_DOMAINS: tuple[str, ...] = tuple(SEVERITY_TABLE)
+
+# Each family's block of test images, declared by name (method section 9,
+# amendment 11) so that a family added to a catalogue takes a new index and
+# moves no other family's images. The indices are the families' catalogue
+# positions when blocks were introduced; never renumber them.
+_CAMERA_BLOCKS: dict[str, int] = {
+    "gaussian_noise": 0, "gaussian_blur": 1, "motion_blur": 2, "jpeg": 3, "pixelate": 4,
+    "brightness_up": 5, "brightness_down": 6, "contrast": 7, "gamma": 8,
+}
+#: Block index of every family, per domain (keys: the families of :data:`SEVERITY_TABLE`).
+IMAGE_BLOCKS: dict[str, dict[str, int]] = {
+    "dermatology": {**_CAMERA_BLOCKS, "black_corner": 9, "ruler_marks": 10},
+    "ophthalmology": {**_CAMERA_BLOCKS, "uneven_illumination": 9, "haze": 10},
+    "radiology": {**_CAMERA_BLOCKS, "local_contrast": 9, "grid_lines": 10, "burned_markers": 11},
+}
+#: Which test images each corruption condition uses (a profile's ``corruptions.layout``; see :func:`first_image`).
+CORRUPTION_LAYOUTS: tuple[str, ...] = ("per_condition", "per_family", "shared")
 _DOMAIN_ALIASES = {"derm": "dermatology", "fundus": "ophthalmology", "cxr": "radiology"}
 #: Table used for a family on an image set of unknown domain: the first domain that defines it.
 _DEFAULT_DOMAIN = {f: d for d in reversed(SEVERITY_TABLE) for f in SEVERITY_TABLE[d]}
@@ -128,6 +145,79 @@ def corruption_families(domain: str) -> tuple[str, ...]:
     ('black_corner', 'ruler_marks')
     """
     return tuple(SEVERITY_TABLE[_domain_key(domain)])
+
+
+def image_block_index(domain: str, family: str) -> int:
+    """The block index a family declares in its domain's catalogue (:data:`IMAGE_BLOCKS`).
+
+    Raises
+    ------
+    DataError
+        On an unknown domain, or a family the domain does not define.
+    """
+    blocks = IMAGE_BLOCKS[_domain_key(domain)]
+    if family not in blocks:
+        raise DataError(f"corruption family {family!r} is not in the {domain} catalogue")
+    return blocks[family]
+
+
+def images_per_condition(n_images: int | None, n_test: int) -> int:
+    """How many test images each (family, severity) corrupts: ``n_images``, at most the split (None: all)."""
+    return n_test if n_images is None else min(n_images, n_test)
+
+
+def first_image(layout: str, block: int, severity: int, n_images: int | None, n_test: int) -> int:
+    """Index of the first test image of a corruption condition's block (method section 9, amendment 11).
+
+    The block wraps around the test split and holds
+    :func:`images_per_condition` images. Under ``"per_condition"`` severity
+    ``s`` of the family whose declared block index is ``k``
+    (:func:`image_block_index`) corrupts block ``5 k + s - 1``; under
+    ``"per_family"`` the family's severities share block ``k``; block ``b``
+    starts at image ``b * n`` modulo ``n_test``, with ``n`` the images per
+    condition. Under ``"shared"`` every condition corrupts the first ``n``
+    images. A condition so corrupts the same images whichever other families
+    or severities a profile measures.
+
+    Parameters
+    ----------
+    layout : {"per_condition", "per_family", "shared"}
+        The profile's ``corruptions.layout``.
+    block : int
+        The family's declared block index.
+    severity : int
+        1..5.
+    n_images : int or None
+        The profile's ``corruptions.n_images`` (None: the whole test split).
+    n_test : int
+        Size of the test split.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    DataError
+        On an unknown layout.
+
+    Examples
+    --------
+    >>> [first_image("per_condition", 0, s, 125, 2000) for s in (1, 2, 5)]
+    [0, 125, 500]
+    >>> first_image("per_condition", 1, 1, 125, 2000)
+    625
+    >>> first_image("per_family", 9, 4, 250, 2000)
+    250
+    """
+    if layout not in CORRUPTION_LAYOUTS:
+        raise DataError(f"unknown corruption layout {layout!r} (expected one of {', '.join(CORRUPTION_LAYOUTS)})")
+    if layout == "shared":
+        return 0
+    index = int(block)
+    if layout == "per_condition":
+        index = len(SEVERITIES) * index + int(severity) - 1
+    return (index * images_per_condition(n_images, n_test)) % int(n_test)
 
 
 def all_families() -> tuple[str, ...]:

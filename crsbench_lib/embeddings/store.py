@@ -128,7 +128,7 @@ def image_block(total: int, n: int, first_image: int = 0) -> np.ndarray:
     """Indices of ``n`` consecutive images of a split of ``total``, from ``first_image``, wrapping around.
 
     The corrupted sets of a profile are such blocks
-    (:meth:`crsbench_lib.runner.profile.CorruptionSpec.first_image`).
+    (:func:`crsbench_lib.cohort.corruptions.first_image`).
 
     Parameters
     ----------

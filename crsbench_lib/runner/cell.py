@@ -279,8 +279,8 @@ def corruption_blocks(
     """The test images each (family, severity) of a dataset corrupts.
 
     Each condition's block starts where
-    :meth:`~crsbench_lib.runner.profile.CorruptionSpec.first_image` puts it, from
-    the family's position in its domain's catalogue, and holds
+    :func:`~crsbench_lib.cohort.corruptions.first_image` puts it, from the block
+    index the family declares in its domain's catalogue, and holds
     ``corruptions.n_images`` consecutive test images
     (:func:`~crsbench_lib.embeddings.store.image_block`). ``families`` come from
     :func:`resolve_families`, so each is in the catalogue.
@@ -291,20 +291,20 @@ def corruption_blocks(
         (family, severity) -> int64 test-split positions, in the order its
         corrupted rows come.
     """
-    from crsbench_lib.cohort import corruption_families
+    from crsbench_lib.cohort.corruptions import first_image, image_block_index, images_per_condition
     from crsbench_lib.embeddings.store import image_block
 
     if not families:
         return {}
-    catalogue = list(corruption_families(dataset.domain))
     n_test = len(dataset.split("test"))
     spec = profile.corruptions
-    n = spec.images_per_condition(n_test)
+    n = images_per_condition(spec.n_images, n_test)
     blocks = {}
     for family in families:
-        position = catalogue.index(family)
+        block = image_block_index(dataset.domain, family)
         for severity in spec.severities:
-            blocks[(family, severity)] = image_block(n_test, n, spec.first_image(position, severity, n_test))
+            start = first_image(spec.layout, block, severity, spec.n_images, n_test)
+            blocks[(family, severity)] = image_block(n_test, n, start)
     return blocks
 
 

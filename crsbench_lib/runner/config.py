@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from crsbench_lib.cohort.corruptions import CORRUPTION_LAYOUTS
 from crsbench_lib.cohort.datasets import DEFAULT_SIZES as DEFAULT_PHANTOM_SIZES
 from crsbench_lib.data.medmnist import DOWNLOAD_HINT, NAMING_RULE, medmnist_path
 from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
@@ -49,7 +50,6 @@ from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
 from crsbench_lib.runner.profile import (
     ALL,
     AMP_CHOICES,
-    CORRUPTION_LAYOUTS,
     DATASET_KINDS,
     DEFAULT_CORRUPTIONS,
     DEFAULT_EMBEDDING,

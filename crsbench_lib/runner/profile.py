@@ -76,7 +76,7 @@ class CorruptionSpec:
     seed : int
         Seed of the corruption noise (fixed by the config, never by time).
     layout : {"per_condition", "per_family", "shared"}
-        Which test images (see :meth:`first_image`): ``"per_condition"`` gives
+        Which test images (see :func:`crsbench_lib.cohort.corruptions.first_image`): ``"per_condition"`` gives
         every (family, severity) its own block of ``n_images`` consecutive test
         images, ``"per_family"`` gives each family one block that its severities
         share, ``"shared"`` corrupts the first ``n_images`` test images for every
@@ -104,49 +104,6 @@ class CorruptionSpec:
         if "*" in self.families:
             return self.families["*"]
         raise ConfigError(f"corruptions.families has no entry for domain {domain!r} (add it or a '*' entry)")
-
-    def images_per_condition(self, n_test: int) -> int:
-        """How many test images each (family, severity) corrupts, for a test split of ``n_test``."""
-        return n_test if self.n_images is None else min(self.n_images, n_test)
-
-    def first_image(self, catalogue_position: int, severity: int, n_test: int) -> int:
-        """Index of the first test image of a condition's block (the block wraps around the split).
-
-        Blocks are numbered from the family's position ``k`` in its domain's
-        catalogue (:func:`crsbench_lib.cohort.corruption_families`), so a
-        condition corrupts the same images whichever other families or
-        severities a profile measures: block ``5 k + severity - 1`` under
-        ``"per_condition"``, block ``k`` under ``"per_family"``; block ``b``
-        starts at image ``b * n`` modulo ``n_test``, with ``n`` the images per
-        condition. Under ``"shared"`` every block starts at image 0.
-
-        Parameters
-        ----------
-        catalogue_position : int
-            The family's position in its domain's catalogue.
-        severity : int
-            1..5.
-        n_test : int
-            Size of the test split.
-
-        Returns
-        -------
-        int
-
-        Examples
-        --------
-        >>> spec = CorruptionSpec("all", (1, 2, 3, 4, 5), 125, 0)
-        >>> [spec.first_image(0, s, 2000) for s in (1, 2, 5)], spec.first_image(1, 1, 2000)
-        ([0, 125, 500], 625)
-        >>> CorruptionSpec("all", (1,), 250, 0, layout="per_family").first_image(9, 4, 2000)
-        250
-        """
-        if self.layout == "shared":
-            return 0
-        block = int(catalogue_position)
-        if self.layout == "per_condition":
-            block = len(SEVERITIES) * block + int(severity) - 1
-        return (block * self.images_per_condition(n_test)) % int(n_test)
 
     def written(self) -> dict[str, Any]:
         """The section as it enters the config hash (lists for tuples)."""
@@ -325,8 +282,6 @@ DEFAULT_LORA: dict[str, Any] = {
 DEFAULT_CORRUPTIONS: dict[str, Any] = {
     "families": ALL, "severities": list(SEVERITIES), "n_images": 125, "seed": 0, "layout": "per_condition",
 }
-#: Which test images each corruption condition uses (CorruptionSpec.layout).
-CORRUPTION_LAYOUTS: tuple[str, ...] = ("per_condition", "per_family", "shared")
 DEFAULT_EMBEDDING: dict[str, Any] = {"batch_size": 256, "device": "auto", "amp": "none"}
 AMP_CHOICES: tuple[str, ...] = ("none", "bf16", "fp16")
 TOP_KEYS: tuple[str, ...] = (

@@ -8,7 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crsbench_lib.cohort import build_dataset, corrupt, corruption_families
-from crsbench_lib.cohort.corruptions import SEVERITY_TABLE, all_families, severity_parameters
+from crsbench_lib.cohort.corruptions import (
+    CORRUPTION_LAYOUTS,
+    IMAGE_BLOCKS,
+    SEVERITY_TABLE,
+    all_families,
+    first_image,
+    image_block_index,
+    severity_parameters,
+)
 from crsbench_lib.errors import DataError
 from crsbench_lib.results.schema import SEVERITIES
 
@@ -170,3 +178,33 @@ def test_bad_images_and_domain() -> None:
         corrupt(np.zeros((1, 32, 32), dtype=np.uint8), "jpeg", 1, seed=-1)
     with pytest.raises(DataError, match="unknown domain"):
         corruption_families("pathology")
+
+
+@pytest.mark.parametrize("domain", list(SEVERITY_TABLE))
+def test_every_family_declares_a_unique_image_block(domain):
+    blocks = IMAGE_BLOCKS[domain]
+    assert set(blocks) == set(SEVERITY_TABLE[domain])  # one declared index per family of the catalogue
+    assert len(set(blocks.values())) == len(blocks), "two families of one catalogue share an image block"
+    assert all(isinstance(k, int) and k >= 0 for k in blocks.values())
+
+
+@pytest.mark.parametrize("domain", list(SEVERITY_TABLE))
+@pytest.mark.parametrize("layout", CORRUPTION_LAYOUTS)
+def test_inserting_a_family_moves_no_existing_familys_images(domain, layout):
+    # A new family enters the catalogue in the middle, with a fresh block index.
+    blocks = dict(IMAGE_BLOCKS[domain])
+    families = list(blocks)
+    inserted = {**{f: blocks[f] for f in families[:3]}, "new_family": max(blocks.values()) + 1,
+                **{f: blocks[f] for f in families[3:]}}
+    for family in families:
+        for severity in SEVERITIES:
+            before = first_image(layout, blocks[family], severity, 125, 2000)
+            assert first_image(layout, inserted[family], severity, 125, 2000) == before
+            assert image_block_index(domain, family) == blocks[family]
+
+
+def test_first_image_refuses_an_unknown_layout_and_family():
+    with pytest.raises(DataError, match="unknown corruption layout"):
+        first_image("diagonal", 0, 1, 10, 100)
+    with pytest.raises(DataError, match="not in the dermatology catalogue"):
+        image_block_index("dermatology", "grid_lines")

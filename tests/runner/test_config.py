@@ -9,6 +9,7 @@ import yaml
 
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.hashing import sha256_of
+from crsbench_lib.cohort.corruptions import first_image, images_per_condition
 from crsbench_lib.runner.config import load_profile, validate_config
 
 BASE = {
@@ -263,7 +264,11 @@ def test_corruption_layout_enters_the_config_hash_and_places_each_block(tmp_path
     assert per_condition.corruptions.layout == "per_condition"  # the default
     assert len({per_condition.config_hash, per_family.config_hash, shared.config_hash}) == 3
     # block 5k + severity - 1 (per condition) or k (per family), of 30 images, modulo the 100 test images
-    assert [per_condition.corruptions.first_image(k, s, 100) for k, s in ((0, 1), (0, 2), (1, 1))] == [0, 30, 50]
-    assert [per_family.corruptions.first_image(k, s, 100) for k, s in ((0, 1), (0, 5), (4, 1))] == [0, 0, 20]
-    assert {shared.corruptions.first_image(k, 3, 100) for k in range(5)} == {0}
-    assert per_condition.corruptions.images_per_condition(20) == 20  # never more than the test split
+    def starts(profile, pairs):
+        spec = profile.corruptions
+        return [first_image(spec.layout, k, s, spec.n_images, 100) for k, s in pairs]
+
+    assert starts(per_condition, ((0, 1), (0, 2), (1, 1))) == [0, 30, 50]
+    assert starts(per_family, ((0, 1), (0, 5), (4, 1))) == [0, 0, 20]
+    assert set(starts(shared, [(k, 3) for k in range(5)])) == {0}
+    assert images_per_condition(per_condition.corruptions.n_images, 20) == 20  # never more than the test split
