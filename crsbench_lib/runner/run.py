@@ -30,7 +30,8 @@ from crsbench_lib.errors import ConfigError
 from crsbench_lib.paths import cache_dir
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, run_dir, write_results
 from crsbench_lib.runner.cache import CellStatus, CellStore
-from crsbench_lib.runner.config import Profile, load_profile
+from crsbench_lib.runner.config import load_profile
+from crsbench_lib.runner.profile import Profile
 from crsbench_lib.runner.executors import (
     CellBackend,
     CellResult,

@@ -2,7 +2,7 @@
 
 The run manifest (``manifest.json`` beside ``results.parquet``) records the
 validated config and the profile file it came from. :func:`run_dataset_specs`
-turns it back into :class:`~crsbench_lib.runner.config.DatasetSpec` objects,
+turns it back into :class:`~crsbench_lib.runner.profile.DatasetSpec` objects,
 relative paths resolved against the profile's folder as the run resolved them;
 :func:`picture_source` then gives what the cohort figures draw from: a phantom
 dataset's name (the figures draw their own images from the generators) or the
@@ -24,7 +24,8 @@ from crsbench_lib.errors import DataError, NotebookError, SchemaError
 from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.results.manifest import read_manifest
 from crsbench_lib.runner.cell import load_dataset
-from crsbench_lib.runner.config import DatasetSpec, validate_config
+from crsbench_lib.runner.config import validate_config
+from crsbench_lib.runner.profile import DatasetSpec
 
 
 def run_dataset_specs(run_dir: str | os.PathLike[str]) -> tuple[DatasetSpec, ...]:
