@@ -75,6 +75,27 @@ class SmallCNN(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.feature_map(x).mean(dim=(2, 3))
 
+    @property
+    def n_blocks(self) -> int:
+        """Stages, the blocks :meth:`lower` and :meth:`upper` cut between."""
+        return len(self.widths)
+
+    def _block_start(self, top: int) -> int:
+        # A stage is conv-BN-ReLU plus, except for the last, a max-pool: stage k starts at 4 k.
+        return 4 * (len(self.widths) - top)
+
+    def block_prefixes(self, top: int) -> tuple[str, ...]:
+        """Qualified-name prefixes of the layers of the last ``top`` stages."""
+        return tuple(f"features.{i}" for i in range(self._block_start(top), len(self.features)))
+
+    def lower(self, x: torch.Tensor, top: int) -> torch.Tensor:
+        """The feature map entering the last ``top`` stages (the same layers as :meth:`forward`)."""
+        return self.features[: self._block_start(top)](x)
+
+    def upper(self, h: torch.Tensor, top: int) -> torch.Tensor:
+        """The embedding from :meth:`lower`'s output: ``upper(lower(x, k), k) == forward(x)``."""
+        return self.features[self._block_start(top) :](h).mean(dim=(2, 3))
+
 
 class Attention(nn.Module):
     """Multi-head self-attention with separate ``nn.Linear`` layers (LoRA can target ``qkv``/``proj``)."""
@@ -139,16 +160,43 @@ class SmallViT(nn.Module):
             pos = pos.permute(0, 2, 3, 1).reshape(1, gh * gw, d)
         return tok.flatten(2).transpose(1, 2) + pos
 
+    def with_class_token(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The class token prepended to the tokens: ``(N, 1 + L, dim)``."""
+        return torch.cat([self.cls_token.expand(len(tokens), -1, -1), tokens], dim=1)
+
     def encode(self, tokens: torch.Tensor) -> torch.Tensor:
         """Prepend the class token, run the blocks, apply the final norm: ``(N, 1 + L, dim)``."""
-        x = torch.cat([self.cls_token.expand(len(tokens), -1, -1), tokens], dim=1)
+        x = self.with_class_token(tokens)
         for block in self.blocks:
             x = block(x)
         return self.norm(x)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.encode(self.patch_tokens(x))
+    @staticmethod
+    def pool(h: torch.Tensor) -> torch.Tensor:
+        """The embedding of normed tokens: the class token beside the mean patch token."""
         return torch.cat([h[:, 0], h[:, 1:].mean(dim=1)], dim=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.pool(self.encode(self.patch_tokens(x)))
+
+    n_blocks = depth
+
+    def block_prefixes(self, top: int) -> tuple[str, ...]:
+        """Qualified-name prefixes of the last ``top`` transformer blocks (the final norm has no weight LoRA adapts)."""
+        return tuple(f"blocks.{i}" for i in range(self.depth - top, self.depth))
+
+    def lower(self, x: torch.Tensor, top: int) -> torch.Tensor:
+        """The tokens entering the last ``top`` blocks, ``(N, 1 + L, dim)``."""
+        h = self.with_class_token(self.patch_tokens(x))
+        for block in self.blocks[: self.depth - top]:
+            h = block(h)
+        return h
+
+    def upper(self, h: torch.Tensor, top: int) -> torch.Tensor:
+        """The embedding from :meth:`lower`'s output: ``upper(lower(x, k), k) == forward(x)``."""
+        for block in self.blocks[self.depth - top :]:
+            h = block(h)
+        return self.pool(self.norm(h))
 
 
 def make_backbone(architecture: str) -> nn.Module:
@@ -254,6 +302,25 @@ class NeuralEncoder(TorchEncoder):
     def inference_features(self, x: torch.Tensor) -> torch.Tensor:
         # Batch norm folded into the convolutions: the same function, faster (fold_batch_norm).
         return self.features_through(self._inference, x)
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self._module.n_blocks)
+
+    def block_prefixes(self, top: int) -> tuple[str, ...]:
+        return self._module.block_prefixes(self._check_top(top))
+
+    def lower_features(self, module: nn.Module, x: torch.Tensor, top: int) -> torch.Tensor:
+        if self._channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        return module.lower(x, self._check_top(top))
+
+    def upper_features(self, module: nn.Module, h: torch.Tensor, top: int) -> torch.Tensor:
+        return module.upper(h, self._check_top(top))
+
+    @property
+    def inference_module(self) -> nn.Module:
+        return self._inference
 
     def refresh_inference(self) -> None:
         self._inference = fold_batch_norm(self._module)

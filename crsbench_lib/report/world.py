@@ -326,7 +326,8 @@ def run_cost(run_dir: str | Path) -> pd.DataFrame:
 
 #: Columns of :func:`adapter_training`.
 ADAPTER_COLUMNS: tuple[str, ...] = (
-    "encoder", "dataset", "seed", "label_fraction", "epochs_run", "best_epoch", "max_epochs", "best_val_loss",
+    "encoder", "dataset", "seed", "label_fraction", "trained", "steps_run", "best_step", "max_steps", "hit_cap",
+    "start_val_loss", "best_val_loss", "lr",
 )
 
 
@@ -334,28 +335,34 @@ def adapter_training(run_dir: str | Path) -> pd.DataFrame:
     """How each LoRA adapter of a run trained, from its manifest (empty without reports).
 
     Every LoRA cell trains one adapter on its whole train split and one per
-    label fraction below 1, each for at most ``max_epochs`` epochs with early
-    stopping on the validation loss. An adapter whose lowest validation loss
-    came at its last allowed epoch (``best_epoch == max_epochs``) was still
-    improving when training stopped; one with ``best_epoch == 0`` never beat
-    the frozen encoder it started from.
+    label fraction below 1 (method section 9, amendment 12), each within a
+    budget of ``max_steps`` optimisation steps, with early stopping on the
+    validation loss. ``hit_cap`` marks an adapter that ran the whole budget
+    without early stopping (it may still have been improving);
+    ``best_step == 0`` one that never beat the frozen probe it started from;
+    ``trained`` is false for a label fraction left frozen by the scarce-label rule.
 
     Returns
     -------
     pandas.DataFrame
-        One row per adapter, columns :data:`ADAPTER_COLUMNS`. Cells computed
-        before the runner recorded adapter reports contribute no rows.
+        One row per adapter, columns :data:`ADAPTER_COLUMNS` (losses NaN where
+        not trained). Cells computed before the runner recorded step-budget
+        reports (an earlier protocol) contribute no rows.
 
     Examples
     --------
     >>> adapter_training("/nonexistent").empty
     True
     """
+    def loss(value: object) -> float:
+        return float("nan") if value is None else float(value)  # type: ignore[arg-type]
+
     cells = _manifest_cells(run_dir)
     rows = [
-        (c["encoder"], c["dataset"], int(c["seed"]), float(a["label_fraction"]), int(a["epochs_run"]),
-         int(a["best_epoch"]), int(c["lora"]["max_epochs"]), float(a["best_val_loss"]))
-        for c in cells if isinstance(c.get("lora"), dict) and "encoder" in c
+        (c["encoder"], c["dataset"], int(c["seed"]), float(a["label_fraction"]), bool(a["trained"]),
+         int(a["steps_run"]), int(a["best_step"]), int(c["lora"]["max_steps"]), bool(a["hit_cap"]),
+         loss(a["start_val_loss"]), loss(a["best_val_loss"]), float(a["lr"]))
+        for c in cells if isinstance(c.get("lora"), dict) and "encoder" in c and "max_steps" in c["lora"]
         for a in c["lora"].get("adapters", [])
     ]
     return pd.DataFrame(rows, columns=list(ADAPTER_COLUMNS))

@@ -333,17 +333,67 @@ class ConditionImages:
         return corrupted_images(self.dataset, "test", None, family, severity, self.profile.corruptions.seed,
                                 block.size, int(block[0]))
 
-    def embeddings(self, encoder: Encoder, batch_size: int, seed: int = 0) -> Any:
-        """``CellEmbeddings`` of ``encoder`` on every condition of evaluation seed ``seed``."""
-        from crsbench_lib.embeddings.batch import embed_images
+    def embeddings(self, embed: Any, seed: int = 0) -> Any:
+        """``CellEmbeddings`` of evaluation seed ``seed``, from ``embed(key, images)``.
 
+        ``key`` names the image set: ``(split, site, seed)`` for the seed's own
+        splits, ``("test", site)`` for a test split (the same for every seed)
+        and ``("corruption", family, severity)``, so an embedder may keep
+        what it computed per key (as the LoRA arm keeps lower-layer activations).
+        """
         ds = self.dataset
 
-        def embed(split: str, site: str | None) -> np.ndarray:
-            return embed_images(encoder, ds.split(split, site, seed=seed).images, batch_size)
+        def split_embed(split: str, site: str | None) -> np.ndarray:
+            key = ("test", site) if split == "test" else (split, site, seed)
+            return embed(key, ds.split(split, site, seed=seed).images)
 
-        corrupted = {(f, s): embed_images(encoder, self.corrupted(f, s), batch_size) for f, s in self.conditions}
-        return _cell_embeddings(ds, seed, embed, corrupted, self.blocks)
+        corrupted = {(f, s): embed(("corruption", f, s), self.corrupted(f, s)) for f, s in self.conditions}
+        return _cell_embeddings(ds, seed, split_embed, corrupted, self.blocks)
+
+
+def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profile: Profile, seed: int) -> Any:
+    """The LoRA arm's ``CellEmbeddings`` of one seed and the manifest facts of its adapters.
+
+    The full-label adapter starts from the frozen probe of the seed's train
+    and validation splits; each label fraction's adapter from the frozen probe
+    of that fraction's subsets (or, below ``lora.min_val_labels`` validation
+    images, the fraction keeps the frozen embeddings). ``frozen(split)`` gives
+    the frozen arm's embeddings of the seed's ``train`` and ``val`` splits and
+    of ``test`` (the embedding store's, so the probes are the frozen arm's).
+    """
+    from crsbench_lib.evaluation.probe import fit_probe
+    from crsbench_lib.runner.lora import LoraReport, adaptation_facts, fraction_subsets
+
+    ds, spec, probe_config = images.dataset, profile.lora, profile.probe
+    train, val = ds.split("train", seed=seed), ds.split("val", seed=seed)
+    frozen_train, frozen_val = frozen("train"), frozen("val")
+
+    def probe(train_index: Any = slice(None), val_index: Any = slice(None)) -> Any:
+        return fit_probe(frozen_train[train_index], train.labels[train_index], frozen_val[val_index],
+                         val.labels[val_index], ds.task, ds.n_classes, c_grid=probe_config.c_grid,
+                         max_iter=probe_config.max_iter, tol=probe_config.tol, seed=seed, c_rule=probe_config.c_rule)
+
+    h_train = session.activations(("train", None, seed), train.images)
+    h_val = session.activations(("val", None, seed), val.images)
+    parts = (session.encoder.name, ds.name, ds.version, seed)
+    full = session.adapt(h_train, train.labels, h_val, val.labels, probe(), ds.task, (*parts, "all"))
+    embeddings = images.embeddings(lambda key, imgs: session.embed(full, session.activations(key, imgs)), seed)
+    reports = {}
+    for f, (train_index, val_index) in fraction_subsets(ds, seed, profile.label_fractions,
+                                                        probe_config.val_fraction_policy).items():
+        if val_index.size < spec.min_val_labels:
+            reports[f] = LoraReport.untrained(spec.max_steps, session.lr, train_index.size, val_index.size)
+            embeddings.fraction_features[f] = (frozen_train[train_index], frozen_val[val_index], frozen("test"))
+            continue
+        adapted = session.adapt(h_train[train_index], train.labels[train_index], h_val[val_index],
+                                val.labels[val_index], probe(train_index, val_index), ds.task, (*parts, f))
+        reports[f] = adapted.report
+        embeddings.fraction_features[f] = (
+            session.embed(adapted, h_train[train_index]), session.embed(adapted, h_val[val_index]),
+            session.embed(adapted, session.activations(("test", None), ds.split("test").images)),
+        )
+    session.forget(lambda key: len(key) != 3 or key[2] != seed)  # this seed's splits are done
+    return embeddings, {"lora": adaptation_facts(full.report, reports)}
 
 
 def evaluate(profile: Profile, dataset: ImageDataset, embeddings: Any, cell: Cell) -> tuple[pd.DataFrame, list[Any]]:
@@ -457,16 +507,17 @@ class RealBackend:
                 embeddings = cell_embeddings(store, encoder, dataset, profile, families, seed=cell.seed)
                 yield (cell, *evaluate(profile, dataset, embeddings, cell))
             return
-        from crsbench_lib.runner.lora import adapt_encoder, adaptation_facts, fraction_embeddings
+        from crsbench_lib.runner.lora import AdaptationSession
 
+        batch = profile.embedding.batch_size
+        session = AdaptationSession(encoder, profile.lora, batch)
         images = ConditionImages(dataset, profile, families)
+        store = self._store()
         for cell in cells:
-            adapted = adapt_encoder(encoder, dataset, profile.lora, seed=cell.seed)
-            embeddings = images.embeddings(adapted, profile.embedding.batch_size, seed=cell.seed)
-            embeddings.fraction_features, reports = fraction_embeddings(
-                encoder, dataset, profile.lora, cell.seed, profile.label_fractions,
-                profile.probe.val_fraction_policy, profile.embedding.batch_size,
-            )
+            def frozen(split: str, seed: int = cell.seed) -> np.ndarray:
+                # As cell_embeddings asks the store, so these are the frozen arm's very embeddings.
+                return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, site=None, seed=seed))
+
+            embeddings, facts = adapted_embeddings(session, images, frozen, profile, cell.seed)
             # How each adapter trained goes to the manifest (not the results table).
-            facts = {"lora": adaptation_facts(adapted.report, reports, profile.lora.epochs)}
             yield (cell, *evaluate(profile, dataset, embeddings, cell), facts)

@@ -55,6 +55,7 @@ from crsbench_lib.runner.profile import (
     DEFAULT_EMBEDDING,
     DEFAULT_IMAGE_SIDE,
     DEFAULT_LORA,
+    LR_SCHEDULES,
     DEFAULT_PROBE,
     DEFAULT_SEEDS,
     MANIFEST_COLOURS,
@@ -419,13 +420,31 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
         rank=check.positive_int(raw["rank"], "lora.rank"),
         alpha=check.number(raw["alpha"], "lora.alpha", positive=True),
         dropout=_lora_dropout(raw["dropout"], check),
-        epochs=check.positive_int(raw["epochs"], "lora.epochs"),
+        blocks=_lora_blocks(raw["blocks"], check),
+        max_steps=check.positive_int(raw["max_steps"], "lora.max_steps"),
         patience=check.positive_int(raw["patience"], "lora.patience"),
-        lr=check.number(raw["lr"], "lora.lr", positive=True),
+        lr=_lora_rates(raw["lr"], check),
+        lr_schedule=check.string(raw["lr_schedule"], "lora.lr_schedule", LR_SCHEDULES),
         weight_decay=check.number(raw["weight_decay"], "lora.weight_decay", nonneg=True),
         batch_size=check.positive_int(raw["batch_size"], "lora.batch_size"),
         max_train=optional_count("max_train"),
+        min_val_labels=check.positive_int(raw["min_val_labels"], "lora.min_val_labels"),
     )
+
+
+def _lora_blocks(value: Any, check: _Checker) -> int | str:
+    if value == "all":
+        return "all"
+    return check.positive_int(value, "lora.blocks")
+
+
+def _lora_rates(value: Any, check: _Checker) -> float | dict[str, float]:
+    """One learning rate, or one per architecture name (``default``: any other architecture)."""
+    if not isinstance(value, dict):
+        return check.number(value, "lora.lr", positive=True)
+    if not value:
+        raise check.fail("lora.lr", "must be a number or a mapping of architecture names to numbers, got {}")
+    return {check.string(k, "lora.lr"): check.number(v, f"lora.lr.{k}", positive=True) for k, v in value.items()}
 
 
 def _lora_dropout(value: Any, check: _Checker) -> float:

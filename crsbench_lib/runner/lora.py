@@ -1,37 +1,56 @@
-"""The LoRA-adapted arm (method section 6, item 9).
+"""The LoRA-adapted arm (method section 6, item 9; section 9, amendment 12).
 
 For one neural encoder, dataset and seed: low-rank adapters (Hu et al., 2022,
 "LoRA: Low-Rank Adaptation of Large Language Models", ICLR) are put on the
-weight of every ``nn.Linear`` and ``nn.Conv2d`` layer of the encoder's torch
-module (:func:`target_modules`), and trained together with a linear head on
-the seed's train split, with early stopping on its validation loss. The
-adapted encoder then goes through exactly the same measurement as the frozen
-arm (clean, corruptions on the same image sets, shift); its rows carry
-``arm = "lora"``.
+weights of the ``nn.Linear`` and ``nn.Conv2d`` layers of the encoder's last
+``lora.blocks`` blocks (:class:`NetworkCut`; ``"all"``, or an encoder that
+cannot be cut: every such layer, :func:`target_modules`), and trained with a
+linear head on the seed's train split. The adapted encoder then goes through
+exactly the same measurement as the frozen arm (clean, corruptions on the
+same image sets, shift); its rows carry ``arm = "lora"``.
 
-Label fractions (method section 9, amendment 8): an adapter trained on
-every label and then probed with 1 % of them would measure a team that had 100 %
-of its labels. So the label-fraction rows of this arm come from one more
-adapter per fraction ``f``, trained on that fraction's train subset only (and
-stopped early on that fraction's validation subset), the very subsets the probe
-at ``f`` uses (:func:`fraction_subsets`). These adapters are measured on the
-clean conditions of their fraction only (train and validation subsets, test),
-which keeps the arm's extra cost to one small training and one test embedding
-per fraction.
+The protocol (amendment 12):
 
-The adapted weight of a layer is ``W + (alpha / r) * B A``, with ``A`` of
-shape ``(r, fan_in)`` (``fan_in`` is ``in_features``, or ``in_channels /
-groups * kh * kw`` for a convolution, whose update is reshaped to the kernel's
-shape), initialised as in the reference implementation (Kaiming-uniform with
-``a = sqrt(5)``), and ``B`` of shape ``(out, r)`` zero-initialised, so training
-starts from the frozen encoder exactly. Only ``A``, ``B`` and the head are
-trained; the base weights and the normalisation statistics stay frozen: the
-module is in eval mode throughout (batch norm uses its running statistics,
-nothing else is updated). Adapter dropout is not supported (``lora.dropout``
-must be 0; in eval mode an input dropout would be inactive anyway). After
-training the update is merged into ``W`` and nothing of the adapters is left,
-so the adapted encoder embeds at the frozen model's cost and through the same
-batch-norm-folded inference copy.
+- **The head starts where the frozen arm ends** (LP-FT: Kumar et al., 2022,
+  "Fine-Tuning can Distort Pretrained Features and Underperform
+  Out-of-Distribution", ICLR). It is the same cell's fitted linear probe, its
+  standardisation kept as its fixed first layer (:func:`head_from_probe`), and the
+  adapters start at the identity (``B = 0``), so at step 0 the model's
+  predicted probabilities are the frozen probe's.
+- **Trained to convergence**: AdamW with a cosine decay of the learning rate
+  over a budget of ``lora.max_steps`` optimisation steps; after every pass
+  over the train subset (an epoch) the validation loss is measured, the best
+  state is kept, and training stops once ``lora.patience`` epochs in a row did
+  not improve it. The validation *loss*, not AUROC, decides: it is smooth in
+  the weights, sees calibration as well as ranking (both are axes of the
+  score), and on a few hundred validation images the AUROC moves in steps. An
+  adapter that was still improving when the budget ran out is flagged
+  (:attr:`LoraReport.hit_cap`). The learning rate is chosen per architecture on
+  validation (:func:`learning_rate_trials`) and written in the profile.
+- **Scarce labels**: an adapter of label fraction ``f`` is trained on that
+  fraction's train subset only, and stopped early on its validation subset,
+  the very subsets the probe at ``f`` uses (:func:`fraction_subsets`, amendment
+  8). Early stopping on a handful of validation images is noise, so a
+  fraction whose validation subset holds fewer than ``lora.min_val_labels``
+  images is not adapted: its rows are the frozen encoder's (``trained`` false
+  in the manifest).
+- **Affordable**: the frozen lower layers are computed once per image
+  (:meth:`AdaptationSession.activations`): the train and validation
+  activations serve every training step of every adapter of a seed, and the
+  test sets' (clean, each corruption, site B) serve every seed's adapted
+  embeddings. Only the adapted blocks run forward and backward.
+
+Adapters: the adapted weight of a layer is ``W + (alpha / r) * B A``, with
+``A`` of shape ``(r, fan_in)`` (``fan_in`` is ``in_features``, or
+``in_channels / groups * kh * kw`` for a convolution, whose update is reshaped
+to the kernel's shape), initialised as in the reference implementation
+(Kaiming-uniform with ``a = sqrt(5)``), and ``B`` of shape ``(out, r)``
+zero-initialised. Only ``A``, ``B`` and the head are trained; the base weights
+and the normalisation statistics stay frozen: the module is in eval mode
+throughout (batch norm uses its running statistics). Adapter dropout is not
+supported (``lora.dropout`` must be 0). After training the update is merged
+into ``W`` and nothing of the adapters is left, so the adapted encoder embeds
+at the frozen model's cost.
 
 How it is computed: each adapter is a weight parametrization
 (:func:`torch.nn.utils.parametrize.register_parametrization`), so a layer runs
@@ -41,31 +60,23 @@ copy of the module (:func:`~crsbench_lib.encoders.torch_encoder.fold_batch_norm`
 For a convolution followed by a batch norm with gain ``g = gamma /
 sqrt(running_var + eps)`` per output channel, the folded weight is
 ``diag(g) W``, so the update carried on the folded convolution is
-``diag(g) (alpha / r) B A``: the trained function (and so the gradients of
-``A``, ``B`` and the head) is that of LoRA on the original convolution followed
-by its batch norm, up to float rounding. This holds because a folded pair is
-a convolution and the batch norm right after it in an ``nn.Sequential``
-(:func:`~crsbench_lib.encoders.torch_encoder.batch_norm_pairs`), so the
-convolution's output reaches nothing but that batch norm. The merge goes into the original,
-unfolded weights (``W + (alpha / r) B A``, without ``g``, as the original
-keeps its batch norm). Measured on one torch thread, one epoch of 2,000 32-px
-images, batch 64, against adapters as separate layers on the unfolded module
-(peft 0.21): large zoo CNN 1.68 s instead of 2.65 s, small CNN 1.30 s instead
-of 1.80 s, ViT (no batch norm; the gain is the parametrization's) 2.24 s
-instead of 3.61 s.
+``diag(g) (alpha / r) B A``: the trained function is that of LoRA on the
+original convolution followed by its batch norm, up to float rounding. The
+merge goes into the original, unfolded weights (``W + (alpha / r) B A``,
+without ``g``, as the original keeps its batch norm).
 
 Layers inside an ``nn.MultiheadAttention`` (as in some hub models) are left
 out, because that module reads its projection weights directly. The zoo's ViT
 uses separate ``Linear`` layers for its attention, which are adapted.
 
 Determinism: the adapters' initialisation and the batch order come from a seed
-derived from (encoder, dataset, seed) only; training runs in a forked RNG
-state, so the caller's random streams are untouched. Training runs on
-:data:`TRAIN_THREADS` torch threads whatever the executor, because the gradients'
-parallel reductions change their last bits with the thread count (measured: one
-vs two threads give different adapters), and the table must not depend on
-``--jobs``. On a GPU, bit-identity also needs deterministic kernels
-(``torch.use_deterministic_algorithms``), which this module does not force.
+derived from (encoder, dataset, seed, subset) only; training runs in a forked
+RNG state, so the caller's random streams are untouched. All torch work of the
+arm runs on :data:`TRAIN_THREADS` torch threads whatever the executor, because
+parallel reductions change their last bits with the thread count, and the
+table must not depend on ``--jobs``. On a GPU, bit-identity also needs
+deterministic kernels (``torch.use_deterministic_algorithms``), which this
+module does not force.
 """
 
 from __future__ import annotations
@@ -73,7 +84,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,9 +96,10 @@ from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.encoders.torch_encoder import batch_norm_pairs, fold_batch_norm
 from crsbench_lib.errors import EncoderError
+from crsbench_lib.evaluation.probe import FittedProbe
 from crsbench_lib.runner.profile import LoraSpec
 
-# Torch threads during LoRA training, fixed so the result does not depend on the executor.
+# Torch threads of the arm's work, fixed so the result does not depend on the executor.
 TRAIN_THREADS = 1
 
 
@@ -97,8 +109,16 @@ def derived_seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
-def target_modules(module: Any) -> list[str]:
-    """Qualified names of the ``Linear``/``Conv2d`` layers LoRA adapts."""
+def target_modules(module: Any, prefixes: Sequence[str] | None = None) -> list[str]:
+    """Qualified names of the ``Linear``/``Conv2d`` layers LoRA adapts.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+    prefixes : sequence of str, optional
+        Keep only layers at or below these qualified names (the adapted
+        blocks of a :class:`NetworkCut`); None keeps every layer.
+    """
     nn = torch.nn
 
     skip: list[str] = [name for name, m in module.named_modules() if isinstance(m, nn.MultiheadAttention)]
@@ -106,30 +126,175 @@ def target_modules(module: Any) -> list[str]:
     for name, m in module.named_modules():
         if not name or any(name == s or name.startswith(f"{s}.") for s in skip):
             continue
+        if prefixes is not None and not any(name == p or name.startswith(f"{p}.") for p in prefixes):
+            continue
         if type(m) in (nn.Linear, nn.Conv2d):
             names.append(name)
     return names
 
 
-@dataclass(frozen=True)
-class LoraReport:
-    """How an adaptation went (stored in the run manifest, see :func:`adaptation_facts`).
+class NetworkCut:
+    """Where an encoder's frozen lower layers end and its adapted blocks begin.
 
-    ``best_epoch == epochs_run`` means the validation loss still fell at the
-    last epoch: training stopped at the epoch limit, not by early stopping,
-    while the adapter was still improving. ``best_epoch == 0`` means no epoch
-    beat the frozen start (the adapter is the identity update).
+    ``blocks`` is the number of last blocks to adapt, or ``"all"``. An
+    encoder that cannot be cut (``n_blocks`` is None, as the hub adapters),
+    or a ``blocks`` that covers the whole network, adapts every layer; its
+    "lower activations" are then the preprocessed images.
+
+    Examples
+    --------
+    >>> from crsbench_lib.encoders.neural import NeuralEncoder
+    >>> cut = NetworkCut(NeuralEncoder("simclr_broad_aug_s"), 1)
+    >>> cut.top, cut.layers(cut.encoder.module)
+    (1, ['features.12'])
     """
 
-    epochs_run: int
-    best_epoch: int
+    def __init__(self, encoder: Encoder, blocks: int | str) -> None:
+        self.encoder = encoder
+        n = getattr(encoder, "n_blocks", None)
+        self.top: int | None = None if blocks == "all" or n is None or int(blocks) >= n else int(blocks)
+
+    def layers(self, module: torch.nn.Module) -> list[str]:
+        """The layers of ``module`` that get adapters."""
+        prefixes = None if self.top is None else self.encoder.block_prefixes(self.top)  # type: ignore[attr-defined]
+        return target_modules(module, prefixes)
+
+    def lower(self, module: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """What ``module``'s adapted blocks receive from a preprocessed batch."""
+        if self.top is None:
+            return x
+        return self.encoder.lower_features(module, x, self.top)  # type: ignore[attr-defined]
+
+    def upper(self, module: torch.nn.Module, h: torch.Tensor) -> torch.Tensor:
+        """Embeddings from :meth:`lower`'s output, through ``module``'s adapted blocks."""
+        if self.top is None:
+            return self.encoder.features_through(module, h)  # type: ignore[attr-defined]
+        return self.encoder.upper_features(module, h, self.top)  # type: ignore[attr-defined]
+
+
+#: Logit of a class the probe never saw in training (its probability is 0 to float precision).
+ABSENT_CLASS_LOGIT = -1.0e4
+
+
+class ProbeHead(torch.nn.Module):
+    """``Linear((z - mean) / scale)``: a probe's standardisation (fixed buffers) and its linear layer (trained)."""
+
+    def __init__(self, mean: np.ndarray, scale: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> None:
+        super().__init__()
+        self.register_buffer("mean", torch.as_tensor(mean, dtype=torch.float32))
+        self.register_buffer("scale", torch.as_tensor(scale, dtype=torch.float32))
+        self.linear = torch.nn.Linear(weight.shape[1], weight.shape[0])
+        with torch.no_grad():
+            self.linear.weight.copy_(torch.as_tensor(weight, dtype=torch.float32))
+            self.linear.bias.copy_(torch.as_tensor(bias, dtype=torch.float32))
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.linear((z - self.mean) / self.scale)
+
+
+def head_from_probe(probe: FittedProbe) -> ProbeHead:
+    """A head that computes the fitted probe's logits from raw embeddings.
+
+    The probe's logits are ``((z - mu) / s) @ W.T + b``. The head keeps the
+    standardisation ``(mu, s)`` fixed, as its first layer, and trains ``W``
+    and ``b`` from the probe's values: the same function as folding it into
+    the weights (``W / s``, ``b - W @ (mu / s)``), but Adam's per-weight steps
+    then act on standardised features, as the probe's own weights do, rather
+    than on embeddings whose scales differ by orders of magnitude. A binary
+    probe (one logit ``z``) becomes a two-output head ``(0, z)``, whose softmax
+    is ``(1 - sigmoid(z), sigmoid(z))``, the probe's probabilities; a
+    multiclass class absent from the probe's training data gets the logit
+    :data:`ABSENT_CLASS_LOGIT`.
+
+    Parameters
+    ----------
+    probe : FittedProbe
+
+    Returns
+    -------
+    ProbeHead
+        ``(embedding_dim -> n_classes)``, float32; its linear layer is trainable.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.evaluation.probe import fit_probe
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(60, 3)) * 4 + 1, rng.integers(0, 2, 60)
+    >>> probe = fit_probe(x[:40], y[:40], x[40:], y[40:], "binary", 2)
+    >>> head = head_from_probe(probe)
+    >>> p = torch.softmax(head(torch.as_tensor(x, dtype=torch.float32)), 1).detach().numpy()
+    >>> bool(np.allclose(p, probe.predict_proba(x), atol=1e-5))
+    True
+    """
+    model = probe.model
+    coef = np.atleast_2d(np.asarray(model.coef, dtype=np.float64)).copy()
+    intercept = np.atleast_1d(np.asarray(model.intercept, dtype=np.float64)).copy()
+    if probe.task == "binary":
+        coef = np.vstack([np.zeros_like(coef), coef])
+        intercept = np.concatenate([[0.0], intercept])
+    elif probe.task == "multiclass" and model.present.size < probe.n_classes:
+        absent = np.setdiff1d(np.arange(probe.n_classes), model.present)
+        coef[absent] = 0.0
+        intercept[absent] = ABSENT_CLASS_LOGIT
+    return ProbeHead(probe.standardiser.mean, probe.standardiser.scale, coef, intercept)
+
+
+@dataclass(frozen=True)
+class LoraReport:
+    """How one adapter trained (stored in the run manifest, see :func:`adaptation_facts`).
+
+    Attributes
+    ----------
+    trained : bool
+        False when the label fraction's validation subset was below
+        ``lora.min_val_labels``: no adapter, the frozen encoder's rows.
+    steps_run, best_step, max_steps : int
+        Optimisation steps run, the step of the kept (best) state (0: no
+        epoch beat the frozen start, the update is the identity) and the budget.
+    hit_cap : bool
+        True exactly when training ran the whole budget without early
+        stopping: the adapter may still have been improving.
+    start_val_loss, best_val_loss : float
+        Validation loss at step 0 (the frozen probe's) and at ``best_step``.
+    lr : float
+        Peak learning rate.
+    n_trainable, n_adapted_layers, n_train_labels, n_val_labels : int
+    """
+
+    trained: bool
+    steps_run: int
+    best_step: int
+    max_steps: int
+    hit_cap: bool
+    start_val_loss: float
     best_val_loss: float
+    lr: float
     n_trainable: int
     n_adapted_layers: int
     n_train_labels: int
+    n_val_labels: int
+
+    @classmethod
+    def untrained(cls, max_steps: int, lr: float, n_train_labels: int, n_val_labels: int) -> LoraReport:
+        """The report of a fraction left frozen by the scarce-label rule."""
+        nan = float("nan")
+        return cls(False, 0, 0, int(max_steps), False, nan, nan, float(lr), 0, 0, int(n_train_labels),
+                   int(n_val_labels))
+
+    def facts(self, label_fraction: float) -> dict[str, Any]:
+        """The JSON record of this adapter (NaN losses as None)."""
+        def loss(value: float) -> float | None:
+            return None if not math.isfinite(value) else round(float(value), 6)
+
+        return {"label_fraction": float(label_fraction), "trained": bool(self.trained),
+                "steps_run": int(self.steps_run), "best_step": int(self.best_step), "hit_cap": bool(self.hit_cap),
+                "start_val_loss": loss(self.start_val_loss), "best_val_loss": loss(self.best_val_loss),
+                "lr": float(self.lr), "n_train_labels": int(self.n_train_labels),
+                "n_val_labels": int(self.n_val_labels)}
 
 
-def adaptation_facts(full: LoraReport, fractions: Mapping[float, LoraReport], max_epochs: int) -> dict[str, Any]:
+def adaptation_facts(full: LoraReport, fractions: Mapping[float, LoraReport]) -> dict[str, Any]:
     """The JSON facts of one LoRA run's adapters, for the run manifest.
 
     Parameters
@@ -137,46 +302,56 @@ def adaptation_facts(full: LoraReport, fractions: Mapping[float, LoraReport], ma
     full : LoraReport
         The adapter trained on the whole train split.
     fractions : mapping of float to LoraReport
-        The adapters trained on each label fraction's subset.
-    max_epochs : int
-        The epoch limit (``LoraSpec.epochs``).
+        The adapters of each label fraction's subset.
 
     Returns
     -------
     dict
-        ``{"max_epochs": int, "adapters": [{"label_fraction", "epochs_run",
-        "best_epoch", "best_val_loss", "n_train_labels"}, ...]}``, the full
-        split's adapter first, then the fractions in descending order.
+        ``{"max_steps": int, "adapters": [LoraReport.facts(...), ...]}``, the
+        full split's adapter first, then the fractions in descending order.
 
     Examples
     --------
-    >>> r = LoraReport(3, 3, 0.51234567, 1000, 8, 2000)
-    >>> adaptation_facts(r, {0.1: LoraReport(3, 1, 0.6, 1000, 8, 200)}, 3)["adapters"][1]["best_epoch"]
-    1
+    >>> r = LoraReport(True, 320, 256, 2000, False, 0.61, 0.52, 1e-3, 3000, 1, 2000, 1000)
+    >>> f = LoraReport.untrained(2000, 1e-3, 20, 10)
+    >>> [a["trained"] for a in adaptation_facts(r, {0.01: f})["adapters"]]
+    [True, False]
     """
-    def one(fraction: float, report: LoraReport) -> dict[str, Any]:
-        return {"label_fraction": float(fraction), "epochs_run": int(report.epochs_run),
-                "best_epoch": int(report.best_epoch), "best_val_loss": round(float(report.best_val_loss), 6),
-                "n_train_labels": int(report.n_train_labels)}
-
     ordered = sorted(fractions.items(), key=lambda item: -item[0])
-    return {"max_epochs": int(max_epochs), "adapters": [one(1.0, full)] + [one(f, r) for f, r in ordered]}
+    return {"max_steps": int(full.max_steps),
+            "adapters": [full.facts(1.0)] + [report.facts(f) for f, report in ordered]}
+
+
+def learning_rate(spec: LoraSpec, encoder: Encoder) -> float:
+    """The peak learning rate of ``encoder``: ``lora.lr`` for its architecture, else its ``default``."""
+    if not isinstance(spec.lr, Mapping):
+        return float(spec.lr)
+    architecture = getattr(getattr(encoder, "spec", None), "architecture", None)
+    if architecture in spec.lr:
+        return float(spec.lr[architecture])
+    if "default" in spec.lr:
+        return float(spec.lr["default"])
+    raise EncoderError(f"encoder {encoder.name}: lora.lr names no rate for architecture {architecture!r} "
+                       f"and no 'default' (it has {', '.join(spec.lr)})")
 
 
 class AdaptedEncoder(Encoder):
-    """An encoder whose module carries trained LoRA adapters.
+    """An encoder whose module carries merged LoRA adapters.
 
     It embeds through the adapted copy of the base encoder; its weights hash
     covers the base encoder's hash and the adapted module's state.
+    :meth:`embed_activations` embeds from the frozen lower layers' cached
+    output, the same function as :meth:`embed` (up to float rounding).
     """
 
     family = "lora"
 
-    def __init__(self, adapted: Encoder, base_hash: str, state_hash: str, report: LoraReport) -> None:
+    def __init__(self, adapted: Encoder, cut: NetworkCut, base_hash: str, report: LoraReport) -> None:
         self._adapted = adapted
+        self._cut = cut
         self.name = adapted.name
         self.embedding_dim = adapted.embedding_dim
-        self._hash = hashlib.sha256(f"lora|{base_hash}|{state_hash}".encode()).hexdigest()
+        self._hash = hashlib.sha256(f"lora|{base_hash}|{_state_hash(adapted.module)}".encode()).hexdigest()
         self.report = report
 
     @property
@@ -192,6 +367,207 @@ class AdaptedEncoder(Encoder):
 
     def embed(self, images: np.ndarray) -> np.ndarray:
         return self._adapted.embed(images)
+
+    def embed_activations(self, activations: torch.Tensor, batch_size: int) -> np.ndarray:
+        """Embeddings from the frozen lower layers' output (:meth:`AdaptationSession.activations`)."""
+        module = self._adapted.inference_module  # type: ignore[attr-defined]
+        out = np.empty((len(activations), self.embedding_dim), dtype=np.float32)
+        with torch.no_grad():
+            for start in range(0, len(activations), batch_size):
+                z = self._cut.upper(module, activations[start : start + batch_size])
+                out[start : start + len(z)] = z.float().cpu().numpy()
+        return out
+
+
+class AdaptationSession:
+    """One encoder's LoRA adapters on one dataset: the cut, the frozen lower layers and their activations.
+
+    Parameters
+    ----------
+    encoder : Encoder
+        A neural encoder (a torch module and ``features_through``, as every
+        :class:`~crsbench_lib.encoders.torch_encoder.TorchEncoder`). It is not
+        modified.
+    spec : LoraSpec
+    batch_size : int
+        Images per forward pass when computing activations and embeddings.
+
+    Raises
+    ------
+    EncoderError
+        If the encoder has no torch module or no layer to adapt, or
+        ``spec.dropout`` is not 0.
+    """
+
+    def __init__(self, encoder: Encoder, spec: LoraSpec, batch_size: int) -> None:
+        if encoder.module is None or not hasattr(encoder, "features_through"):
+            raise EncoderError(f"encoder {encoder.name}: the LoRA arm needs a neural encoder (torch module)")
+        if spec.dropout != 0:
+            raise EncoderError(f"encoder {encoder.name}: LoRA dropout is not supported (got {spec.dropout}, expected 0)")
+        self.encoder = encoder
+        self.spec = spec
+        self.batch_size = int(batch_size)
+        self.cut = NetworkCut(encoder, spec.blocks)
+        self.names = self.cut.layers(encoder.module)
+        if not self.names:
+            raise EncoderError(f"encoder {encoder.name}: no Linear or Conv2d layer for LoRA to adapt")
+        self.lr = learning_rate(spec, encoder)
+        # The frozen layers as the frozen arm's inference copy computes them (batch norm folded).
+        self._lower_module = fold_batch_norm(encoder.module)
+        self._cache: dict[Hashable, torch.Tensor] = {}
+
+    def activations(self, key: Hashable, images: np.ndarray) -> torch.Tensor:
+        """The frozen lower layers' output on ``images``, computed once per ``key`` and kept."""
+        if key not in self._cache:
+            parts = []
+            with _threads(TRAIN_THREADS), torch.no_grad():
+                for start in range(0, len(images), self.batch_size):
+                    x = self.encoder.preprocess(images[start : start + self.batch_size])
+                    parts.append(self.cut.lower(self._lower_module, x.to(self._device)))
+            self._cache[key] = torch.cat(parts) if parts else torch.empty(0)
+        return self._cache[key]
+
+    def forget(self, keep: Any) -> None:
+        """Drop the cached activations whose key fails ``keep(key)`` (a finished seed's splits)."""
+        self._cache = {k: v for k, v in self._cache.items() if keep(k)}
+
+    @property
+    def _device(self) -> torch.device:
+        return next(self.encoder.module.parameters()).device
+
+    def embed(self, adapted: AdaptedEncoder, activations: torch.Tensor) -> np.ndarray:
+        """``adapted``'s embeddings of the images behind ``activations``."""
+        with _threads(TRAIN_THREADS):
+            return adapted.embed_activations(activations, self.batch_size)
+
+    def adapt(self, train: torch.Tensor, train_labels: np.ndarray, val: torch.Tensor, val_labels: np.ndarray,
+              probe: FittedProbe, task: str, seed_parts: Sequence[object]) -> AdaptedEncoder:
+        """Train adapters and the probe-initialised head on cached activations; merge the best state.
+
+        Parameters
+        ----------
+        train, val : torch.Tensor
+            :meth:`activations` of the train and validation images (or of a
+            label fraction's subsets); ``train_labels`` and ``val_labels`` are
+            theirs, and no other label is read.
+        probe : FittedProbe
+            The frozen arm's probe on the same images' frozen embeddings: the
+            head's start (:func:`head_from_probe`).
+        task : {"binary", "multiclass", "multilabel"}
+        seed_parts : sequence
+            What the training seed is derived from (encoder, dataset, seed, subset).
+
+        Returns
+        -------
+        AdaptedEncoder
+            The encoder at the best validation loss, with its :class:`LoraReport`.
+        """
+        spec = self.spec
+        n_train = len(train) if spec.max_train is None else min(spec.max_train, len(train))
+        train, train_y = train[:n_train], _targets(np.asarray(train_labels)[:n_train], task)
+        val_y = _targets(val_labels, task)
+        adapted = copy.deepcopy(self.encoder)
+        module = adapted.module
+        for param in module.parameters():
+            param.requires_grad = False
+        module.eval()  # base weights and batch-norm statistics stay frozen
+        with _threads(TRAIN_THREADS), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(derived_seed("lora", *seed_parts))
+            train_module, adapters = adapted_training_copy(module, self.names, spec.rank, spec.alpha)
+            head = head_from_probe(probe).to(self._device)
+            report, best = self._train(train_module, adapters, head, train, train_y, val, val_y, task,
+                                       derived_seed("lora-order", *seed_parts))
+            # Merge the best state's update into the original, unfolded weights
+            # (W + (alpha / r) B A: the original keeps its batch norms, so no gain).
+            with torch.no_grad():
+                for name, adapter in adapters.items():
+                    adapter.A.copy_(best[f"{name}.A"])
+                    adapter.B.copy_(best[f"{name}.B"])
+            merge_adapters(module, adapters, spec.rank, spec.alpha)
+        module.eval()
+        refresh = getattr(adapted, "refresh_inference", None)
+        if refresh is not None:
+            refresh()
+        return AdaptedEncoder(adapted, self.cut, self.encoder.weights_hash, report)
+
+    def _train(self, train_module: torch.nn.Module, adapters: dict[str, LowRankUpdate], head: ProbeHead,
+               train: torch.Tensor, train_y: torch.Tensor, val: torch.Tensor, val_y: torch.Tensor, task: str,
+               order_seed: int) -> tuple[LoraReport, dict[str, torch.Tensor]]:
+        spec, cut, batch = self.spec, self.cut, _train_batch(self.spec, len(train))
+        loss_fn = _loss_fn(task)
+        adapter_params = {f"{name}.{k}": p for name, a in adapters.items() for k, p in (("A", a.A), ("B", a.B))}
+        params = list(adapter_params.values()) + list(head.linear.parameters())
+        optimiser = torch.optim.AdamW(params, lr=self.lr, weight_decay=spec.weight_decay)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: _lr_factor(spec, step))
+        order_rng = torch.Generator().manual_seed(order_seed)
+
+        def val_loss() -> float:
+            total = 0.0
+            # cached(): each adapted weight is computed once for the whole pass.
+            with torch.no_grad(), parametrize.cached():
+                for start in range(0, len(val), self.batch_size):
+                    y = val_y[start : start + self.batch_size]
+                    total += float(loss_fn(head(cut.upper(train_module, val[start : start + self.batch_size])), y)) * len(y)
+            return total / len(val)
+
+        def snapshot() -> dict[str, torch.Tensor]:
+            state = {k: v.detach().clone() for k, v in adapter_params.items()}
+            state.update({f"head.{k}": v.detach().clone() for k, v in head.state_dict().items()})
+            return state
+
+        start_loss = val_loss()
+        best_loss, best_step, best, stale, step, stopped = start_loss, 0, snapshot(), 0, 0, False
+        while step < spec.max_steps and not stopped:
+            order = torch.randperm(len(train), generator=order_rng)
+            for first in range(0, len(train), batch):
+                idx = order[first : first + batch].sort().values
+                optimiser.zero_grad(set_to_none=True)
+                loss = loss_fn(head(cut.upper(train_module, train[idx])), train_y[idx])
+                loss.backward()
+                optimiser.step()
+                schedule.step()
+                step += 1
+                if step == spec.max_steps:
+                    break
+            current = val_loss()  # after every epoch, and at the budget
+            if current < best_loss:
+                best_loss, best_step, best, stale = current, step, snapshot(), 0
+            else:
+                stale += 1
+                stopped = stale >= spec.patience
+        report = LoraReport(
+            trained=True, steps_run=step, best_step=best_step, max_steps=spec.max_steps,
+            hit_cap=step == spec.max_steps and not stopped, start_val_loss=start_loss, best_val_loss=best_loss,
+            lr=self.lr, n_trainable=sum(p.numel() for p in params), n_adapted_layers=len(adapters),
+            n_train_labels=len(train), n_val_labels=len(val),
+        )
+        return report, best
+
+
+def _train_batch(spec: LoraSpec, n_train: int) -> int:
+    """The training batch: ``lora.batch_size``, or the whole subset when it is smaller."""
+    return max(1, min(spec.batch_size, n_train))
+
+
+def _lr_factor(spec: LoraSpec, step: int) -> float:
+    """The learning rate's multiplier after ``step`` steps: cosine decay to 0 over the budget, or constant."""
+    if spec.lr_schedule == "constant":
+        return 1.0
+    return 0.5 * (1.0 + math.cos(math.pi * min(step, spec.max_steps) / spec.max_steps))
+
+
+class _threads:
+    """Run a block on ``n`` torch threads, then restore the previous count."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __enter__(self) -> None:
+        self.before = torch.get_num_threads()
+        torch.set_num_threads(self.n)
+
+    def __exit__(self, *exc: object) -> None:
+        torch.set_num_threads(self.before)
 
 
 def _state_hash(module: Any) -> str:
@@ -214,73 +590,6 @@ def _targets(labels: np.ndarray, task: str) -> Any:
     if task == "multilabel":
         return torch.as_tensor(np.asarray(labels), dtype=torch.float32)
     return torch.as_tensor(np.asarray(labels), dtype=torch.long)
-
-
-def adapt_encoder(
-    encoder: Encoder,
-    dataset: ImageDataset,
-    spec: LoraSpec,
-    seed: int,
-    train_index: np.ndarray | None = None,
-    val_index: np.ndarray | None = None,
-) -> AdaptedEncoder:
-    """Train LoRA adapters plus a linear head on ``dataset``'s train split of seed ``seed``.
-
-    Parameters
-    ----------
-    encoder : Encoder
-        A neural encoder (``encoder.module`` is a torch module and the encoder
-        has ``features_through`` and ``preprocess``, as every
-        :class:`~crsbench_lib.encoders.torch_encoder.TorchEncoder`). It is not
-        modified.
-    dataset : ImageDataset
-        Train split for fitting, validation split for early stopping (both of
-        evaluation seed ``seed``).
-    spec : LoraSpec
-        Rank, alpha, dropout (must be 0), epochs, patience, learning rate,
-        weight decay, batch size, optional cap on train images.
-    seed : int
-        The cell's seed.
-    train_index, val_index : numpy.ndarray, optional
-        Train only on these train examples and stop early on these validation
-        examples (a label fraction's subsets); no other label is read.
-
-    Returns
-    -------
-    AdaptedEncoder
-        The adapted encoder, at the epoch with the lowest validation loss.
-
-    Raises
-    ------
-    EncoderError
-        If the encoder has no torch module or no layer LoRA can adapt, or
-        ``spec.dropout`` is not 0.
-    """
-    if encoder.module is None or not hasattr(encoder, "features_through"):
-        raise EncoderError(f"encoder {encoder.name}: the LoRA arm needs a neural encoder (torch module)")
-    if spec.dropout != 0:
-        raise EncoderError(f"encoder {encoder.name}: LoRA dropout is not supported (got {spec.dropout}, expected 0)")
-    base_hash = encoder.weights_hash
-    adapted = copy.deepcopy(encoder)
-    module = adapted.module
-    names = target_modules(module)
-    if not names:
-        raise EncoderError(f"encoder {encoder.name}: no Linear or Conv2d layer for LoRA to adapt")
-    device = next(module.parameters()).device
-    threads = torch.get_num_threads()
-    torch.set_num_threads(TRAIN_THREADS)
-    try:
-        report, state_hash = _train(adapted, module, names, dataset, spec, seed, device, train_index, val_index)
-    finally:
-        torch.set_num_threads(threads)
-    return AdaptedEncoder(adapted, base_hash, state_hash, report)
-
-
-def _subset(split: Any, index: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    if index is None:
-        return split.images, split.labels
-    index = np.asarray(index, dtype=np.int64)
-    return split.images[index], split.labels[index]
 
 
 class LowRankUpdate(torch.nn.Module):
@@ -389,97 +698,6 @@ def merge_adapters(module: torch.nn.Module, adapters: dict[str, LowRankUpdate], 
             weight.add_(adapter.delta(scaling).reshape(weight.shape))
 
 
-def _train(adapted: Encoder, module: Any, names: list[str], dataset: ImageDataset, spec: LoraSpec, seed: int,
-           device: torch.device, train_index: np.ndarray | None,
-           val_index: np.ndarray | None) -> tuple[LoraReport, str]:
-    """Train adapters and a head on a folded copy, merge them into ``module``; returns the report and state hash."""
-    subset = "" if train_index is None else hashlib.sha256(np.asarray(train_index, np.int64).tobytes()).hexdigest()
-    train_seed = derived_seed("lora", adapted.name, dataset.name, dataset.version, seed, subset)
-    train_x, train_labels = _subset(dataset.split("train", seed=seed), train_index)
-    val_x, val_labels = _subset(dataset.split("val", seed=seed), val_index)
-    n_train = len(train_x) if spec.max_train is None else min(spec.max_train, len(train_x))
-    train_images, train_y = train_x[:n_train], _targets(train_labels[:n_train], dataset.task)
-    val_y = _targets(val_labels, dataset.task)
-    loss_fn = _loss_fn(dataset.task)
-
-    for param in module.parameters():
-        param.requires_grad = False
-    # Base weights and batch-norm statistics stay frozen: eval mode throughout.
-    module.eval()
-    features = adapted.features_through  # type: ignore[attr-defined]
-
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-        torch.manual_seed(train_seed)
-        train_module, adapters = adapted_training_copy(module, names, spec.rank, spec.alpha)
-        head = torch.nn.Linear(adapted.embedding_dim, dataset.n_classes).to(device)
-        adapter_params = {f"{name}.{k}": p for name, a in adapters.items() for k, p in (("A", a.A), ("B", a.B))}
-        params = list(adapter_params.values()) + list(head.parameters())
-        optimiser = torch.optim.AdamW(params, lr=spec.lr, weight_decay=spec.weight_decay)
-        order_rng = torch.Generator().manual_seed(train_seed)
-
-        def val_loss() -> float:
-            total, count = 0.0, 0
-            # cached(): each adapted weight is computed once for the whole pass.
-            with torch.no_grad(), parametrize.cached():
-                for start in range(0, len(val_x), spec.batch_size):
-                    x = adapted.preprocess(val_x[start : start + spec.batch_size]).to(device)
-                    y = val_y[start : start + spec.batch_size].to(device)
-                    total += float(loss_fn(head(features(train_module, x)), y)) * len(y)
-                    count += len(y)
-            return total / count
-
-        def snapshot() -> dict[str, Any]:
-            state = {f"m.{k}": v.detach().clone() for k, v in adapter_params.items()}
-            state.update({f"h.{k}": v.detach().clone() for k, v in head.state_dict().items()})
-            return state
-
-        best_loss, best_epoch, best_state = val_loss(), 0, snapshot()
-        epochs_run, stale = 0, 0
-        for epoch in range(1, spec.epochs + 1):
-            order = torch.randperm(n_train, generator=order_rng).numpy()
-            for start in range(0, n_train, spec.batch_size):
-                idx = np.sort(order[start : start + spec.batch_size])
-                x = adapted.preprocess(train_images[idx]).to(device)
-                y = train_y[idx].to(device)
-                optimiser.zero_grad(set_to_none=True)
-                loss = loss_fn(head(features(train_module, x)), y)
-                loss.backward()
-                optimiser.step()
-            epochs_run = epoch
-            current = val_loss()
-            if current < best_loss:
-                best_loss, best_epoch, best_state, stale = current, epoch, snapshot(), 0
-            else:
-                stale += 1
-                if stale >= spec.patience:
-                    break
-
-    # Merge the best epoch's update into the original, unfolded weights
-    # (W + (alpha / r) B A: the original keeps its batch norms, so no gain).
-    # The training copy, with its parametrizations, is dropped: the adapted
-    # module is plain layers, embeds at the frozen model's cost and through
-    # the same batch-norm-folded inference copy (refresh_inference).
-    with torch.no_grad():
-        for name, adapter in adapters.items():
-            adapter.A.copy_(best_state[f"m.{name}.A"])
-            adapter.B.copy_(best_state[f"m.{name}.B"])
-    merge_adapters(module, adapters, spec.rank, spec.alpha)
-    module.eval()
-    refresh = getattr(adapted, "refresh_inference", None)
-    if refresh is not None:
-        refresh()
-
-    report = LoraReport(
-        epochs_run=epochs_run,
-        best_epoch=best_epoch,
-        best_val_loss=float(best_loss),
-        n_trainable=sum(v.numel() for k, v in best_state.items()),
-        n_adapted_layers=len(names),
-        n_train_labels=int(n_train),
-    )
-    return report, _state_hash(module)
-
-
 def fraction_subsets(
     dataset: ImageDataset, seed: int, label_fractions: Sequence[float], val_fraction_policy: str
 ) -> dict[float, tuple[np.ndarray, np.ndarray]]:
@@ -499,39 +717,3 @@ def fraction_subsets(
     val = validation_subsets(dataset.split("val", seed=seed).labels, fractions, seed, dataset.task,
                              val_fraction_policy)
     return {f: (train[f], val[f]) for f in fractions}
-
-
-def fraction_embeddings(
-    encoder: Encoder,
-    dataset: ImageDataset,
-    spec: LoraSpec,
-    seed: int,
-    label_fractions: Sequence[float],
-    val_fraction_policy: str,
-    batch_size: int,
-) -> tuple[dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]], dict[float, LoraReport]]:
-    """Per label fraction, the embeddings of an encoder adapted on that fraction's subset only.
-
-    Returns
-    -------
-    embeddings : dict
-        Fraction -> ``(train subset, validation subset, test)`` float32
-        embeddings, the input of ``CellEmbeddings.fraction_features``.
-    reports : dict
-        Fraction -> the :class:`LoraReport` of its adapter.
-    """
-    from crsbench_lib.embeddings.batch import embed_images
-
-    out, reports = {}, {}
-    test = dataset.split("test").images
-    train_images = dataset.split("train", seed=seed).images
-    val_images = dataset.split("val", seed=seed).images
-    for f, (train_index, val_index) in fraction_subsets(dataset, seed, label_fractions, val_fraction_policy).items():
-        adapted = adapt_encoder(encoder, dataset, spec, seed, train_index=train_index, val_index=val_index)
-        out[f] = (
-            embed_images(adapted, train_images[train_index], batch_size),
-            embed_images(adapted, val_images[val_index], batch_size),
-            embed_images(adapted, test, batch_size),
-        )
-        reports[f] = adapted.report
-    return out, reports

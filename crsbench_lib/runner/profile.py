@@ -120,7 +120,7 @@ class CorruptionSpec:
 
 @dataclass(frozen=True)
 class LoraSpec:
-    """Settings of the LoRA-adapted arm (method section 6, item 9).
+    """Settings of the LoRA-adapted arm (method section 6, item 9; section 9, amendment 12).
 
     Attributes
     ----------
@@ -130,16 +130,29 @@ class LoraSpec:
     rank, alpha, dropout : int, float, float
         LoRA rank ``r``, scaling ``alpha`` (the update is ``alpha / r * B A``) and
         dropout on the adapter input, which must be 0 (not supported; kept so
-        that the section, and the config hash, keep their shape).
-    epochs, patience : int
-        Maximum epochs and early-stopping patience (epochs without a better
-        validation loss).
-    lr, weight_decay : float
-        AdamW learning rate and weight decay.
+        that the section keeps its shape).
+    blocks : int or "all"
+        Adapt the last ``blocks`` blocks of each network (the lower layers stay
+        frozen and are computed once per image), or every layer.
+    max_steps : int
+        The optimisation-step budget of one adapter (the cap).
+    patience : int
+        Early stopping: epochs in a row without a lower validation loss.
+    lr : float or mapping of str to float
+        AdamW's peak learning rate, or one per architecture (``cnn_s``,
+        ``cnn_l``, ``vit_s``; ``default`` for any other), chosen on validation.
+    lr_schedule : {"cosine", "constant"}
+        Cosine decay to 0 over ``max_steps``, or a constant rate.
+    weight_decay : float
+        AdamW's decoupled weight decay.
     batch_size : int
         Training batch size.
     max_train : int or None
         Train on at most this many train images (None: the whole split).
+    min_val_labels : int
+        A label fraction's adapter is trained only when its validation subset
+        holds at least this many images; below it the fraction's rows are the
+        frozen encoder's (early stopping on a handful of images is noise).
 
     The arm measures the same corruption sets as the frozen arm
     (``corruptions.n_images``; method section 9, amendment 8).
@@ -149,16 +162,20 @@ class LoraSpec:
     rank: int
     alpha: float
     dropout: float
-    epochs: int
+    blocks: int | str
+    max_steps: int
     patience: int
-    lr: float
+    lr: float | Mapping[str, float]
+    lr_schedule: str
     weight_decay: float
     batch_size: int
     max_train: int | None
+    min_val_labels: int
 
     def written(self) -> dict[str, Any]:
-        """The section as it enters the config hash (lists for tuples)."""
-        return {**asdict(self), "encoders": self.encoders if isinstance(self.encoders, str) else list(self.encoders)}
+        """The section as it enters the config hash (lists for tuples, a plain dict of rates)."""
+        return {**asdict(self), "encoders": self.encoders if isinstance(self.encoders, str) else list(self.encoders),
+                "lr": dict(self.lr) if isinstance(self.lr, Mapping) else self.lr}
 
 
 @dataclass(frozen=True)
@@ -269,16 +286,21 @@ DEFAULT_IMAGE_SIDE = 32
 DEFAULT_PROBE: dict[str, Any] = ProbeConfig().written()
 DEFAULT_LORA: dict[str, Any] = {
     "encoders": "neural",
-    "rank": 4,
-    "alpha": 8.0,
+    "rank": 8,
+    "alpha": 16.0,
     "dropout": 0.0,
-    "epochs": 4,
-    "patience": 1,
+    "blocks": 1,
+    "max_steps": 2000,
+    "patience": 5,
     "lr": 1e-3,
+    "lr_schedule": "cosine",
     "weight_decay": 0.0,
     "batch_size": 64,
     "max_train": None,
+    "min_val_labels": 100,
 }
+#: Learning-rate schedules of the LoRA arm.
+LR_SCHEDULES: tuple[str, ...] = ("cosine", "constant")
 DEFAULT_CORRUPTIONS: dict[str, Any] = {
     "families": ALL, "severities": list(SEVERITIES), "n_images": 125, "seed": 0, "layout": "per_condition",
 }

@@ -164,18 +164,22 @@ def test_adapter_training_reads_the_lora_cells_of_the_manifest(tmp_path):
 
     from crsbench_lib.report.world import ADAPTER_COLUMNS, adapter_training
 
-    adapters = [{"label_fraction": 1.0, "epochs_run": 3, "best_epoch": 3, "best_val_loss": 0.5, "n_train_labels": 100},
-                {"label_fraction": 0.1, "epochs_run": 2, "best_epoch": 0, "best_val_loss": 0.7, "n_train_labels": 10}]
+    from crsbench_lib.runner.lora import LoraReport, adaptation_facts
+
+    facts = adaptation_facts(LoraReport(True, 480, 320, 2000, False, 1.2, 1.1, 1e-3, 900, 2, 100, 50),
+                             {0.1: LoraReport.untrained(2000, 1e-3, 10, 5)})
     cells = [
-        {"cell": "m/derm/seed1/lora", "encoder": "m", "dataset": "derm", "seed": 1, "arm": "lora",
-         "lora": {"max_epochs": 3, "adapters": adapters}},
+        {"cell": "m/derm/seed1/lora", "encoder": "m", "dataset": "derm", "seed": 1, "arm": "lora", "lora": facts},
         {"cell": "m/derm/seed1/frozen", "encoder": "m", "dataset": "derm", "seed": 1, "arm": "frozen"},
         {"cell": "m/cxr/seed0/lora", "encoder": "m", "dataset": "cxr", "seed": 0, "arm": "lora"},  # an older cell
+        {"cell": "m/cxr/seed1/lora", "encoder": "m", "dataset": "cxr", "seed": 1, "arm": "lora",  # epoch protocol
+         "lora": {"max_epochs": 3, "adapters": [{"label_fraction": 1.0, "epochs_run": 3, "best_epoch": 3}]}},
     ]
     (tmp_path / "manifest.json").write_text(json.dumps({"cells": cells}))
     table = adapter_training(tmp_path)
     assert list(table.columns) == list(ADAPTER_COLUMNS)
-    assert table[["dataset", "seed", "label_fraction", "best_epoch", "max_epochs"]].values.tolist() == [
-        ["derm", 1, 1.0, 3, 3], ["derm", 1, 0.1, 0, 3]]
+    assert table[["dataset", "seed", "label_fraction", "trained", "best_step", "max_steps", "hit_cap"]].values.tolist() == [
+        ["derm", 1, 1.0, True, 320, 2000, False], ["derm", 1, 0.1, False, 0, 2000, False]]
+    assert table["best_val_loss"].isna().tolist() == [False, True]
     (tmp_path / "manifest.json").write_text("{not json")
     assert adapter_training(tmp_path).empty

@@ -56,7 +56,20 @@ def test_condition_images_match_the_embedding_store(tmp_path: Path, profile) -> 
     encoder = get_encoder("hog", 32, profile)
     families = resolve_families(profile, spec, dataset.domain)
     stored = cell_embeddings(EmbeddingStore(tmp_path / "emb"), encoder, dataset, profile, families)
-    direct = ConditionImages(dataset, profile, families).embeddings(encoder, profile.embedding.batch_size)
+    from crsbench_lib.embeddings.batch import embed_images
+
+    keys = []
+
+    def embed(key, images):
+        keys.append(key)
+        return embed_images(encoder, images, profile.embedding.batch_size)
+
+    direct = ConditionImages(dataset, profile, families).embeddings(embed, seed=0)
+    # One key per image set: the seed's own splits carry the seed; test sets and corruptions do not.
+    assert len(set(keys)) == len(keys)
+    assert {k for k in keys if len(k) == 3 and k[0] != "corruption"} == {
+        ("train", None, 0), ("val", None, 0), ("calibration", None, 0)}
+    assert ("test", None) in keys and ("test", dataset.shift_site) in keys
     for name in ("train", "val", "calibration", "test", "shift_test"):
         assert np.array_equal(getattr(stored, name), getattr(direct, name)), name
     assert stored.corrupted.keys() == direct.corrupted.keys() and len(stored.corrupted) == 4

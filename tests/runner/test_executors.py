@@ -41,7 +41,7 @@ def test_serial_joblib_and_dask_give_identical_tables(tmp_path: Path, monkeypatc
     monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "grid.yaml"
     path.write_text(yaml.safe_dump({**TINY, "encoders": ["pixels", "cnn_random"], "arms": ["frozen", "lora"],
-                                    "lora": {"epochs": 1, "batch_size": 32}}))
+                                    "lora": {"max_steps": 8, "batch_size": 32}}))
     tiny = load_profile(path)
     serial = run_profile(tiny, out_dir=tmp_path / "serial", progress=False)
     # Fresh embedding caches for each executor, so each one computes everything itself.

@@ -1,4 +1,4 @@
-"""The LoRA arm: adapters on a small torch encoder, trained deterministically, base untouched."""
+"""The LoRA arm: probe-initialised heads, adapters trained to convergence on cached activations, base untouched."""
 
 from __future__ import annotations
 
@@ -16,11 +16,15 @@ from crsbench_lib.cohort import build_dataset
 from crsbench_lib.encoders.torch_encoder import TorchEncoder, module_hash
 from crsbench_lib.errors import EncoderError
 from crsbench_lib.runner.profile import LoraSpec
+from crsbench_lib.evaluation.probe import fit_probe
 from crsbench_lib.runner.lora import (
+    AdaptationSession,
     AdaptedEncoder,
-    adapt_encoder,
+    LoraReport,
+    adaptation_facts,
     adapted_training_copy,
     derived_seed,
+    head_from_probe,
     merge_adapters,
     target_modules,
 )
@@ -55,17 +59,39 @@ class TinyTorchEncoder(TorchEncoder):
         return self._net(x)
 
 
-SPEC = LoraSpec(encoders="neural", rank=2, alpha=4.0, dropout=0.0, epochs=3, patience=1, lr=5e-3,
-                weight_decay=0.0, batch_size=32, max_train=None)
+def spec(**changes: object) -> LoraSpec:
+    base = dict(encoders="neural", rank=2, alpha=4.0, dropout=0.0, blocks="all", max_steps=60, patience=3, lr=3e-2,
+                lr_schedule="cosine", weight_decay=0.0, batch_size=32, max_train=None, min_val_labels=10)
+    return LoraSpec(**{**base, **changes})
+
+
+SPEC = spec()
 
 
 @pytest.fixture(scope="module")
 def dataset():
-    return build_dataset("derm", seed=0, sizes={"train": 96, "val": 48, "test": 40}, image_side=32)
+    return build_dataset("derm", seed=0, sizes={"train": 240, "val": 80, "test": 40}, image_side=32)
+
+
+def frozen_probe(encoder, dataset, seed: int = 0):
+    train, val = dataset.split("train", seed=seed), dataset.split("val", seed=seed)
+    return fit_probe(encoder.embed(train.images), train.labels, encoder.embed(val.images), val.labels,
+                     dataset.task, dataset.n_classes, c_grid=(0.1, 1.0), seed=seed)
+
+
+def adapt(encoder, dataset, lora: LoraSpec = SPEC, seed: int = 0, index: np.ndarray | None = None) -> AdaptedEncoder:
+    """Train one adapter on the seed's train split (or its rows ``index``), stopped on the validation split."""
+    session = AdaptationSession(encoder, lora, batch_size=64)
+    train, val = dataset.split("train", seed=seed), dataset.split("val", seed=seed)
+    rows = slice(None) if index is None else index
+    h_train = session.activations("train", train.images)[rows]
+    return session.adapt(h_train, train.labels[rows], session.activations("val", val.images), val.labels,
+                         frozen_probe(encoder, dataset, seed), dataset.task, ("test", seed))
 
 
 def test_target_modules_are_linear_and_conv_layers() -> None:
     assert target_modules(TinyTorchEncoder().module) == ["0", "4"]
+    assert target_modules(TinyTorchEncoder().module, prefixes=("4",)) == ["4"]
     mha = nn.Sequential(nn.Linear(4, 4), nn.MultiheadAttention(4, 1))
     assert target_modules(mha) == ["0"]
 
@@ -75,16 +101,17 @@ def test_adaptation_is_deterministic_and_leaves_the_base_alone(dataset) -> None:
     before = base.weights_hash
     images = dataset.split("test").images
     frozen = base.embed(images)
-    a = adapt_encoder(base, dataset, SPEC, seed=0)
-    b = adapt_encoder(TinyTorchEncoder(), dataset, SPEC, seed=0)
-    c = adapt_encoder(TinyTorchEncoder(), dataset, SPEC, seed=1)
+    a = adapt(base, dataset)
+    b = adapt(TinyTorchEncoder(), dataset)
+    c = adapt(TinyTorchEncoder(), dataset, seed=1)
     assert isinstance(a, AdaptedEncoder)
     assert base.weights_hash == before and np.array_equal(base.embed(images), frozen)
     assert a.weights_hash == b.weights_hash != before
     assert np.array_equal(a.embed(images), b.embed(images))
     assert c.weights_hash != a.weights_hash
-    assert a.report.n_adapted_layers == 2 and a.report.epochs_run >= 1
-    assert a.report.best_epoch >= 1  # training improved the validation loss over the frozen start
+    assert a.report.n_adapted_layers == 2 and a.report.steps_run >= 1
+    assert a.report.best_step >= 1  # training improved the validation loss over the frozen start
+    assert a.report.best_val_loss < a.report.start_val_loss
     adapted = a.embed(images)
     assert adapted.dtype == np.float32 and adapted.shape == frozen.shape
     assert not np.array_equal(adapted, frozen)
@@ -103,27 +130,89 @@ def test_adaptation_is_deterministic_and_leaves_the_base_alone(dataset) -> None:
         assert torch.equal(layer.bias, original.bias), name
 
 
-def test_zoo_cnn_adapts_and_embeds_through_its_merged_weights(dataset) -> None:
-    """The adapted encoder's embeddings are its merged module's, not a stale copy of the base's."""
+@pytest.mark.parametrize("name", ["multitask_broad_aug_s", "mae_broad_vit"])
+def test_at_step_zero_the_model_predicts_the_frozen_probe(dataset, name: str) -> None:
+    """LP-FT: identity adapters and the probe folded into the head give the frozen probe's probabilities."""
     from crsbench_lib.encoders.neural import NeuralEncoder
 
-    base = NeuralEncoder("multitask_broad_aug_s")
-    spec = LoraSpec(encoders="neural", rank=2, alpha=4.0, dropout=0.0, epochs=2, patience=1, lr=1e-2,
-                    weight_decay=0.0, batch_size=32, max_train=None)
-    adapted = adapt_encoder(base, dataset, spec, seed=0)
-    assert adapted.report.best_epoch >= 1  # the adapters moved, so a stale copy would show
+    encoder = NeuralEncoder(name)
+    session = AdaptationSession(encoder, spec(blocks=2), batch_size=64)
+    probe = frozen_probe(encoder, dataset)
     images = dataset.split("test").images
+    torch.manual_seed(0)
+    start, _ = adapted_training_copy(encoder.module, session.names, 2, 4.0)
     with torch.no_grad():
-        direct = adapted.module(base.preprocess(images).contiguous(memory_format=torch.channels_last)).numpy()
-    embedded = adapted.embed(images)
-    np.testing.assert_allclose(embedded, direct, atol=1e-4)
-    assert np.abs(embedded - base.embed(images)).max() > 1e-3
+        logits = head_from_probe(probe)(session.cut.upper(start, session.activations("test", images)))
+    np.testing.assert_allclose(torch.softmax(logits, 1).numpy(), probe.predict_proba(encoder.embed(images)),
+                               atol=2e-5)
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
+def test_head_from_probe_folds_the_standardisation(task: str) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(120, 5)) * rng.uniform(0.5, 6, 5) + rng.normal(size=5) * 3
+    if task == "binary":
+        y, n = (x[:, 0] + rng.normal(size=120) > 0).astype(np.int64), 2
+    elif task == "multiclass":
+        y, n = np.digitize(x[:, 0] + x[:, 1], [-2, 2]), 4  # class 3 never occurs: an absent class
+    else:
+        y, n = (x[:, :3] + rng.normal(size=(120, 3)) > 0).astype(np.int64), 3
+    probe = fit_probe(x[:80], y[:80], x[80:], y[80:], task, n, c_grid=(1.0,))
+    logits = head_from_probe(probe)(torch.as_tensor(x, dtype=torch.float32)).detach()
+    proba = torch.sigmoid(logits) if task == "multilabel" else torch.softmax(logits, 1)
+    np.testing.assert_allclose(proba.numpy(), probe.predict_proba(x), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["multitask_broad_aug_s", "simclr_broad_aug_l", "mae_broad_vit"])
+def test_cached_activations_embed_as_the_merged_model(dataset, name: str) -> None:
+    """The adapted encoder from cached lower layers == the full forward pass of its merged module."""
+    from crsbench_lib.encoders.neural import NeuralEncoder
+
+    base = NeuralEncoder(name)
+    lora = spec(blocks=2, max_steps=200, lr={"vit_s": 1e-2, "default": 1e-3}, patience=100, lr_schedule="constant")
+    session = AdaptationSession(base, lora, batch_size=64)
+    assert session.cut.top == 2 and all(n.startswith(base.block_prefixes(2)) for n in session.names)
+    train = dataset.split("train")
+    # Stopped on the train split itself, so the training loss decides and the adapters surely move.
+    h_train = session.activations("train", train.images)
+    adapted = session.adapt(h_train, train.labels, h_train, train.labels, frozen_probe(base, dataset),
+                            dataset.task, ("cache",))
+    assert adapted.report.best_step >= 1  # the adapters moved, so a stale copy would show
+    images = dataset.split("test").images
+    cached = session.embed(adapted, session.activations("test", images))
+    full = adapted.embed(images)
+    np.testing.assert_allclose(cached, full, atol=1e-4)
+    assert np.abs(full - base.embed(images)).max() > 1e-3
     # ... and equal the differentiable path through the merged (unfolded) module.
     with torch.no_grad():
         through = base.features_through(adapted.module, base.preprocess(images)).numpy()
-    np.testing.assert_allclose(embedded, through, atol=1e-4)
-    assert not any(parametrize.is_parametrized(m) for m in adapted.module.modules())
-    assert any(isinstance(m, nn.BatchNorm2d) for m in adapted.module.modules())  # the original keeps its batch norms
+    np.testing.assert_allclose(full, through, atol=1e-4)
+    # Only the last two blocks moved.
+    moved = {n for n, p in adapted.module.named_parameters()
+             if not torch.equal(p, dict(base.module.named_parameters())[n])}
+    assert moved and all(n.startswith(base.block_prefixes(2)) for n in moved)
+
+
+def test_cap_flag_is_set_exactly_when_the_budget_ran_out(dataset) -> None:
+    capped = adapt(TinyTorchEncoder(), dataset, spec(max_steps=7, patience=50))
+    assert capped.report.hit_cap and capped.report.steps_run == 7 == capped.report.max_steps
+    # A budget far above what early stopping needs: it stops first, with the flag down.
+    early = adapt(TinyTorchEncoder(), dataset, spec(max_steps=100_000, patience=1, lr=5e-2))
+    assert not early.report.hit_cap and early.report.steps_run < early.report.max_steps
+    # Early stopping that fires at the very last step is not the cap either.
+    steps = early.report.steps_run
+    at_budget = adapt(TinyTorchEncoder(), dataset, spec(max_steps=steps, patience=1, lr=5e-2))
+    assert at_budget.report.steps_run == steps and not at_budget.report.hit_cap
+
+
+def test_manifest_facts_of_the_adapters() -> None:
+    full = LoraReport(True, 300, 200, 2000, False, 0.7, 0.6, 1e-3, 100, 2, 2000, 1000)
+    facts = adaptation_facts(full, {0.01: LoraReport.untrained(2000, 1e-3, 20, 10),
+                                    0.25: LoraReport(True, 2000, 2000, 2000, True, 0.8, 0.7, 1e-3, 100, 2, 500, 250)})
+    assert facts["max_steps"] == 2000
+    assert [(a["label_fraction"], a["trained"], a["hit_cap"]) for a in facts["adapters"]] == [
+        (1.0, True, False), (0.25, True, True), (0.01, False, False)]
+    assert facts["adapters"][2]["best_val_loss"] is None  # JSON has no NaN
 
 
 def _conv_bn_net(seed: int, widths: tuple[int, int], kernel: int, bias: bool, affine: bool) -> nn.Module:
@@ -198,19 +287,17 @@ def test_adapters_on_the_folded_copy_compute_lora_on_the_original(seed: int, wid
 
 
 def test_dropout_is_refused(dataset) -> None:
-    from dataclasses import replace
-
     with pytest.raises(EncoderError, match=r"LoRA dropout is not supported \(got 0.1, expected 0\)"):
-        adapt_encoder(TinyTorchEncoder(), dataset, replace(SPEC, dropout=0.1), seed=0)
+        AdaptationSession(TinyTorchEncoder(), spec(dropout=0.1), batch_size=8)
 
 
 def test_same_result_with_one_or_two_torch_threads(dataset) -> None:
     threads = torch.get_num_threads()
     try:
         torch.set_num_threads(1)
-        one = adapt_encoder(TinyTorchEncoder(), dataset, SPEC, seed=0)
+        one = adapt(TinyTorchEncoder(), dataset)
         torch.set_num_threads(2)
-        two = adapt_encoder(TinyTorchEncoder(), dataset, SPEC, seed=0)
+        two = adapt(TinyTorchEncoder(), dataset)
     finally:
         torch.set_num_threads(threads)
     assert one.weights_hash == two.weights_hash
@@ -218,7 +305,7 @@ def test_same_result_with_one_or_two_torch_threads(dataset) -> None:
 
 def test_multilabel_dataset_trains(dataset) -> None:
     cxr = build_dataset("cxr", seed=0, sizes={"train": 64, "val": 32, "test": 32}, image_side=32)
-    adapted = adapt_encoder(TinyTorchEncoder(), cxr, SPEC, seed=0)
+    adapted = adapt(TinyTorchEncoder(), cxr)
     assert np.isfinite(adapted.report.best_val_loss)
 
 
@@ -226,7 +313,7 @@ def test_handcrafted_encoder_is_refused(dataset) -> None:
     from crsbench_lib.encoders.registry import build_encoder
 
     with pytest.raises(EncoderError, match="needs a neural encoder"):
-        adapt_encoder(build_encoder("pixels"), dataset, SPEC, seed=0)
+        AdaptationSession(build_encoder("pixels"), SPEC, batch_size=8)
 
 
 def test_derived_seed_is_stable() -> None:
@@ -234,25 +321,53 @@ def test_derived_seed_is_stable() -> None:
     assert 0 <= derived_seed("x") < 2**31
 
 
-def test_fraction_adapter_sees_only_its_subset_labels() -> None:
-    from crsbench_lib.data.base import ImageSplit
+def test_fraction_adapter_sees_only_its_subset_labels(monkeypatch) -> None:
+    """Each fraction's adapter and its head's probe read that fraction's subsets only; scarce ones stay frozen."""
     from crsbench_lib.evaluation.fractions import label_fraction_subsets, validation_subsets
+    from crsbench_lib.runner import cell as cell_module
+    from crsbench_lib.runner.config import load_profile
     from crsbench_lib.runner.lora import fraction_subsets
 
-    ds = build_dataset("derm", seed=0, sizes={"train": 96, "val": 48, "test": 40}, image_side=32)
+    ds = build_dataset("derm", seed=0, sizes={"train": 200, "val": 100, "test": 40}, image_side=32)
     subsets = fraction_subsets(ds, 0, (1.0, 0.25, 0.1), "matched")
     assert set(subsets) == {0.25, 0.1}
     train_index, val_index = subsets[0.25]
     # the very subsets the probe at that fraction uses
     assert np.array_equal(train_index, label_fraction_subsets(ds.split("train").labels, (0.25, 0.1), 0, "multiclass")[0.25])
     assert np.array_equal(val_index, validation_subsets(ds.split("val").labels, (0.25, 0.1), 0, "multiclass")[0.25])
-    # Every label outside the subsets is made invalid: reading any of them would fail the loss.
-    parts = ds.development(0)
-    for name, index in (("train", train_index), ("val", val_index)):
-        labels = np.full(len(parts[name]), ds.n_classes + 7, dtype=np.int64)
-        labels[index] = parts[name].labels[index]
-        parts[name] = ImageSplit(parts[name].images, labels, name)
-    adapted = adapt_encoder(TinyTorchEncoder(), ds, SPEC, seed=0, train_index=train_index, val_index=val_index)
-    assert adapted.report.n_train_labels == train_index.size < len(parts["train"])
-    with pytest.raises((IndexError, RuntimeError)):
-        adapt_encoder(TinyTorchEncoder(), ds, SPEC, seed=0)  # the full split holds the invalid labels
+
+    from dataclasses import replace
+
+    profile = load_profile("quick")
+    profile = replace(profile, lora=spec(min_val_labels=20, max_steps=8), label_fractions=(1.0, 0.25, 0.1))
+    encoder = TinyTorchEncoder()
+    session = AdaptationSession(encoder, profile.lora, batch_size=64)
+    calls = []
+    original = session.adapt
+
+    def recording(train, train_labels, val, val_labels, probe, task, seed_parts):
+        calls.append((len(train), np.asarray(train_labels).copy(), len(val), np.asarray(val_labels).copy(), probe))
+        return original(train, train_labels, val, val_labels, probe, task, seed_parts)
+
+    monkeypatch.setattr(session, "adapt", recording)
+    images = cell_module.ConditionImages(ds, profile, ())
+
+    def frozen(split: str) -> np.ndarray:
+        return encoder.embed(ds.split(split, seed=0).images)
+
+    embeddings, facts = cell_module.adapted_embeddings(session, images, frozen, profile, seed=0)
+    train, val = ds.split("train", seed=0), ds.split("val", seed=0)
+    assert len(calls) == 2  # the full split and 25 %; 10 % has 10 validation images, under the minimum of 20
+    full, quarter = calls
+    assert full[0] == len(train) and np.array_equal(full[1], train.labels)
+    assert quarter[0] == train_index.size and np.array_equal(quarter[1], train.labels[train_index])
+    assert quarter[2] == val_index.size and np.array_equal(quarter[3], val.labels[val_index])
+    # The quarter's head starts from the frozen probe fitted on the quarter's subsets only.
+    assert quarter[4].standardiser.mean == pytest.approx(frozen("train")[train_index].mean(axis=0))
+    adapters = {a["label_fraction"]: a for a in facts["lora"]["adapters"]}
+    assert adapters[0.25]["trained"] and not adapters[0.1]["trained"]
+    # The scarce fraction keeps the frozen encoder's embeddings of its subsets.
+    ten_train, ten_val = subsets[0.1]
+    f_train, f_val, f_test = embeddings.fraction_features[0.1]
+    assert np.array_equal(f_train, frozen("train")[ten_train]) and np.array_equal(f_val, frozen("val")[ten_val])
+    assert np.array_equal(f_test, frozen("test"))

@@ -52,7 +52,7 @@ def derived_profile(tmp_path: Path, root: Path) -> Path:
         seeds=[0],
         corruptions={"families": "all", "severities": [3], "n_images": 21, "seed": 0},
         probe={**config["probe"], "C": [1.0], "max_iter": 60},
-        lora={**config["lora"], "epochs": 1},
+        lora={**config["lora"], "max_steps": 8},
     )
     path = tmp_path / "medmnist-tiny.yaml"
     path.write_text(yaml.safe_dump(config))

@@ -56,8 +56,12 @@ def test_manifest_reports_lora_runs_store_size_and_splits(quick_run):
         assert [a["label_fraction"] for a in facts["adapters"]] == sorted(
             (a["label_fraction"] for a in facts["adapters"]), reverse=True)
         for adapter in facts["adapters"]:
-            assert 0 <= adapter["best_epoch"] <= adapter["epochs_run"] <= facts["max_epochs"]
-            assert adapter["best_val_loss"] > 0 and adapter["n_train_labels"] > 0
+            assert 0 <= adapter["best_step"] <= adapter["steps_run"] <= facts["max_steps"]
+            if adapter["hit_cap"]:
+                assert adapter["trained"] and adapter["steps_run"] == facts["max_steps"]
+            assert adapter["n_train_labels"] > 0
+            if adapter["trained"]:
+                assert adapter["best_val_loss"] > 0 and adapter["best_val_loss"] <= adapter["start_val_loss"]
     assert manifest["predictions_bytes"] > 0
     splits = manifest["extra"]["development_splits"]
     assert set(splits) == {"derm", "fundus", "cxr"} and splits["derm"]["0"]["n_calibration"] == 100

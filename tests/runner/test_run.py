@@ -166,7 +166,7 @@ def test_changes_invalidate_exactly_the_cells_they_affect(tmp_path: Path, cache:
     assert set(read_results(outcome.results_path)["config_hash"]) == {more_seeds.config_hash}
 
     # A LoRA setting touches only LoRA cells; a probe setting touches all.
-    lora_change = profile_from(tmp_path, {**CONFIG, "lora": {"rank": 8}}, "r.yaml")
+    lora_change = profile_from(tmp_path, {**CONFIG, "lora": {"rank": 16}}, "r.yaml")
     backend = FakeBackend(weights={"cnn_random": "w-new"})
     run_profile(lora_change, out_dir=out, progress=False, backend=backend)
     assert {c.arm for c in backend.computed} == {"lora"} and len(backend.computed) == 4
@@ -402,7 +402,7 @@ class FactsBackend(FakeBackend):
 
     def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple]:
         for cell, rows in super().compute(profile, prep, cells):
-            facts = {"lora": {"max_epochs": 3, "adapters": [{"best_epoch": cell.seed + 1}]}} if cell.arm == "lora" else None
+            facts = {"lora": {"max_steps": 3, "adapters": [{"best_step": cell.seed + 1}]}} if cell.arm == "lora" else None
             yield (cell, rows, None, facts) if facts else (cell, rows)
 
 
@@ -413,7 +413,7 @@ def test_cell_facts_reach_the_manifest_and_survive_reuse(tmp_path: Path, cache: 
         entries = json.loads(result.manifest_path.read_text())["cells"]
         lora = [e for e in entries if e["cell"].endswith("/lora")]
         assert lora and all(e["reused"] is bool(attempt) for e in entries)
-        assert all(e["lora"]["adapters"][0]["best_epoch"] == int(e["cell"].split("/seed")[1].split("/")[0]) + 1
+        assert all(e["lora"]["adapters"][0]["best_step"] == int(e["cell"].split("/seed")[1].split("/")[0]) + 1
                    for e in lora)
         assert not any("lora" in e for e in entries if not e["cell"].endswith("/lora"))
 

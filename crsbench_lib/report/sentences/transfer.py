@@ -40,7 +40,7 @@ def describe_overlap(frozen: Sequence[str], adapted: Sequence[str]) -> str:
 
 
 def describe_adapter_training(training: "pd.DataFrame") -> str:
-    """How the LoRA arm's adapters trained: how many stopped while still improving, how many never moved.
+    """How the LoRA arm's adapters trained: how many ran out of budget, how many never moved, how many stayed frozen.
 
     Parameters
     ----------
@@ -54,41 +54,38 @@ def describe_adapter_training(training: "pd.DataFrame") -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> rows = [("a", "derm", 0, 1.0, 3, 3, 3, 0.5), ("a", "derm", 0, 0.1, 2, 0, 3, 0.7)]
-    >>> describe_adapter_training(pd.DataFrame(rows, columns=["encoder", "dataset", "seed", "label_fraction",
-    ...                                                        "epochs_run", "best_epoch", "max_epochs", "best_val_loss"]))
-    'Of the 2 adapters of 1 LoRA run, 1 (50 %) reached its lowest validation loss at the last of its 3 epochs, so training stopped while it was still improving; 1 (50 %) never beat the frozen encoder it started from. Of the 1 trained on all labels, 1 (100 %) was still improving.'
+    >>> from crsbench_lib.report.world import ADAPTER_COLUMNS
+    >>> rows = [("a", "derm", 0, 1.0, True, 480, 320, 2000, False, 1.2, 1.1, 1e-3),
+    ...         ("a", "derm", 0, 0.25, True, 2000, 2000, 2000, True, 1.3, 1.2, 1e-3),
+    ...         ("a", "derm", 0, 0.01, False, 0, 0, 2000, False, float("nan"), float("nan"), 1e-3)]
+    >>> describe_adapter_training(pd.DataFrame(rows, columns=list(ADAPTER_COLUMNS)))
+    'Of the 3 adapters of 1 LoRA run, 2 were trained and 1 label-fraction adapter was left frozen (too few validation images for early stopping). Of the 1 trained on all labels, 0 (0 %) ran out of the budget of 2000 steps; the median one stopped after 480 steps, its best state at step 320. Among all 2 trained, 1 (50 %) hit the budget and 0 (0 %) never beat the frozen probe they started from.'
     """
     if training.empty:
-        return ("This run's manifest holds no adapter reports (its LoRA cells were computed before the runner "
-                "recorded them), so how far the adapters trained is not known here.")
+        return ("This run's manifest holds no step-budget adapter reports (its LoRA cells were computed before "
+                "the runner recorded them), so how far the adapters trained is not known here.")
     n = len(training)
     runs = len(training[["encoder", "dataset", "seed"]].drop_duplicates())
-    limit = training["max_epochs"]
-    improving = training["best_epoch"] >= limit
-    unmoved = int((training["best_epoch"] == 0).sum())
-    epochs = int(limit.max()) if limit.nunique() == 1 else None
-    last = f"the last of its {epochs} epochs" if epochs is not None else "its last allowed epoch"
+    trained = training[training["trained"]]
+    frozen = n - len(trained)
+    budgets = training["max_steps"].unique()
+    budget = f"the budget of {int(budgets[0])} steps" if len(budgets) == 1 else "their step budget"
 
     def count(k: int, total: int) -> str:
-        return f"{k} ({percent(k / total)})"
+        return f"{k} ({percent(k / total)})" if total else str(k)
 
-    def verb(k: int, singular: str, plural: str) -> str:
-        return singular if k == 1 else plural
-
-    head = f"Of the {n} adapters of {runs} LoRA run{'s' if runs != 1 else ''}, "
-    k = int(improving.sum())
-    if k:
-        text = (head + f"{count(k, n)} reached {verb(k, 'its', 'their')} lowest validation loss at "
-                + (last if k == 1 else last.replace("its", "their")) + ", so training stopped while "
-                + verb(k, "it was", "they were") + " still improving")
-    else:
-        text = head + "every one stopped on its validation loss before the epoch limit, so longer training would not have changed them"
-    if unmoved:
-        text += (f"; {count(unmoved, n)} never beat the frozen encoder {verb(unmoved, 'it', 'they')} started from")
-    full = training["label_fraction"] >= 1.0
-    if full.any() and k:
-        m = int((improving & full).sum())
-        text += (f". Of the {int(full.sum())} trained on all labels, {count(m, int(full.sum()))} "
-                 f"{verb(m, 'was', 'were')} still improving")
-    return text + "."
+    text = f"Of the {n} adapters of {runs} LoRA run{'s' if runs != 1 else ''}, {len(trained)} were trained"
+    if frozen:
+        text += (f" and {frozen} label-fraction adapter{' was' if frozen == 1 else 's were'} left frozen "
+                 "(too few validation images for early stopping)")
+    text += "."
+    full = trained[trained["label_fraction"] >= 1.0]
+    if len(full):
+        text += (f" Of the {len(full)} trained on all labels, {count(int(full['hit_cap'].sum()), len(full))} ran out "
+                 f"of {budget}; the median one stopped after {int(full['steps_run'].median())} steps, its best "
+                 f"state at step {int(full['best_step'].median())}.")
+    if len(trained):
+        text += (f" Among all {len(trained)} trained, {count(int(trained['hit_cap'].sum()), len(trained))} hit the "
+                 f"budget and {count(int((trained['best_step'] == 0).sum()), len(trained))} never beat the frozen "
+                 "probe they started from.")
+    return text
