@@ -441,7 +441,7 @@ class AdaptationSession:
             return adapted.embed_activations(activations, self.batch_size)
 
     def adapt(self, train: torch.Tensor, train_labels: np.ndarray, val: torch.Tensor, val_labels: np.ndarray,
-              probe: FittedProbe, task: str, seed_parts: Sequence[object]) -> AdaptedEncoder:
+              probe: FittedProbe, task: str, seed_parts: Sequence[object], lr: float | None = None) -> AdaptedEncoder:
         """Train adapters and the probe-initialised head on cached activations; merge the best state.
 
         Parameters
@@ -456,6 +456,9 @@ class AdaptationSession:
         task : {"binary", "multiclass", "multilabel"}
         seed_parts : sequence
             What the training seed is derived from (encoder, dataset, seed, subset).
+        lr : float, optional
+            A peak learning rate other than the profile's (the rate trials of
+            :mod:`crsbench_lib.runner.lora_rates`).
 
         Returns
         -------
@@ -476,7 +479,7 @@ class AdaptationSession:
             train_module, adapters = adapted_training_copy(module, self.names, spec.rank, spec.alpha)
             head = head_from_probe(probe).to(self._device)
             report, best = self._train(train_module, adapters, head, train, train_y, val, val_y, task,
-                                       derived_seed("lora-order", *seed_parts))
+                                       derived_seed("lora-order", *seed_parts), self.lr if lr is None else float(lr))
             # Merge the best state's update into the original, unfolded weights
             # (W + (alpha / r) B A: the original keeps its batch norms, so no gain).
             with torch.no_grad():
@@ -492,12 +495,12 @@ class AdaptationSession:
 
     def _train(self, train_module: torch.nn.Module, adapters: dict[str, LowRankUpdate], head: ProbeHead,
                train: torch.Tensor, train_y: torch.Tensor, val: torch.Tensor, val_y: torch.Tensor, task: str,
-               order_seed: int) -> tuple[LoraReport, dict[str, torch.Tensor]]:
+               order_seed: int, lr: float) -> tuple[LoraReport, dict[str, torch.Tensor]]:
         spec, cut, batch = self.spec, self.cut, _train_batch(self.spec, len(train))
         loss_fn = _loss_fn(task)
         adapter_params = {f"{name}.{k}": p for name, a in adapters.items() for k, p in (("A", a.A), ("B", a.B))}
         params = list(adapter_params.values()) + list(head.linear.parameters())
-        optimiser = torch.optim.AdamW(params, lr=self.lr, weight_decay=spec.weight_decay)
+        optimiser = torch.optim.AdamW(params, lr=lr, weight_decay=spec.weight_decay)
         schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: _lr_factor(spec, step))
         order_rng = torch.Generator().manual_seed(order_seed)
 
@@ -538,7 +541,7 @@ class AdaptationSession:
         report = LoraReport(
             trained=True, steps_run=step, best_step=best_step, max_steps=spec.max_steps,
             hit_cap=step == spec.max_steps and not stopped, start_val_loss=start_loss, best_val_loss=best_loss,
-            lr=self.lr, n_trainable=sum(p.numel() for p in params), n_adapted_layers=len(adapters),
+            lr=lr, n_trainable=sum(p.numel() for p in params), n_adapted_layers=len(adapters),
             n_train_labels=len(train), n_val_labels=len(val),
         )
         return report, best
