@@ -272,3 +272,70 @@ def test_corruption_layout_enters_the_config_hash_and_places_each_block(tmp_path
     assert starts(per_family, ((0, 1), (0, 5), (4, 1))) == [0, 0, 20]
     assert set(starts(shared, [(k, 3) for k in range(5)])) == {0}
     assert images_per_condition(per_condition.corruptions.n_images, 20) == 20  # never more than the test split
+
+
+# ---------------------------------------------------------------------------
+# Encoder groups: one resolution for ``encoders`` and ``lora.encoders``
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("group", ["zoo", "handcrafted", "neural", "pretrained"])
+def test_an_encoder_group_resolves_to_its_names_in_zoo_order(group: str) -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS
+    from crsbench_lib.runner.config import encoder_names
+
+    assert encoder_names(group, "encoders") == ZOO_GROUPS[group]
+    profile = validate_config(with_(encoders=group), check_files=False)
+    assert profile.encoders == ZOO_GROUPS[group]
+
+
+def test_a_group_and_its_explicit_list_hash_alike(tmp_path: Path) -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS
+
+    group = load_profile(write(tmp_path, with_(encoders="zoo", lora={"encoders": "pretrained"}), "g.yaml"))
+    listed = load_profile(write(tmp_path, with_(encoders=list(ZOO_GROUPS["zoo"]),
+                                                lora={"encoders": list(ZOO_GROUPS["pretrained"])}), "l.yaml"))
+    assert group.encoders == listed.encoders and group.lora.encoders == listed.lora.encoders
+    assert group.config_hash == listed.config_hash
+    # The group's members in another order are another config.
+    shuffled = load_profile(write(tmp_path, with_(encoders=list(reversed(ZOO_GROUPS["zoo"])),
+                                                  lora={"encoders": "pretrained"}), "r.yaml"))
+    assert shuffled.config_hash != group.config_hash
+
+
+def test_default_profile_names_the_zoo_by_group() -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS
+    from crsbench_lib.paths import configs_dir
+
+    raw = yaml.safe_load((configs_dir() / "default.yaml").read_text())
+    assert raw["encoders"] == "zoo" and raw["lora"]["encoders"] == "pretrained"
+    profile = load_profile("default")
+    assert profile.encoders == ZOO_GROUPS["zoo"] and profile.lora.encoders == ZOO_GROUPS["pretrained"]
+
+
+def test_lora_neural_keeps_its_profile_relative_meaning() -> None:
+    # ``lora.encoders: neural`` is every torch-backed encoder of the profile (hub ids
+    # included), hashed as written, not the zoo group of that name.
+    profile = validate_config(with_(encoders=["pixels", "cnn_random"], lora={"encoders": "neural"}),
+                              check_files=False)
+    assert profile.lora.encoders == "neural" and profile.config["lora"]["encoders"] == "neural"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"encoders": "cnns"}, "encoders names unknown encoder group 'cnns' (expected one of zoo, handcrafted, "
+                               "neural, pretrained, or a list of encoder names)"),
+        ({"lora": {"encoders": "everything"}}, "lora.encoders names unknown encoder group 'everything'"),
+        ({"encoders": ["pixels", "zoo"]}, "a group is written alone, not in a list: encoders: zoo"),
+        ({"lora": {"encoders": "pretrained"}},
+         "lora.encoders (group 'pretrained') names 'simclr_broad_aug_s', which is not among the profile's encoders"),
+        ({"encoders": []}, "encoders must not be empty"),
+    ],
+)
+def test_bad_encoder_groups_name_the_key(tmp_path: Path, change: dict, message: str) -> None:
+    path = write(tmp_path, with_(**change))
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    text = str(info.value)
+    assert message in text and str(path) in text and "\n" not in text
