@@ -56,7 +56,7 @@ from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
 from crsbench_lib.evaluation.cell import ProbeConfig
 from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
-from crsbench_lib.paths import configs_dir, standards_dir
+from crsbench_lib.paths import configs_dir, resolve_against, standards_dir
 from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
 from crsbench_lib.runner.profile import (
     ALL,
@@ -158,8 +158,7 @@ class _Checker:
 
 
 def _resolve(path_text: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(path_text))
-    return path if path.is_absolute() else (base / path).resolve()
+    return resolve_against(path_text, base)
 
 
 def _resolve_standard(text: str, base: Path) -> Path:
