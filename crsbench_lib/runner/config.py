@@ -52,12 +52,10 @@ from crsbench_lib.data.medmnist import DOWNLOAD_HINT, NAMING_RULE, medmnist_path
 from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
 from crsbench_lib.encoders.zoo import ZOO_GROUPS
-from crsbench_lib.errors import ConfigError, CRSBenchError
-from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
+from crsbench_lib.errors import ConfigError, CRSBenchError, ProbeSettingError
 from crsbench_lib.evaluation.cell import ProbeConfig
-from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
 from crsbench_lib.paths import configs_dir, resolve_against, standards_dir
-from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
+from crsbench_lib.results.schema import ARMS, SEVERITIES, TASKS
 from crsbench_lib.runner.profile import (
     ALL,
     AMP_CHOICES,
@@ -440,22 +438,14 @@ def _arms_section(value: Any, check: _Checker) -> tuple[str, ...]:
 
 
 def _probe_section(value: Any, check: _Checker) -> ProbeConfig:
+    """The probe settings, validated by :class:`ProbeConfig` (the one place), reported under the profile's key."""
     raw = {**DEFAULT_PROBE, **check.mapping(value, "probe", tuple(DEFAULT_PROBE))}
-    c_raw = check.sequence(raw["C"], "probe.C")
-    c_grid = tuple(check.number(c, f"probe.C[{i}]", positive=True) for i, c in enumerate(c_raw))
-    check.unique(c_grid, "probe.C")
-    cal_raw = check.sequence(raw["calibrators"], "probe.calibrators", allow_empty=True)
-    calibrators = tuple(check.string(c, f"probe.calibrators[{i}]", CALIBRATOR_NAMES) for i, c in enumerate(cal_raw))
-    check.unique(calibrators, "probe.calibrators")
-    return ProbeConfig(
-        c_grid=c_grid,
-        max_iter=check.positive_int(raw["max_iter"], "probe.max_iter"),
-        tol=check.number(raw["tol"], "probe.tol", positive=True),
-        val_fraction_policy=check.string(raw["val_fraction_policy"], "probe.val_fraction_policy",
-                                         VAL_FRACTION_POLICIES),
-        calibrators=calibrators,
-        c_rule=check.string(raw["c_rule"], "probe.c_rule", C_RULES),
-    )
+    try:
+        return ProbeConfig.from_written(raw)
+    except ProbeSettingError as exc:
+        key = ProbeConfig.WRITTEN_KEYS.get(exc.field, exc.field)
+        where = f"probe.{key}" if exc.index is None else f"probe.{key}[{exc.index}]"
+        raise check.fail(where, exc.problem) from None
 
 
 def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraSpec:

@@ -339,3 +339,41 @@ def test_bad_encoder_groups_name_the_key(tmp_path: Path, change: dict, message: 
         load_profile(path)
     text = str(info.value)
     assert message in text and str(path) in text and "\n" not in text
+
+
+# ---------------------------------------------------------------------------
+# The probe section: validated by ProbeConfig, reported under the profile's key
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("probe", "message"),
+    [
+        ({"C": [1.0, -1.0]}, "probe.C[1] must be a positive number, got -1.0"),
+        ({"C": [0.1, "1"]}, "probe.C[1] must be a positive number, got '1'"),
+        ({"C": [0.1, 0.1]}, "probe.C[1] repeats 0.1"),
+        ({"C": "1.0"}, "probe.C must be a list, got '1.0'"),
+        ({"C": []}, "probe.C must not be empty"),
+        ({"max_iter": 0}, "probe.max_iter must be a positive integer, got 0"),
+        ({"tol": float("inf")}, "probe.tol must be a positive number, got inf"),
+        ({"tol": True}, "probe.tol must be a positive number, got True"),
+        ({"val_fraction_policy": "half"}, "probe.val_fraction_policy must be one of matched, full, got 'half'"),
+        ({"calibrators": ["temperature", "platt"]}, "probe.calibrators[1] must be one of temperature, vector, isotonic"),
+        ({"calibrators": ["vector", "vector"]}, "probe.calibrators[1] repeats 'vector'"),
+        ({"c_rule": "accuracy"}, "probe.c_rule must be one of auroc, log_loss, got 'accuracy'"),
+    ],
+)
+def test_a_bad_probe_value_in_a_profile_file_names_the_file_and_key(tmp_path: Path, probe: dict, message: str) -> None:
+    path = write(tmp_path, with_(probe=probe))
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    text = str(info.value)
+    assert text == f"{path}: {message}" or (text.startswith(f"{path}: {message}") and "\n" not in text)
+
+
+def test_the_probe_section_is_the_probe_config(tmp_path: Path) -> None:
+    from crsbench_lib.evaluation.cell import ProbeConfig
+
+    profile = load_profile(write(tmp_path, with_(probe={"C": [1, 10], "tol": 1, "calibrators": []})))
+    assert profile.probe == ProbeConfig(c_grid=(1.0, 10.0), tol=1.0, calibrators=())
+    assert profile.config["probe"]["tol"] == 1.0 and isinstance(profile.config["probe"]["tol"], float)
