@@ -35,6 +35,20 @@ class EvaluationError(CRSBenchError, ValueError):
     """Metric or probe input is invalid (lengths, probabilities, classes, NaN)."""
 
 
+class ProbeSettingError(EvaluationError):
+    """A probe setting is invalid (:class:`~crsbench_lib.evaluation.cell.ProbeConfig`).
+
+    ``field`` names the setting (a ``ProbeConfig`` field), ``index`` the list
+    position at fault (or None) and ``problem`` what was expected, so that the
+    profile parser can report it under the profile's own key.
+    """
+
+    def __init__(self, field: str, problem: str, index: int | None = None) -> None:
+        self.field, self.problem, self.index = field, problem, index
+        where = field if index is None else f"{field}[{index}]"
+        super().__init__(f"ProbeConfig.{where} {problem}")
+
+
 class RegistryError(CRSBenchError):
     """The score registry is unreadable, foreign, or the request is invalid."""
 

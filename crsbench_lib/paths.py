@@ -40,3 +40,15 @@ def cache_dir() -> Path:
     root = Path(env) if env else project_root() / ".crsbench-cache"
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def resolve_against(path_text: str, base: Path) -> Path:
+    """A path as a profile writes it: ``~`` expanded, a relative one taken from ``base`` (the profile's folder).
+
+    Examples
+    --------
+    >>> resolve_against("/data/x.npz", Path("/profiles")).as_posix()
+    '/data/x.npz'
+    """
+    path = Path(os.path.expanduser(path_text))
+    return path if path.is_absolute() else (base / path).resolve()

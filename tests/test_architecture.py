@@ -180,7 +180,6 @@ NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 # parallel changes land (remove the entry: strict xfail then fails loudly).
 NOTEBOOK_EXPECTED_FAILURES: dict[str, str] = {
     # Known, named exceptions (strict: the test fails once they no longer hold, so the entry must go).
-    "cohort": "imports crsbench_lib.runner.run_data (the data summary of the run), which reaches torch through runner",
     "zoo": "the encoder cards (encoders.cards.zoo_cards) count the shipped networks' parameters, which needs torch",
 }
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from crsbench_lib.errors import EvaluationError
+from crsbench_lib.errors import EvaluationError, ProbeSettingError
 from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES, fit_calibrator
 from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES, label_fraction_subsets, validation_subsets
 from crsbench_lib.evaluation.probe import (
@@ -94,9 +94,39 @@ class CellEmbeddings:
     corrupted_images: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
 
 
+def _items(value: Any, field: str) -> list[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ProbeSettingError(field, f"must be a list, got {value!r}")
+    return list(value)
+
+
+def _positive_number(value: Any, field: str, index: int | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or not value > 0:
+        raise ProbeSettingError(field, f"must be a positive number, got {value!r}", index)
+    return float(value)
+
+
+def _choice(value: Any, field: str, choices: Sequence[str], index: int | None = None) -> None:
+    if not isinstance(value, str) or value not in choices:
+        raise ProbeSettingError(field, f"must be one of {', '.join(choices)}, got {value!r}", index)
+
+
+def _unique(values: Sequence[Any], field: str) -> None:
+    for i, value in enumerate(values):
+        if value in values[:i]:
+            raise ProbeSettingError(field, f"repeats {value!r}", i)
+
+
 @dataclass(frozen=True)
 class ProbeConfig:
-    """Settings of the probe and the calibration ablation.
+    """Settings of the probe and the calibration ablation, validated here and only here.
+
+    A bad value raises :class:`~crsbench_lib.errors.ProbeSettingError` (an
+    :class:`~crsbench_lib.errors.EvaluationError`) naming the field, the list
+    position and what was expected; the profile parser reports it under the
+    profile's key (:data:`WRITTEN_KEYS`). :meth:`from_written` builds one from a
+    profile's ``probe`` section.
 
     Attributes
     ----------
@@ -124,34 +154,52 @@ class ProbeConfig:
     calibrators: tuple[str, ...] = CALIBRATOR_NAMES
     c_rule: str = DEFAULT_C_RULE
 
+    #: The profile's key of each field (a profile's ``probe`` section writes the grid as ``C``).
+    WRITTEN_KEYS: ClassVar[dict[str, str]] = {
+        "c_grid": "C", "max_iter": "max_iter", "tol": "tol", "val_fraction_policy": "val_fraction_policy",
+        "calibrators": "calibrators", "c_rule": "c_rule",
+    }
+
     def __post_init__(self) -> None:
-        if self.c_rule not in C_RULES:
-            raise EvaluationError(f"ProbeConfig.c_rule must be one of {', '.join(C_RULES)}, got {self.c_rule!r}")
-        if self.val_fraction_policy not in VAL_FRACTION_POLICIES:
-            raise EvaluationError(
-                f"ProbeConfig.val_fraction_policy must be one of {', '.join(VAL_FRACTION_POLICIES)}, "
-                f"got {self.val_fraction_policy!r}"
-            )
-        unknown = [c for c in self.calibrators if c not in CALIBRATOR_NAMES]
-        if unknown:
-            raise EvaluationError(
-                f"ProbeConfig.calibrators: unknown calibrator {unknown[0]!r} (expected {', '.join(CALIBRATOR_NAMES)})"
-            )
-        try:
-            grid = tuple(float(c) for c in self.c_grid)
-        except (TypeError, ValueError):
-            raise EvaluationError(f"ProbeConfig.c_grid must be a sequence of numbers, got {self.c_grid!r}") from None
-        if not grid or not all(np.isfinite(c) and c > 0 for c in grid):
-            raise EvaluationError(f"ProbeConfig.c_grid must hold positive finite numbers, got {self.c_grid!r}")
+        grid = tuple(_positive_number(c, "c_grid", i) for i, c in enumerate(_items(self.c_grid, "c_grid")))
+        if not grid:
+            raise ProbeSettingError("c_grid", "must not be empty")
+        _unique(grid, "c_grid")
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
-            raise EvaluationError(f"ProbeConfig.max_iter must be a positive integer, got {self.max_iter!r}")
-        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float)) or not self.tol > 0:
-            raise EvaluationError(f"ProbeConfig.tol must be a positive number, got {self.tol!r}")
-        if len(set(self.calibrators)) != len(self.calibrators):
-            raise EvaluationError(f"ProbeConfig.calibrators lists a calibrator twice: {self.calibrators!r}")
-        # tuples keep the config hashable and its repr stable for config hashes
+            raise ProbeSettingError("max_iter", f"must be a positive integer, got {self.max_iter!r}")
+        tol = _positive_number(self.tol, "tol")
+        _choice(self.val_fraction_policy, "val_fraction_policy", VAL_FRACTION_POLICIES)
+        calibrators = tuple(self.calibrators if not isinstance(self.calibrators, str) else [self.calibrators])
+        for i, name in enumerate(calibrators):
+            _choice(name, "calibrators", CALIBRATOR_NAMES, i)
+        _unique(calibrators, "calibrators")
+        _choice(self.c_rule, "c_rule", C_RULES)
+        # tuples keep the config hashable and its repr stable for config hashes;
+        # numbers as the profile parser always gave them (float grid and tol, int max_iter)
         object.__setattr__(self, "c_grid", grid)
-        object.__setattr__(self, "calibrators", tuple(self.calibrators))
+        object.__setattr__(self, "max_iter", int(self.max_iter))
+        object.__setattr__(self, "tol", tol)
+        object.__setattr__(self, "calibrators", calibrators)
+
+    @classmethod
+    def from_written(cls, section: Mapping[str, Any]) -> ProbeConfig:
+        """The config of a profile's default-filled ``probe`` section (the inverse of :meth:`written`).
+
+        Raises
+        ------
+        ProbeSettingError
+            On a bad value (see the class docstring).
+
+        Examples
+        --------
+        >>> ProbeConfig.from_written({**ProbeConfig().written(), "C": [1, 10]}).c_grid
+        (1.0, 10.0)
+        """
+        fields = {written: field for field, written in cls.WRITTEN_KEYS.items()}
+        unknown = sorted(set(section) - set(fields))
+        if unknown:
+            raise ProbeSettingError(unknown[0], f"is not a probe setting (expected one of {', '.join(fields)})")
+        return cls(**{fields[key]: value for key, value in section.items()})
 
     def written(self) -> dict[str, Any]:
         """The settings as a profile's ``probe`` section writes them (``C`` for the grid, lists for

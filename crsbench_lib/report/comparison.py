@@ -28,6 +28,7 @@ from crsbench_lib.scoring import (
     transfer,
     two_level_bootstrap,
 )
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.standard import ReferenceStandard
 
@@ -50,7 +51,7 @@ NEWCOMERS = 3  # the insertion test inserts the three strongest encoders (highes
 
 
 def published_comparison(
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
     standard: ReferenceStandard,
     n_draws: int = 1000,
     random_state: int = 0,
@@ -62,7 +63,7 @@ def published_comparison(
 
     Parameters
     ----------
-    results : pandas.DataFrame
+    results : pandas.DataFrame or ValidatedResults
         The results table (frozen arm scored; the LoRA arm, if present, for the
         transfer row).
     standard : ReferenceStandard
@@ -103,26 +104,28 @@ def published_comparison(
     >>> published_comparison(table, std, n_draws=20).loc[0, "this_build"]
     5
     """
-    scores = crs.score_results(results, standard)
+    table = as_validated(results)  # once: the scores, profiles and bootstrap below share its raw axes
+    scores = crs.score_results(table, standard)
     agree = agreement.score_agreement(scores)
-    profiles = axes.encoder_profiles(axes.raw_axes(results, label_fractions=standard.label_fractions))
+    profiles = axes.encoder_profiles(axes.raw_axes(table, label_fractions=standard.label_fractions))
     references = [str(name) for name in references if str(name) in set(map(str, profiles.index))]
     if boot is None:
-        boot = bootstrap.paired_seed_bootstrap(results, standard, n_draws=n_draws, random_state=random_state,
+        boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=n_draws, random_state=random_state,
                                                references=references)
     weights = sensitivity.weight_perturbation(profiles, standard, n_draws=n_draws, random_state=random_state,
                                               references=references)
     candidates = scores[~scores["encoder"].astype(str).isin(references)]
     newcomers = list(profiles["D"].sort_values(ascending=False).index[:NEWCOMERS])
     inserted = insertion.insertion_test(profiles.drop(index=newcomers), profiles.loc[newcomers], standard)
-    cal_low, cal_high = calibration_ablation.reduction_range(calibration_ablation.calibration_ablation(results))
-    cell_r = corruption_cells.cell_correlation(corruption_cells.corruption_cells(results))
+    cal_low, cal_high = calibration_ablation.reduction_range(calibration_ablation.calibration_ablation(table))
+    cell_r = corruption_cells.cell_correlation(corruption_cells.corruption_cells(table.frame))
     lora_tau = math.nan
-    lora_encoders = sorted(results.loc[results["arm"] == "lora", "encoder"].unique())
+    frame = table.frame
+    lora_encoders = sorted(frame.loc[frame["arm"] == "lora", "encoder"].unique())
     if lora_encoders:
         lora_tau = transfer.transfer_summary(
-            crs.score_results(results[results["encoder"].isin(lora_encoders)], standard),
-            crs.score_results(results, standard, arm="lora"),
+            crs.score_results(frame[frame["encoder"].isin(lora_encoders)], standard),
+            crs.score_results(table, standard, arm="lora"),
             references=references,
         ).kendall_tau
     rows = [

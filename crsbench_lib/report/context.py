@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -26,9 +26,9 @@ from crsbench_lib.errors import NotebookError
 from crsbench_lib.paths import project_root, standards_dir
 from crsbench_lib.report.banner import Provenance, build_date, provenance
 from crsbench_lib.results.predictions import DatasetPredictions, load_prediction_arrays, restrict_arrays
-from crsbench_lib.results.io import RESULTS_FILE, read_results, run_dir
+from crsbench_lib.results.io import RESULTS_FILE, run_dir
 from crsbench_lib.results.manifest import manifest_beside
-from crsbench_lib.results.validated import ValidatedResults, as_validated
+from crsbench_lib.results.validated import ValidatedResults, as_validated, read_validated
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.standard import (
     DEFAULT_FILENAME,
@@ -58,12 +58,21 @@ class BookContext:
         The page banner (display it as a cell's last expression).
     results_path : pathlib.Path
         Where the results were read.
+    validated : ValidatedResults
+        The same table, validated once (:func:`load_context` passes it; built from
+        ``results`` otherwise): hand it to scoring functions, which then neither
+        check it again nor recompute its raw axes.
     """
 
     results: pd.DataFrame
     standard: ReferenceStandard
     provenance: Provenance
     results_path: Path
+    validated: ValidatedResults | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.validated is None:
+            object.__setattr__(self, "validated", as_validated(self.results))
 
     @property
     def run_dir(self) -> Path:
@@ -173,7 +182,7 @@ def resolve_standard(
 
 def override_standard(
     standard: ReferenceStandard,
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
     weights: Mapping[str, float] | None = None,
     anchors: Mapping[str, Sequence[float]] | None = None,
 ) -> ReferenceStandard:
@@ -259,21 +268,24 @@ def load_context(
         raise NotebookError(
             f"parameter 'results_path': no results table at {path} (run 'crsbench run --profile {profile}' first)"
         )
-    full = read_results(path)
-    table = _filter(full, "dataset", datasets, "datasets")
-    table = _filter(table, "encoder", encoders, "encoders")
-    table = _filter(table, "seed", seeds, "seeds")
+    # Validated once; the chapter's filtered table (rows of a valid table) once more, if filtered.
+    full = read_validated(path)
+    frame = _filter(full.frame, "dataset", datasets, "datasets")
+    frame = _filter(frame, "encoder", encoders, "encoders")
+    frame = _filter(frame, "seed", seeds, "seeds")
+    table = full if frame is full.frame else as_validated(frame, source=str(path))
     # A build standard is frozen from the whole table, so that chapters filtered
     # differently still score against one and the same reference.
     standard = override_standard(resolve_standard(standard_path, full), full, weights=weights, anchors=anchors)
     return BookContext(
-        results=table,
+        results=table.frame,
         standard=standard,
         # The date a chapter's numbers were computed (SOURCE_DATE_EPOCH pins it for reproducible builds).
         provenance=provenance(table, standard, profile=profile,
                               simulated=simulated if simulated is not None else simulated_from_manifest(path),
                               built=build_date()),
         results_path=path,
+        validated=table,
     )
 
 

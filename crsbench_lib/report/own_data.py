@@ -27,8 +27,9 @@ from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
 from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.manifest import PHANTOM_KIND, manifest_beside
 from crsbench_lib.results.validated import ValidatedResults, as_validated
+from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.scoring.crs import score_results
-from crsbench_lib.scoring.fit import absent_terms, fit_warnings, kept_raw_axes, partial_terms
+from crsbench_lib.scoring.fit import absent_terms, fit_warnings, partial_terms
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.scoring.reproduce import compare_to_summary, load_summary, summary_filename
 from crsbench_lib.standard import ReferenceStandard
@@ -285,12 +286,12 @@ def fit_report(results: pd.DataFrame | ValidatedResults, standard: ReferenceStan
     """
     arm = arm or standard.arm
     table = as_validated(results)
-    scores = score_results(table.frame, standard, arm=arm)
+    scores = score_results(table, standard, arm=arm)
     lines = fit_warnings(scores, standard)
     if not lines:
         lines = [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
                  "puts every encoder below the whole panel."]
-    raw = kept_raw_axes(table, arm, standard.label_fractions)
+    raw = raw_axes(table, arm=arm, label_fractions=standard.label_fractions)
     absent, partial = absent_terms(raw), partial_terms(raw)
     if absent:
         lines.append("Terms this run cannot measure: " + "; ".join(absent) + ".")

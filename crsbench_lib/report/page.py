@@ -152,10 +152,11 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
     from crsbench_lib.scoring.fit import fit_warnings
     from crsbench_lib.standard import results_hash
 
-    scores = score_results(ctx.results, ctx.standard, arm=ctx.standard.arm)
+    table = getattr(ctx, "validated", None) or ctx.results
+    scores = score_results(table, ctx.standard, arm=ctx.standard.arm)
     return ChapterHeader(
         provenance=ctx.provenance,
-        results_hash=results_hash(ctx.results),
+        results_hash=results_hash(table),
         parameters=dict(parameters or {}),
         versions=package_versions(),
         fit=tuple(fit_warnings(scores, ctx.standard)),

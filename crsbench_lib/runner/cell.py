@@ -38,6 +38,8 @@ from crsbench_lib.runner.manifest import library_versions
 # The modules this module imports lazily, by the kind of work that needs them: a
 # cell runs only those of its dataset kind, encoder kind and arm. Everything else
 # a cell runs is found by walking the imports (crsbench_lib.imports).
+# (Every kind is opened by crsbench_lib.cohort.run_sources.open_dataset, which
+# imports these lazily in turn.)
 DATASET_LOADERS: dict[str, str] = {
     "phantom": "crsbench_lib.cohort.datasets",
     "medmnist": "crsbench_lib.data.medmnist",
@@ -138,25 +140,9 @@ def load_dataset(spec: DatasetSpec) -> ImageDataset:
     memo = canonical_json(spec.written) + str(spec.options.get("root", spec.options.get("csv", "")))
     if memo in _DATASETS:
         return _DATASETS[memo]
-    options = spec.options
-    if spec.kind == "phantom":
-        from crsbench_lib.cohort.datasets import build_dataset
+    from crsbench_lib.cohort.run_sources import open_dataset
 
-        dataset = build_dataset(spec.name, seed=options["data_seed"], sizes=options["sizes"],
-                                image_side=options["image_side"])
-    elif spec.kind == "medmnist":
-        from crsbench_lib.data.medmnist import load_medmnist
-
-        dataset = load_medmnist(options["flag"], Path(options["root"]), size=options["size"],
-                                download=options["download"], domain=options["domain"],
-                                calibration_size=options["calibration_size"])
-        dataset.name = spec.name
-    else:
-        from crsbench_lib.data.manifest import load_manifest
-
-        dataset = load_manifest(Path(options["csv"]), label_columns=options["label_columns"], task=options["task"],
-                                image_side=options["image_side"], colour=options["colour"], name=spec.name,
-                                domain=options["domain"])
+    dataset = open_dataset(spec.kind, spec.name, spec.options)
     _DATASETS[memo] = dataset
     return dataset
 

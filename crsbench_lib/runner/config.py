@@ -19,6 +19,16 @@ a fetched file is checked by its content hash wherever it came from. Likewise
 ``embedding.device: auto`` (the default) picks CUDA where torch has it; a
 device that this torch lacks is refused when the profile is loaded.
 
+Encoders are a list of names or the name of a zoo group
+(:data:`~crsbench_lib.encoders.zoo.ZOO_GROUPS`: ``zoo``, ``handcrafted``,
+``neural``, ``pretrained``), for the top-level ``encoders`` key and for
+``lora.encoders`` alike (:func:`encoder_names`). A group stands for its names in
+zoo order and the config hash is taken over the resolved names, so
+``encoders: zoo`` and the zoo's twenty names listed in zoo order hash alike. One
+word keeps its older meaning under ``lora.encoders``: ``neural`` (the default)
+there selects every encoder *of the profile* that has a torch module, hub
+models included, and is hashed as written.
+
 The *config hash* is the SHA-256 of the canonical JSON (sorted keys, no
 whitespace) of the validated, default-filled config, with the standard's label
 fractions and ECE bins in place of its path, so that moving a file does not
@@ -41,12 +51,11 @@ from crsbench_lib.cohort.datasets import DEFAULT_SIZES as DEFAULT_PHANTOM_SIZES
 from crsbench_lib.data.medmnist import DOWNLOAD_HINT, NAMING_RULE, medmnist_path
 from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
-from crsbench_lib.errors import ConfigError, CRSBenchError
-from crsbench_lib.evaluation.calibration import CALIBRATOR_NAMES
+from crsbench_lib.encoders.zoo import ZOO_GROUPS
+from crsbench_lib.errors import ConfigError, CRSBenchError, ProbeSettingError
 from crsbench_lib.evaluation.cell import ProbeConfig
-from crsbench_lib.evaluation.fractions import VAL_FRACTION_POLICIES
-from crsbench_lib.paths import configs_dir, standards_dir
-from crsbench_lib.results.schema import ARMS, C_RULES, SEVERITIES, TASKS
+from crsbench_lib.paths import configs_dir, resolve_against, standards_dir
+from crsbench_lib.results.schema import ARMS, SEVERITIES, TASKS
 from crsbench_lib.runner.profile import (
     ALL,
     AMP_CHOICES,
@@ -58,6 +67,7 @@ from crsbench_lib.runner.profile import (
     LR_SCHEDULES,
     DEFAULT_PROBE,
     DEFAULT_SEEDS,
+    LORA_NEURAL,
     MANIFEST_COLOURS,
     SPLIT_SIZE_KEYS,
     TOP_KEYS,
@@ -147,8 +157,7 @@ class _Checker:
 
 
 def _resolve(path_text: str, base: Path) -> Path:
-    path = Path(os.path.expanduser(path_text))
-    return path if path.is_absolute() else (base / path).resolve()
+    return resolve_against(path_text, base)
 
 
 def _resolve_standard(text: str, base: Path) -> Path:
@@ -167,10 +176,11 @@ def _check_encoder_names(names: list[str], check: _Checker) -> None:
     known = set(available_encoders())
     for i, name in local:
         if name not in known:
+            hint = f"; a group is written alone, not in a list: encoders: {name}" if name in ZOO_GROUPS else ""
             raise check.fail(
                 f"encoders[{i}]",
                 f"names unknown encoder {name!r} (known: {', '.join(sorted(known))}; hub ids start with "
-                f"{', '.join(p + ':' for p in HUB_PREFIXES)})",
+                f"{', '.join(p + ':' for p in HUB_PREFIXES)}{hint})",
             )
     for i, name in enumerate(names):
         if hub_prefix(name) is not None and not name.partition(":")[2]:
@@ -341,10 +351,58 @@ def _standard_section(
     return standard_path, fractions, int(standard.ece_bins), str(standard.version)
 
 
+def encoder_names(value: Any, key: str, source: str = "config") -> tuple[str, ...]:
+    """The encoder names an ``encoders`` key stands for: a list of names, or a zoo group.
+
+    A string is the name of a group of :data:`~crsbench_lib.encoders.zoo.ZOO_GROUPS`
+    and stands for its names in zoo order; a list is encoder names, taken as
+    written (a group name inside a list is not expanded: write a group alone).
+    Names are checked against the registry by the caller, which knows whether
+    entry points and hub ids may be looked up.
+
+    Parameters
+    ----------
+    value : str or list of str
+        The key's value as parsed from the profile file.
+    key : str
+        The key path, for messages (``encoders``, ``lora.encoders``).
+    source : str
+        The file, for messages.
+
+    Returns
+    -------
+    tuple of str
+        Unique, non-empty names, in the list's or the zoo's order.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown group, an empty or non-list value, a non-string or a repeated name.
+
+    Examples
+    --------
+    >>> encoder_names("handcrafted", "encoders")[:3]
+    ('pixels', 'pca', 'hog')
+    >>> encoder_names(["hog", "pixels"], "encoders")
+    ('hog', 'pixels')
+    """
+    return _encoder_names(value, key, _Checker(source))
+
+
+def _encoder_names(value: Any, key: str, check: _Checker) -> tuple[str, ...]:
+    if isinstance(value, str):
+        if value not in ZOO_GROUPS:
+            raise check.fail(key, f"names unknown encoder group {value!r} (expected one of {', '.join(ZOO_GROUPS)}, "
+                                  "or a list of encoder names)")
+        return ZOO_GROUPS[value]
+    items = check.sequence(value, key)
+    names = tuple(check.string(e, f"{key}[{i}]") for i, e in enumerate(items))
+    check.unique(names, key)
+    return names
+
+
 def _encoders_section(value: Any, check: _Checker, check_files: bool) -> tuple[str, ...]:
-    items = check.sequence(value, "encoders")
-    encoders = tuple(check.string(e, f"encoders[{i}]") for i, e in enumerate(items))
-    check.unique(encoders, "encoders")
+    encoders = _encoder_names(value, "encoders", check)
     if check_files:
         _check_encoder_names(list(encoders), check)
     return encoders
@@ -381,36 +439,29 @@ def _arms_section(value: Any, check: _Checker) -> tuple[str, ...]:
 
 
 def _probe_section(value: Any, check: _Checker) -> ProbeConfig:
+    """The probe settings, validated by :class:`ProbeConfig` (the one place), reported under the profile's key."""
     raw = {**DEFAULT_PROBE, **check.mapping(value, "probe", tuple(DEFAULT_PROBE))}
-    c_raw = check.sequence(raw["C"], "probe.C")
-    c_grid = tuple(check.number(c, f"probe.C[{i}]", positive=True) for i, c in enumerate(c_raw))
-    check.unique(c_grid, "probe.C")
-    cal_raw = check.sequence(raw["calibrators"], "probe.calibrators", allow_empty=True)
-    calibrators = tuple(check.string(c, f"probe.calibrators[{i}]", CALIBRATOR_NAMES) for i, c in enumerate(cal_raw))
-    check.unique(calibrators, "probe.calibrators")
-    return ProbeConfig(
-        c_grid=c_grid,
-        max_iter=check.positive_int(raw["max_iter"], "probe.max_iter"),
-        tol=check.number(raw["tol"], "probe.tol", positive=True),
-        val_fraction_policy=check.string(raw["val_fraction_policy"], "probe.val_fraction_policy",
-                                         VAL_FRACTION_POLICIES),
-        calibrators=calibrators,
-        c_rule=check.string(raw["c_rule"], "probe.c_rule", C_RULES),
-    )
+    try:
+        return ProbeConfig.from_written(raw)
+    except ProbeSettingError as exc:
+        key = ProbeConfig.WRITTEN_KEYS.get(exc.field, exc.field)
+        where = f"probe.{key}" if exc.index is None else f"probe.{key}[{exc.index}]"
+        raise check.fail(where, exc.problem) from None
 
 
 def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraSpec:
     raw = {**DEFAULT_LORA, **check.mapping(value, "lora", tuple(DEFAULT_LORA))}
     lora_encoders: str | tuple[str, ...]
-    if raw["encoders"] == "neural":
-        lora_encoders = "neural"
+    if raw["encoders"] == LORA_NEURAL:
+        # Not the zoo group: every encoder of the profile with a torch module, resolved by the grid.
+        lora_encoders = LORA_NEURAL
     else:
-        items = check.sequence(raw["encoders"], "lora.encoders")
-        lora_encoders = tuple(check.string(e, f"lora.encoders[{i}]") for i, e in enumerate(items))
-        check.unique(lora_encoders, "lora.encoders")
+        group = raw["encoders"] if isinstance(raw["encoders"], str) else None
+        lora_encoders = _encoder_names(raw["encoders"], "lora.encoders", check)
         for i, e in enumerate(lora_encoders):
             if e not in encoders:
-                raise check.fail(f"lora.encoders[{i}]", f"names {e!r}, which is not among the profile's encoders")
+                where = f"lora.encoders[{i}]" if group is None else f"lora.encoders (group {group!r})"
+                raise check.fail(where, f"names {e!r}, which is not among the profile's encoders")
 
     def optional_count(key: str) -> int | None:
         return None if raw[key] is None else check.positive_int(raw[key], f"lora.{key}")

@@ -23,7 +23,7 @@ from typing import Any
 
 from crsbench_lib import __version__
 from crsbench_lib.hashing import sha256_of
-from crsbench_lib.runner.profile import Profile
+from crsbench_lib.runner.profile import LORA_NEURAL, Profile
 
 # Bumped when the layout of a cell file changes, so that old files are not reused.
 CELL_FORMAT = "crsbench-cell/1"
@@ -109,7 +109,7 @@ def lora_encoders(profile: Profile, prep: Preparation) -> tuple[str, ...]:
     """
     if "lora" not in profile.arms:
         return ()
-    wanted = profile.encoders if profile.lora.encoders == "neural" else profile.lora.encoders
+    wanted = profile.encoders if profile.lora.encoders == LORA_NEURAL else profile.lora.encoders
     return tuple(e for e in wanted if e in prep.neural_encoders)
 
 

@@ -125,8 +125,10 @@ class LoraSpec:
     Attributes
     ----------
     encoders : "neural" or tuple of str
-        ``"neural"``: every encoder of the profile that has a torch module;
-        otherwise an explicit subset of the profile's encoders.
+        ``"neural"`` (:data:`LORA_NEURAL`): every encoder of the profile that has
+        a torch module, hub models included (not the zoo group of that name);
+        otherwise a subset of the profile's encoders, written as a list or as
+        another zoo group and resolved to names when the profile is loaded.
     rank, alpha, dropout : int, float, float
         LoRA rank ``r``, scaling ``alpha`` (the update is ``alpha / r * B A``) and
         dropout on the adapter input, which must be 0 (not supported; kept so
@@ -284,8 +286,10 @@ DEFAULT_SEEDS: tuple[int, ...] = (0, 1, 2)
 DEFAULT_IMAGE_SIDE = 32
 # The probe's defaults are the evaluation engine's (the shipped profiles set every key).
 DEFAULT_PROBE: dict[str, Any] = ProbeConfig().written()
+#: ``lora.encoders`` value that selects every encoder of the profile with a torch module (hashed as written).
+LORA_NEURAL = "neural"
 DEFAULT_LORA: dict[str, Any] = {
-    "encoders": "neural",
+    "encoders": LORA_NEURAL,
     "rank": 8,
     "alpha": 16.0,
     "dropout": 0.0,

@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.results.schema import ARMS, validate_results
+from crsbench_lib.results.schema import ARMS
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.results.select import FRACTION_ATOL, clean_mask, same_fraction
 from crsbench_lib.standard import AXES
 
@@ -126,16 +127,22 @@ def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.Dat
 
 
 def raw_axes(
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
     arm: str = "frozen",
     label_fractions: Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Raw D, C, L, R per encoder x dataset x seed of one arm.
 
+    A :class:`~crsbench_lib.results.validated.ValidatedResults` is not checked
+    again, and keeps the axes it gave (:meth:`~crsbench_lib.results.validated.ValidatedResults.memo`,
+    per arm and label fractions), so the freeze, the fit report, the
+    reproduction check and the chapters of one book compute them once; each
+    call returns its own copy.
+
     Parameters
     ----------
-    results : pandas.DataFrame
-        A results table (validated here).
+    results : pandas.DataFrame or ValidatedResults
+        A results table (a DataFrame is validated here).
     arm : {"frozen", "lora"}
         Which arm to score.
     label_fractions : sequence of float, optional
@@ -159,7 +166,14 @@ def raw_axes(
         fractions, or a requested label fraction lies outside (0, 1].
     """
     _check_arm(arm)
-    table = validate_results(results)
+    table = as_validated(results)
+    fractions = None if label_fractions is None else tuple(float(f) for f in label_fractions)
+    kept = table.memo(("raw_axes", arm, fractions), lambda: _raw_axes(table.frame, arm, fractions))
+    return kept.copy()
+
+
+def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] | None) -> pd.DataFrame:
+    """:func:`raw_axes` of a validated table."""
     rows = table[(table["arm"] == arm) & (table["calibration"] == "none")]
     if rows.empty:
         raise SchemaError(f"results table has no rows for arm '{arm}' (with calibration 'none')")

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
 from crsbench_lib.scoring.crs import component_arrays, normalise_array, rank_descending, score_profiles
 from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
@@ -424,7 +425,7 @@ def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame, role: str = 
 
 
 def paired_seed_bootstrap(
-    results: pd.DataFrame,
+    results: pd.DataFrame | ValidatedResults,
     standard: ReferenceStandard | str | os.PathLike[str] | None,
     n_draws: int = 1000,
     random_state: int = 0,
@@ -437,7 +438,7 @@ def paired_seed_bootstrap(
 
     Parameters
     ----------
-    results : pandas.DataFrame
+    results : pandas.DataFrame or ValidatedResults
         Results table with the same seeds for every encoder and dataset.
     standard : ReferenceStandard, path or None
         The fixed standard (``None``: the shipped default).
@@ -481,8 +482,9 @@ def paired_seed_bootstrap(
     """
     std = as_standard(standard)
     std.require_panel()
-    raw = raw_axes(results, arm=arm, label_fractions=std.label_fractions)
-    check_ece_bins(results, std, arm)
+    table = as_validated(results)
+    raw = raw_axes(table, arm=arm, label_fractions=std.label_fractions)
+    check_ece_bins(table.frame, std, arm)
     encoders, _, seeds, values = per_seed_axes(raw)
     _check_parameters(n_draws, top_k, interval, len(encoders))
     reference = _reference_mask(encoders, references, int(top_k))

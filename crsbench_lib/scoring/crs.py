@@ -31,6 +31,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
+from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, as_standard, check_ece_bins
 
@@ -267,7 +268,9 @@ def score_profiles(profiles: pd.DataFrame, standard: ReferenceStandard) -> pd.Da
 
 
 def score_results(
-    results: pd.DataFrame, standard: ReferenceStandard | str | os.PathLike[str] | None, arm: str = "frozen"
+    results: pd.DataFrame | ValidatedResults,
+    standard: ReferenceStandard | str | os.PathLike[str] | None,
+    arm: str = "frozen",
 ) -> pd.DataFrame:
     """Profiles of a results table's encoders, scored against a standard.
 
@@ -276,8 +279,10 @@ def score_results(
 
     Parameters
     ----------
-    results : pandas.DataFrame
-        A results table.
+    results : pandas.DataFrame or ValidatedResults
+        A results table (a DataFrame is validated here, once; a
+        ValidatedResults is not checked again and keeps its raw axes, see
+        :func:`~crsbench_lib.scoring.axes.raw_axes`).
     standard : ReferenceStandard, path or None
         The standard, a path to one, or ``None`` for the shipped default.
     arm : {"frozen", "lora"}
@@ -296,8 +301,9 @@ def score_results(
     """
     standard = as_standard(standard)
     standard.require_panel()
-    raw = raw_axes(results, arm=arm, label_fractions=standard.label_fractions)
-    check_ece_bins(results, standard, arm)
+    table = as_validated(results)
+    raw = raw_axes(table, arm=arm, label_fractions=standard.label_fractions)
+    check_ece_bins(table.frame, standard, arm)
     return score_profiles(encoder_profiles(raw), standard)
 
 

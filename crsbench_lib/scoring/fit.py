@@ -20,14 +20,11 @@ terms of an axis (no second site: ``R`` has no shift term); those are listed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.results.validated import ValidatedResults
-from crsbench_lib.scoring.axes import raw_axes
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard
 
 #: How a user freezes a standard that fits their own data.
@@ -176,18 +173,6 @@ def fit_warnings(scores: pd.DataFrame, standard: ReferenceStandard) -> list[str]
         lines.append(f"this table lies outside standard {standard.version}; {FREEZE_HINT}"
                      + (f"; {ANCHOR_HINT}" if excess else ""))
     return lines
-
-
-def kept_raw_axes(table: ValidatedResults, arm: str, label_fractions: Sequence[float] | None) -> pd.DataFrame:
-    """:func:`~crsbench_lib.scoring.axes.raw_axes` of a validated table, computed once per arm and fractions.
-
-    The freeze, the fit report and the reproduction check of one book ask for
-    the same raw axes; the table keeps them (:meth:`ValidatedResults.memo`).
-    The frame returned is shared: read it, do not change it.
-    """
-    fractions = None if label_fractions is None else tuple(float(f) for f in label_fractions)
-    return table.memo(("raw_axes", arm, fractions),
-                      lambda: raw_axes(table.frame, arm=arm, label_fractions=label_fractions))
 
 
 def absent_terms(raw: pd.DataFrame) -> list[str]:

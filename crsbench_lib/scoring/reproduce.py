@@ -35,8 +35,7 @@ import pandas as pd
 from crsbench_lib.atomic import atomic_write_text
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import encoder_profiles
-from crsbench_lib.scoring.fit import kept_raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.standard import AXES
 
 SUMMARY_FORMAT = "crs-reference-run/1"
@@ -67,7 +66,7 @@ def run_axes(results: pd.DataFrame | ValidatedResults) -> dict[str, dict[str, di
     table = as_validated(results)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for arm in sorted(set(table.frame["arm"].astype(str))):
-        profiles = encoder_profiles(kept_raw_axes(table, arm, None))
+        profiles = encoder_profiles(raw_axes(table, arm=arm))
         out[arm] = {str(e): {a: float(profiles.loc[e, a]) for a in AXES} for e in profiles.index}
     return out
 

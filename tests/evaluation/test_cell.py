@@ -220,7 +220,7 @@ def test_probe_config_validation():
         ProbeConfig(tol=-1.0)
     with pytest.raises(EvaluationError, match="val_fraction_policy"):
         ProbeConfig(val_fraction_policy="half")
-    with pytest.raises(EvaluationError, match="unknown calibrator 'beta'"):
+    with pytest.raises(EvaluationError, match=r"ProbeConfig.calibrators\[0\] must be one of temperature, vector, isotonic, got 'beta'"):
         ProbeConfig(calibrators=("beta",))
     assert ProbeConfig(c_grid=[1, 2]).c_grid == (1.0, 2.0)
 

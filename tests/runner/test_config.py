@@ -272,3 +272,108 @@ def test_corruption_layout_enters_the_config_hash_and_places_each_block(tmp_path
     assert starts(per_family, ((0, 1), (0, 5), (4, 1))) == [0, 0, 20]
     assert set(starts(shared, [(k, 3) for k in range(5)])) == {0}
     assert images_per_condition(per_condition.corruptions.n_images, 20) == 20  # never more than the test split
+
+
+# ---------------------------------------------------------------------------
+# Encoder groups: one resolution for ``encoders`` and ``lora.encoders``
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("group", ["zoo", "handcrafted", "neural", "pretrained"])
+def test_an_encoder_group_resolves_to_its_names_in_zoo_order(group: str) -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS
+    from crsbench_lib.runner.config import encoder_names
+
+    assert encoder_names(group, "encoders") == ZOO_GROUPS[group]
+    profile = validate_config(with_(encoders=group), check_files=False)
+    assert profile.encoders == ZOO_GROUPS[group]
+
+
+def test_a_group_and_its_explicit_list_hash_alike(tmp_path: Path) -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS
+
+    group = load_profile(write(tmp_path, with_(encoders="zoo", lora={"encoders": "pretrained"}), "g.yaml"))
+    listed = load_profile(write(tmp_path, with_(encoders=list(ZOO_GROUPS["zoo"]),
+                                                lora={"encoders": list(ZOO_GROUPS["pretrained"])}), "l.yaml"))
+    assert group.encoders == listed.encoders and group.lora.encoders == listed.lora.encoders
+    assert group.config_hash == listed.config_hash
+    # The group's members in another order are another config.
+    shuffled = load_profile(write(tmp_path, with_(encoders=list(reversed(ZOO_GROUPS["zoo"])),
+                                                  lora={"encoders": "pretrained"}), "r.yaml"))
+    assert shuffled.config_hash != group.config_hash
+
+
+def test_default_profile_names_the_zoo_by_group() -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS
+    from crsbench_lib.paths import configs_dir
+
+    raw = yaml.safe_load((configs_dir() / "default.yaml").read_text())
+    assert raw["encoders"] == "zoo" and raw["lora"]["encoders"] == "pretrained"
+    profile = load_profile("default")
+    assert profile.encoders == ZOO_GROUPS["zoo"] and profile.lora.encoders == ZOO_GROUPS["pretrained"]
+
+
+def test_lora_neural_keeps_its_profile_relative_meaning() -> None:
+    # ``lora.encoders: neural`` is every torch-backed encoder of the profile (hub ids
+    # included), hashed as written, not the zoo group of that name.
+    profile = validate_config(with_(encoders=["pixels", "cnn_random"], lora={"encoders": "neural"}),
+                              check_files=False)
+    assert profile.lora.encoders == "neural" and profile.config["lora"]["encoders"] == "neural"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"encoders": "cnns"}, "encoders names unknown encoder group 'cnns' (expected one of zoo, handcrafted, "
+                               "neural, pretrained, or a list of encoder names)"),
+        ({"lora": {"encoders": "everything"}}, "lora.encoders names unknown encoder group 'everything'"),
+        ({"encoders": ["pixels", "zoo"]}, "a group is written alone, not in a list: encoders: zoo"),
+        ({"lora": {"encoders": "pretrained"}},
+         "lora.encoders (group 'pretrained') names 'simclr_broad_aug_s', which is not among the profile's encoders"),
+        ({"encoders": []}, "encoders must not be empty"),
+    ],
+)
+def test_bad_encoder_groups_name_the_key(tmp_path: Path, change: dict, message: str) -> None:
+    path = write(tmp_path, with_(**change))
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    text = str(info.value)
+    assert message in text and str(path) in text and "\n" not in text
+
+
+# ---------------------------------------------------------------------------
+# The probe section: validated by ProbeConfig, reported under the profile's key
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("probe", "message"),
+    [
+        ({"C": [1.0, -1.0]}, "probe.C[1] must be a positive number, got -1.0"),
+        ({"C": [0.1, "1"]}, "probe.C[1] must be a positive number, got '1'"),
+        ({"C": [0.1, 0.1]}, "probe.C[1] repeats 0.1"),
+        ({"C": "1.0"}, "probe.C must be a list, got '1.0'"),
+        ({"C": []}, "probe.C must not be empty"),
+        ({"max_iter": 0}, "probe.max_iter must be a positive integer, got 0"),
+        ({"tol": float("inf")}, "probe.tol must be a positive number, got inf"),
+        ({"tol": True}, "probe.tol must be a positive number, got True"),
+        ({"val_fraction_policy": "half"}, "probe.val_fraction_policy must be one of matched, full, got 'half'"),
+        ({"calibrators": ["temperature", "platt"]}, "probe.calibrators[1] must be one of temperature, vector, isotonic"),
+        ({"calibrators": ["vector", "vector"]}, "probe.calibrators[1] repeats 'vector'"),
+        ({"c_rule": "accuracy"}, "probe.c_rule must be one of auroc, log_loss, got 'accuracy'"),
+    ],
+)
+def test_a_bad_probe_value_in_a_profile_file_names_the_file_and_key(tmp_path: Path, probe: dict, message: str) -> None:
+    path = write(tmp_path, with_(probe=probe))
+    with pytest.raises(ConfigError) as info:
+        load_profile(path)
+    text = str(info.value)
+    assert text == f"{path}: {message}" or (text.startswith(f"{path}: {message}") and "\n" not in text)
+
+
+def test_the_probe_section_is_the_probe_config(tmp_path: Path) -> None:
+    from crsbench_lib.evaluation.cell import ProbeConfig
+
+    profile = load_profile(write(tmp_path, with_(probe={"C": [1, 10], "tol": 1, "calibrators": []})))
+    assert profile.probe == ProbeConfig(c_grid=(1.0, 10.0), tol=1.0, calibrators=())
+    assert profile.config["probe"]["tol"] == 1.0 and isinstance(profile.config["probe"]["tol"], float)

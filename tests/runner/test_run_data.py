@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 import yaml
 
-from crsbench_lib.data.base import ImageDataset
-from crsbench_lib.errors import DataError, NotebookError
+from crsbench_lib.errors import DataError
 from crsbench_lib.results.io import MANIFEST_FILE
 from crsbench_lib.runner import run_data
 from crsbench_lib.runner.config import load_profile
@@ -45,22 +44,6 @@ def test_specs_resolve_relative_roots_against_the_profile_file(tmp_path):
     assert specs[0].options["root"] == tmp_path / "profiles" / "data"
 
 
-def test_pictures_come_from_the_run_s_files_and_phantoms_by_name(tmp_path):
-    sources = run_data.picture_sources(tiny_run(tmp_path), ["derm", "pneumoniamnist"])
-    assert list(sources) == ["pneumoniamnist", "derm"]  # profile order
-    assert isinstance(sources["pneumoniamnist"], ImageDataset) and sources["derm"] == "derm"
-    assert len(sources["pneumoniamnist"].source_split("test")) == 4
-    assert list(run_data.picture_sources(tiny_run(tmp_path / "again"), ["derm"])) == ["derm"]
-
-
-def test_without_a_manifest_only_phantoms_have_pictures(tmp_path):
-    assert run_data.picture_sources(tmp_path, ["derm", "mine"]) == {"derm": "derm"}
+def test_without_a_manifest_there_are_no_specs(tmp_path):
     with pytest.raises(DataError, match=f"{MANIFEST_FILE}: no readable run manifest"):
         run_data.run_dataset_specs(tmp_path)
-
-
-def test_pick_source_names_the_parameter_and_the_valid_datasets():
-    assert run_data.pick_source({}, None, "corruption_dataset") is None
-    assert run_data.pick_source({"a": "a", "b": "b"}, "b", "corruption_dataset") == "b"
-    with pytest.raises(NotebookError, match="parameter 'corruption_dataset': unknown dataset 'c'; valid: a, b"):
-        run_data.pick_source({"a": "a", "b": "b"}, "c", "corruption_dataset")

@@ -171,3 +171,21 @@ def test_corruption_loss_uses_the_paired_clean_reference_where_present():
     np.testing.assert_allclose(raw.loc[("x", 0), ["avg_corruption_loss", "worst_corruption_loss"]].to_numpy(dtype=float),
                                [0.0325, 0.05], atol=1e-12)
     np.testing.assert_allclose(raw.loc[("x", 1), ["avg_corruption_loss"]].to_numpy(dtype=float), [0.0], atol=1e-12)
+
+
+def test_a_validated_table_is_not_checked_again_and_keeps_its_axes(synthetic_table, monkeypatch):
+    import crsbench_lib.results.validated as validated
+    import crsbench_lib.scoring.axes as axes_module
+    from crsbench_lib.results.validated import as_validated
+
+    table = as_validated(synthetic_table)
+    fractions = sorted({float(f) for f in synthetic_table["label_fraction"]}, reverse=True)
+    expected = raw_axes(synthetic_table, label_fractions=fractions)
+    monkeypatch.setattr(validated, "validate_results", lambda *a, **k: pytest.fail("validated twice"))
+    first = raw_axes(table, label_fractions=tuple(fractions))
+    pd.testing.assert_frame_equal(first, expected)
+    monkeypatch.setattr(axes_module, "_raw_axes", lambda *a, **k: pytest.fail("computed twice"))
+    again = raw_axes(table, label_fractions=list(fractions))  # the same fractions, another sequence
+    pd.testing.assert_frame_equal(again, expected)
+    again["D"] = 0.0  # each call has its own copy: the kept axes stay as computed
+    pd.testing.assert_frame_equal(raw_axes(table, label_fractions=fractions), expected)

@@ -153,3 +153,14 @@ def test_repeated_encoder_names_rejected(frozen_standard):
         score_profiles(profiles, frozen_standard)
     with pytest.raises(SchemaError, match="encoder 'a' twice"):
         cohort_renormalised_scores(profiles, WEIGHTS)
+
+
+def test_score_results_takes_a_validated_table_and_scores_it_alike(synthetic_table, frozen_standard, monkeypatch):
+    import crsbench_lib.results.validated as validated
+    from crsbench_lib.results.validated import as_validated
+
+    expected = score_results(synthetic_table, frozen_standard)
+    table = as_validated(synthetic_table)
+    monkeypatch.setattr(validated, "validate_results", lambda *a, **k: pytest.fail("validated twice"))
+    pd.testing.assert_frame_equal(score_results(table, frozen_standard), expected)
+    pd.testing.assert_frame_equal(score_results(table, frozen_standard), expected)
