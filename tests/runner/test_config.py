@@ -119,6 +119,13 @@ def test_label_fractions_come_from_the_standard(tmp_path: Path) -> None:
         ({"lora": {"dropout": 0.05}}, "lora.dropout must be 0 (adapter dropout is not supported), got 0.05"),
         ({"lora": {"dropout": "none"}}, "lora.dropout must be a finite number"),
         ({"lora": {"encoders": ["cnn_random"]}}, "lora.encoders[0] names 'cnn_random', which is not among"),
+        ({"lora": {"epochs": 3}}, "unknown key lora.epochs"),
+        ({"lora": {"max_steps": 0}}, "lora.max_steps must be a positive integer"),
+        ({"lora": {"blocks": "some"}}, "lora.blocks must be a positive integer"),
+        ({"lora": {"lr": {"cnn_s": -1}}}, "lora.lr.cnn_s must be a positive number"),
+        ({"lora": {"lr": {}}}, "lora.lr must be a number or a mapping"),
+        ({"lora": {"lr_schedule": "step"}}, "lora.lr_schedule must be one of cosine, constant, got 'step'"),
+        ({"lora": {"min_val_labels": 0}}, "lora.min_val_labels must be a positive integer"),
         ({"embedding": {"amp": "int8"}}, "embedding.amp must be one of"),
         ({"name": "a b"}, "name must hold letters"),
         ({"standard": "no-such-standard"}, "standard names a missing reference standard file"),
@@ -377,3 +384,12 @@ def test_the_probe_section_is_the_probe_config(tmp_path: Path) -> None:
     profile = load_profile(write(tmp_path, with_(probe={"C": [1, 10], "tol": 1, "calibrators": []})))
     assert profile.probe == ProbeConfig(c_grid=(1.0, 10.0), tol=1.0, calibrators=())
     assert profile.config["probe"]["tol"] == 1.0 and isinstance(profile.config["probe"]["tol"], float)
+
+
+def test_lora_rates_per_architecture_enter_the_hash(tmp_path: Path) -> None:
+    one = load_profile(write(tmp_path, with_(lora={"lr": {"cnn_s": 3e-4, "default": 1e-3}}), "a.yaml"))
+    other = load_profile(write(tmp_path, with_(lora={"lr": {"cnn_s": 1e-3, "default": 1e-3}}), "b.yaml"))
+    assert one.lora.lr == {"cnn_s": 3e-4, "default": 1e-3} and one.lora.blocks == 1
+    assert one.config_hash != other.config_hash
+    every = load_profile(write(tmp_path, with_(lora={"blocks": "all"}), "c.yaml"))
+    assert every.lora.blocks == "all"

@@ -371,3 +371,33 @@ def test_fraction_adapter_sees_only_its_subset_labels(monkeypatch) -> None:
     f_train, f_val, f_test = embeddings.fraction_features[0.1]
     assert np.array_equal(f_train, frozen("train")[ten_train]) and np.array_equal(f_val, frozen("val")[ten_val])
     assert np.array_equal(f_test, frozen("test"))
+
+
+def test_learning_rate_per_architecture() -> None:
+    from crsbench_lib.encoders.neural import NeuralEncoder
+    from crsbench_lib.runner.lora import learning_rate
+
+    vit, cnn = NeuralEncoder("mae_broad_vit"), NeuralEncoder("simclr_broad_aug_s")
+    rates = spec(lr={"vit_s": 1e-4, "default": 1e-3})
+    assert learning_rate(rates, vit) == 1e-4 and learning_rate(rates, cnn) == 1e-3
+    assert learning_rate(spec(lr=2e-3), vit) == 2e-3
+    with pytest.raises(EncoderError, match="names no rate for architecture 'cnn_s' and no 'default'"):
+        learning_rate(spec(lr={"vit_s": 1e-4}), cnn)
+
+
+def test_rate_trials_choose_the_lowest_validation_loss_per_architecture(capsys) -> None:
+    from crsbench_lib.cli import main
+    from crsbench_lib.runner.config import load_profile
+    from crsbench_lib.runner.lora_rates import TRIAL_COLUMNS, learning_rate_trials, representative_encoders
+
+    profile = load_profile("quick")
+    assert representative_encoders(profile) == {"cnn_s": "simclr_broad_aug_s", "vit_s": "vit_random"}
+    table = learning_rate_trials(profile, "derm", 0, grid=(1e-2, 1e-3), encoders=["simclr_broad_aug_s"])
+    assert list(table.columns) == list(TRIAL_COLUMNS) and table["lr"].tolist() == [1e-3, 1e-2]
+    assert table["chosen"].sum() == 1
+    assert table.loc[table["chosen"], "best_val_loss"].item() == table["best_val_loss"].min()
+    assert (table["best_val_loss"] <= table["start_val_loss"]).all()
+    assert main(["lora", "rates", "--profile", "quick", "--dataset", "derm", "--grid", "0.001",
+                 "--encoders", "simclr_broad_aug_s"]) == 0
+    assert "chosen (write under lora.lr): cnn_s: 0.001" in capsys.readouterr().out
+    assert main(["lora", "rates", "--profile", "quick", "--dataset", "nope"]) == 2
