@@ -1,17 +1,20 @@
 """Benchmark of the LoRA arm: its CPU time under this tree's protocol against a baseline tree's, on the same cells.
 
 Issue: the LoRA arm that adapts (amendment 12) must not cost more CPU than the
-protocol it replaced. This script runs the LoRA arm alone (``arms: [lora]``)
-on the same cells twice, each a real ``crsbench run`` subprocess on one worker
-with its own fresh ``CRSBENCH_CACHE`` (so nothing is reused, and whatever
-frozen embeddings an arm needs are computed inside it): once with this tree's
-code and profile, once with a baseline tree's (a checkout of an earlier commit,
-e.g. ``git worktree add /tmp/base <commit>``), each reading its own
-``configs/<profile>.yaml`` narrowed to the chosen encoders, datasets and seeds.
-It prints the CPU seconds of each (user + system of the whole process tree,
-from ``getrusage``), their ratio new / old, and the share of CPU the
-hypervisor took away meanwhile (``steal``), which says whether the machine was
-quiet. The two runs alternate ``--repeats`` times and the median is reported.
+protocol it replaced. For each of two trees, this tree's code and
+profile and a baseline tree's (a checkout of an earlier commit, e.g. ``git
+worktree add /tmp/base <commit>``), each reading its own
+``configs/<profile>.yaml`` narrowed to the chosen encoders, datasets and seeds,
+it runs ``crsbench run`` on one worker with a fresh ``CRSBENCH_CACHE`` (so
+nothing is reused) twice: the frozen arm alone, and both arms. The LoRA arm's
+cost is the difference, its *marginal* CPU time: what adding the arm to a run
+costs, whatever work the two arms share through the embedding store (the new
+protocol's LoRA cells read the frozen embeddings of the train, validation and
+test splits, which the frozen arm computes anyway). With ``--lora-only`` it
+runs the LoRA arm alone instead, charging it everything it needs. CPU seconds
+are user + system of the whole process tree (``getrusage``); it prints both
+figures, their ratio new / old, and the share of CPU the hypervisor took away
+meanwhile (``steal``), which says whether the machine was quiet.
 
 Usage::
 
@@ -25,7 +28,6 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,14 +49,14 @@ def steal_jiffies() -> int | None:
         return None
 
 
-def narrowed_profile(tree: Path, profile: str, encoders, datasets, seeds, out: Path) -> Path:
-    """``tree``'s profile with only the given encoders, datasets and seeds, and the LoRA arm alone."""
+def narrowed_profile(tree: Path, profile: str, encoders, datasets, seeds, arms, out: Path) -> Path:
+    """``tree``'s profile with only the given encoders, datasets, seeds and arms."""
     config = yaml.safe_load((tree / "configs" / f"{profile}.yaml").read_text())
     config["name"] = f"{profile}-lora-bench"
     config["encoders"] = list(encoders)
     config["datasets"] = [d for d in config["datasets"] if d["name"] in datasets]
     config["seeds"] = list(seeds)
-    config["arms"] = ["lora"]
+    config["arms"] = list(arms)
     config["lora"]["encoders"] = list(encoders)
     standard = config.get("standard")
     if isinstance(standard, str) and not standard.endswith((".yaml", ".yml")):
@@ -84,28 +86,37 @@ def main() -> int:
     parser.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS))
     parser.add_argument("--datasets", nargs="+", default=["derm"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
-    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--lora-only", action="store_true", help="run the LoRA arm alone (no frozen arm)")
     args = parser.parse_args()
     trees = {"new": HERE, "old": args.baseline.resolve()}
-    seconds: dict[str, list[float]] = {"new": [], "old": []}
+    plans = {"lora": ("lora",)} if args.lora_only else {"frozen": ("frozen",), "both": ("frozen", "lora")}
+    seconds: dict[tuple[str, str], float] = {}
     steal0, ticks = steal_jiffies(), os.sysconf("SC_CLK_TCK")
     import time
 
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-lora-") as tmp:
-        for repeat in range(args.repeats):
-            for label in ("old", "new"):
-                work = Path(tmp) / f"{label}-{repeat}"
+        for label in ("old", "new"):
+            for plan, arms in plans.items():
+                work = Path(tmp) / f"{label}-{plan}"
                 work.mkdir()
                 config = narrowed_profile(trees[label], args.profile, args.encoders, args.datasets, args.seeds,
-                                          work / "profile.yaml")
-                seconds[label].append(cpu_seconds_of_run(trees[label], config, work))
-                print(f"{label} ({trees[label]}): {seconds[label][-1]:.1f} CPU s", flush=True)
+                                          arms, work / "profile.yaml")
+                seconds[(label, plan)] = cpu_seconds_of_run(trees[label], config, work)
+                print(f"{label} ({trees[label]}), arms {', '.join(arms)}: {seconds[(label, plan)]:.1f} CPU s",
+                      flush=True)
     wall = time.monotonic() - t0
     n_cells = len(args.encoders) * len(args.datasets) * len(args.seeds)
-    old, new = statistics.median(seconds["old"]), statistics.median(seconds["new"])
-    print(f"LoRA arm on {n_cells} cells ({', '.join(args.encoders)} x {', '.join(args.datasets)} x seeds "
-          f"{', '.join(map(str, args.seeds))}), one worker, fresh caches:")
+
+    def arm_cost(label: str) -> float:
+        if args.lora_only:
+            return seconds[(label, "lora")]
+        return seconds[(label, "both")] - seconds[(label, "frozen")]
+
+    old, new = arm_cost("old"), arm_cost("new")
+    what = "alone" if args.lora_only else "marginal (both arms minus the frozen arm)"
+    print(f"LoRA arm, {what}, on {n_cells} cells ({', '.join(args.encoders)} x {', '.join(args.datasets)} x "
+          f"seeds {', '.join(map(str, args.seeds))}), one worker, fresh caches:")
     print(f"  old protocol: {old:.1f} CPU s; new protocol: {new:.1f} CPU s; ratio new / old = {new / old:.2f}")
     steal1 = steal_jiffies()
     if steal0 is not None and steal1 is not None and wall > 0:
