@@ -22,30 +22,32 @@ def test_describe_overlap(a, b):
 def _adapters(rows):
     import pandas as pd
 
-    return pd.DataFrame(rows, columns=["encoder", "dataset", "seed", "label_fraction", "epochs_run", "best_epoch",
-                                       "max_epochs", "best_val_loss"])
+    from crsbench_lib.report.world import ADAPTER_COLUMNS
+
+    return pd.DataFrame(rows, columns=list(ADAPTER_COLUMNS))
 
 
-def test_adapter_training_counts_adapters_still_improving_and_unmoved():
+def test_adapter_training_counts_capped_unmoved_and_frozen_adapters():
     from crsbench_lib.report.sentences.transfer import describe_adapter_training
 
-
-    rows = [("a", "derm", s, f, 3, best, 3, 0.5) for s in (0, 1) for f, best in ((1.0, 3), (0.5, 3), (0.1, 0))]
-    rows += [("b", "derm", 0, 1.0, 3, 2, 3, 0.4), ("b", "derm", 0, 0.5, 3, 3, 3, 0.4), ("b", "derm", 0, 0.1, 1, 0, 3, 0.4)]
+    nan = float("nan")
+    rows = [("a", "derm", s, 1.0, True, 600, 440, 2000, False, 1.2, 1.1, 1e-3) for s in (0, 1)]
+    rows += [("a", "derm", 0, 0.25, True, 2000, 2000, 2000, True, 1.3, 1.2, 1e-3),
+             ("a", "derm", 1, 0.25, True, 160, 0, 2000, False, 1.3, 1.3, 1e-3),
+             ("a", "derm", 0, 0.01, False, 0, 0, 2000, False, nan, nan, 1e-3),
+             ("b", "derm", 0, 1.0, True, 2000, 1980, 2000, True, 1.0, 0.9, 3e-4)]
     text = describe_adapter_training(_adapters(rows))
-    assert text == ("Of the 9 adapters of 3 LoRA runs, 5 (56 %) reached their lowest validation loss at the last of "
-                    "their 3 epochs, so training stopped while they were still improving; 3 (33 %) never beat the "
-                    "frozen encoder they started from. Of the 3 trained on all labels, 2 (67 %) were still improving.")
+    assert text == ("Of the 6 adapters of 3 LoRA runs, 5 were trained and 1 label-fraction adapter was left frozen "
+                    "(too few validation images for early stopping). Of the 3 trained on all labels, 1 (33 %) ran "
+                    "out of the budget of 2000 steps; the median one stopped after 600 steps, its best state at "
+                    "step 440. Among all 5 trained, 2 (40 %) hit the budget and 1 (20 %) never beat the frozen probe "
+                    "they started from.")
 
 
-def test_adapter_training_without_adapters_at_the_limit_or_without_reports():
+def test_adapter_training_without_reports_or_full_label_adapters():
     from crsbench_lib.report.sentences.transfer import describe_adapter_training
 
-
-    early = _adapters([("a", "cxr", 0, 1.0, 4, 2, 5, 0.3), ("a", "cxr", 1, 1.0, 5, 4, 6, 0.3)])
-    assert describe_adapter_training(early) == ("Of the 2 adapters of 2 LoRA runs, every one stopped on its "
-                                                "validation loss before the epoch limit, so longer training would "
-                                                "not have changed them.")
-    mixed = _adapters([("a", "cxr", 0, 1.0, 5, 5, 5, 0.3), ("a", "cxr", 1, 1.0, 6, 6, 6, 0.3)])
-    assert "at their last allowed epoch" in describe_adapter_training(mixed)
-    assert "no adapter reports" in describe_adapter_training(_adapters([]))
+    assert "no step-budget adapter reports" in describe_adapter_training(_adapters([]))
+    only_fractions = _adapters([("a", "cxr", 0, 0.25, True, 300, 100, 500, False, 0.5, 0.4, 1e-3)])
+    text = describe_adapter_training(only_fractions)
+    assert "trained on all labels" not in text and "1 (100 %) hit" not in text and "0 (0 %) hit the budget" in text
