@@ -204,8 +204,9 @@ class TorchEncoder(Encoder):
     def n_blocks(self) -> int | None:
         """Blocks the network can be cut into for adapting its last ones (None: it cannot be cut).
 
-        An encoder that can be cut also implements :meth:`block_prefixes`,
-        :meth:`lower_features` and :meth:`upper_features`, with
+        An encoder that can be cut also defines ``block_prefixes(top)``,
+        ``lower_features(module, x, top)`` and ``upper_features(module, h, top)``
+        (as :class:`~crsbench_lib.encoders.neural.NeuralEncoder` does), with
         ``upper_features(m, lower_features(m, x, k), k) == features_through(m, x)``
         for every ``1 <= k <= n_blocks``: the LoRA arm then adapts the last
         ``k`` blocks and computes the frozen lower layers once per image.
@@ -218,21 +219,6 @@ class TorchEncoder(Encoder):
             raise EncoderError(f"{self.name}: cannot cut the network above its last {top!r} blocks "
                                f"({'it cannot be cut' if n is None else f'it has {n}'})")
         return top
-
-    def block_prefixes(self, top: int) -> tuple[str, ...]:
-        """Qualified-name prefixes of the layers in the last ``top`` blocks of :attr:`module`."""
-        self._check_top(top)
-        raise NotImplementedError
-
-    def lower_features(self, module: torch.nn.Module, x: torch.Tensor, top: int) -> torch.Tensor:
-        """What ``module`` (or a stand-in, as in :meth:`features_through`) feeds its last ``top`` blocks."""
-        self._check_top(top)
-        raise NotImplementedError
-
-    def upper_features(self, module: torch.nn.Module, h: torch.Tensor, top: int) -> torch.Tensor:
-        """Embeddings from :meth:`lower_features`'s output, through ``module``'s last ``top`` blocks."""
-        self._check_top(top)
-        raise NotImplementedError
 
     @property
     def inference_module(self) -> torch.nn.Module:
