@@ -140,9 +140,9 @@ def test_the_checks_catch_a_circle_and_a_lazy_import(tmp_path: Path):
 
 
 # Modules that may parse the run manifest's JSON: its one reader. (The encoder
-# weights' manifest, crsbench_lib.encoders.weights, is another file with its own reader.)
+# weights' manifest, crsbench_lib.encoders.weights_manifest, is another file with its own reader.)
 MANIFEST_READERS: frozenset[str] = frozenset({"crsbench_lib.results.manifest"})
-OTHER_MANIFESTS: frozenset[str] = frozenset({"crsbench_lib.encoders.weights"})
+OTHER_MANIFESTS: frozenset[str] = frozenset({"crsbench_lib.encoders.weights_manifest"})
 
 
 def _parses_run_manifest(source: str) -> bool:
@@ -179,8 +179,7 @@ NOTEBOOKS_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 # Notebooks that fail the check today, and why; the lead flips these once the
 # parallel changes land (remove the entry: strict xfail then fails loudly).
 NOTEBOOK_EXPECTED_FAILURES: dict[str, str] = {
-    # Known, named exceptions (strict: the test fails once they no longer hold, so the entry must go).
-    "zoo": "the encoder cards (encoders.cards.zoo_cards) count the shipped networks' parameters, which needs torch",
+    # Known, named exceptions (strict: the test fails once they no longer hold, so the entry must go). None today.
 }
 
 

@@ -2,8 +2,10 @@
 
 A card is one row of :func:`zoo_cards`. Everything on it is read from where
 the fact lives: the recipe from :mod:`crsbench_lib.encoders.recipes`, the
-parameter count from the module itself, the pool size, seed, pretraining time
-and sha256 from the weights manifest written by ``crsbench zoo pretrain``.
+pool size, seed, pretraining time, sha256 and the encoder's shape (parameters,
+embedding width, counted from the modules when the weights were built) from the
+weights manifest written by ``crsbench zoo pretrain``. Nothing here imports
+torch, so a chapter can show the cards.
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from crsbench_lib.encoders.handcrafted import HANDCRAFTED
-from crsbench_lib.encoders.neural import CNN_WIDTHS, NEURAL_ZOO, SmallViT, count_parameters
-from crsbench_lib.encoders.recipes import ACQUISITION_AUGMENTATIONS, FAMILIES, NeuralSpec
-from crsbench_lib.encoders.weights import load_state, read_manifest, weights_dir
+from crsbench_lib.encoders.recipes import ACQUISITION_AUGMENTATIONS, FAMILIES, NEURAL_ZOO, NeuralSpec, architecture_label
+from crsbench_lib.encoders.weights_manifest import read_manifest, weights_dir, zoo_shapes
 from crsbench_lib.encoders.zoo import DEFAULT_ZOO, HANDCRAFTED_ZOO
 
 #: Columns of :func:`zoo_cards`, in order.
@@ -51,13 +51,6 @@ _FITTED: dict[str, str] = {
 }
 
 
-def architecture_label(architecture: str) -> str:
-    """Human-readable backbone, e.g. ``"CNN 24-48-96-192"`` or ``"ViT 4px patches, width 64, depth 3"``."""
-    if architecture in CNN_WIDTHS:
-        return "CNN " + "-".join(str(w) for w in CNN_WIDTHS[architecture])
-    return f"ViT {SmallViT.patch}px patches, width {SmallViT.dim}, depth {SmallViT.depth}"
-
-
 def _pool_text(spec: NeuralSpec, entry: dict[str, object]) -> str:
     """The recipe's pool, and the generator version the shipped file was pretrained on (from the manifest)."""
     if spec.pool is None:
@@ -66,8 +59,7 @@ def _pool_text(spec: NeuralSpec, entry: dict[str, object]) -> str:
     return spec.pool.describe() + (f" (generator v{generator})" if generator is not None else "")
 
 
-def _neural_card(spec: NeuralSpec, entry: dict[str, object]) -> dict[str, object]:
-    embedding_dim = CNN_WIDTHS[spec.architecture][-1] if spec.architecture in CNN_WIDTHS else 2 * SmallViT.dim
+def _neural_card(spec: NeuralSpec, entry: dict[str, object], shape: dict[str, int]) -> dict[str, object]:
     return {
         "name": spec.name,
         "kind": "neural",
@@ -76,8 +68,8 @@ def _neural_card(spec: NeuralSpec, entry: dict[str, object]) -> dict[str, object
         "recipe": METHODS[spec.method],
         "pool": _pool_text(spec, entry),
         "augmentations": ", ".join(spec.augmentations) or "none",
-        "parameters": count_parameters(spec.architecture),
-        "embedding_dim": embedding_dim,
+        "parameters": shape.get("parameters"),
+        "embedding_dim": shape.get("embedding_dim"),
         "steps": spec.steps,
         "batch_size": spec.batch_size,
         "pretrain_seconds": entry.get("seconds"),
@@ -87,12 +79,7 @@ def _neural_card(spec: NeuralSpec, entry: dict[str, object]) -> dict[str, object
     }
 
 
-def _classical_card(name: str, entry: dict[str, object] | None, folder: Path) -> dict[str, object]:
-    cls = HANDCRAFTED[name]
-    parameters = 0
-    if entry is not None:
-        state, _ = load_state(f"{name}.pt", folder)
-        parameters = sum(int(t.numel()) for t in state.values())
+def _classical_card(name: str, entry: dict[str, object] | None, shape: dict[str, int]) -> dict[str, object]:
     return {
         "name": name,
         "kind": "classical",
@@ -101,8 +88,8 @@ def _classical_card(name: str, entry: dict[str, object] | None, folder: Path) ->
         "recipe": _FITTED.get(name, "none: a fixed descriptor"),
         "pool": f"{int(entry['images']):,} broad-pool images" if entry is not None and "images" in entry else "none",
         "augmentations": "none",
-        "parameters": parameters,
-        "embedding_dim": int(cls.embedding_dim),
+        "parameters": shape.get("parameters"),
+        "embedding_dim": shape.get("embedding_dim"),
         "steps": 0,
         "batch_size": 0,
         "pretrain_seconds": entry.get("seconds") if entry is not None else 0.0,
@@ -138,13 +125,14 @@ def zoo_cards(folder: str | Path | None = None) -> pd.DataFrame:
     """
     where = weights_dir(folder)
     files = read_manifest(where)["files"]
+    shapes = zoo_shapes(where)
     rows = []
     for name in DEFAULT_ZOO:
         entry = files.get(f"{name}.pt")
         if name in NEURAL_ZOO:
-            rows.append(_neural_card(NEURAL_ZOO[name], entry or {}))
+            rows.append(_neural_card(NEURAL_ZOO[name], entry or {}, shapes.get(name, {})))
         else:
-            rows.append(_classical_card(name, entry, where))
+            rows.append(_classical_card(name, entry, shapes.get(name, {})))
     return pd.DataFrame(rows, columns=list(CARD_COLUMNS))
 
 

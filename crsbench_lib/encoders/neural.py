@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from crsbench_lib.encoders.recipes import NEURAL_ZOO, PRETRAIN_SIDE, NeuralSpec
+from crsbench_lib.encoders.recipes import ARCHITECTURES, CNN_WIDTHS, NEURAL_ZOO, PRETRAIN_SIDE, VIT_S, NeuralSpec
 from crsbench_lib.encoders.torch_encoder import TorchEncoder, fold_batch_norm
 from crsbench_lib.encoders.weights import load_state, params_hash
 from crsbench_lib.errors import EncoderError
@@ -39,9 +39,6 @@ NORM_STD: tuple[float, float, float] = (0.25, 0.25, 0.25)
 # Bump when an architecture's forward pass changes: part of weights_hash.
 # 4: embeddings go through the batch-norm-folded copy (the same function, other rounding).
 NEURAL_CODE_VERSION = "4"
-#: Stage widths of the CNN at each capacity.
-CNN_WIDTHS: dict[str, tuple[int, ...]] = {"cnn_s": (16, 32, 64, 128), "cnn_l": (24, 48, 96, 192)}
-ARCHITECTURES: tuple[str, ...] = (*CNN_WIDTHS, "vit_s")
 
 __all__ = ["ARCHITECTURES", "NEURAL_ZOO", "NeuralEncoder", "NeuralSpec", "SmallCNN", "SmallViT", "make_backbone"]
 
@@ -132,11 +129,11 @@ class Block(nn.Module):
 class SmallViT(nn.Module):
     """A small vision transformer (Dosovitskiy et al., 2021) for 32-px images."""
 
-    patch = 4
-    dim = 64
-    depth = 3
-    heads = 4
-    mlp = 128
+    patch = VIT_S.patch
+    dim = VIT_S.dim
+    depth = VIT_S.depth
+    heads = VIT_S.heads
+    mlp = VIT_S.mlp
 
     def __init__(self) -> None:
         super().__init__()

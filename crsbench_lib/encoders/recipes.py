@@ -61,6 +61,44 @@ PRETRAIN_SIDE = 32
 #: process would wait at every parallel barrier for a descheduled thread.
 PRETRAIN_THREADS = 1
 
+#: Stage widths of the CNN at each capacity (:class:`crsbench_lib.encoders.neural.SmallCNN`);
+#: its embedding is the last stage's global average, as wide as the last width.
+CNN_WIDTHS: dict[str, tuple[int, ...]] = {"cnn_s": (16, 32, 64, 128), "cnn_l": (24, 48, 96, 192)}
+
+
+@dataclass(frozen=True)
+class ViTSize:
+    """Sizes of :class:`crsbench_lib.encoders.neural.SmallViT`: patch side, width, depth, heads, MLP width."""
+
+    patch: int
+    dim: int
+    depth: int
+    heads: int
+    mlp: int
+
+
+#: The zoo's ViT (``vit_s``); its embedding is the class token beside the mean patch token (``2 * dim``).
+VIT_S = ViTSize(patch=4, dim=64, depth=3, heads=4, mlp=128)
+#: The zoo's backbones.
+ARCHITECTURES: tuple[str, ...] = (*CNN_WIDTHS, "vit_s")
+
+
+def architecture_label(architecture: str) -> str:
+    """Human-readable backbone.
+
+    Examples
+    --------
+    >>> architecture_label("cnn_l")
+    'CNN 24-48-96-192'
+    >>> architecture_label("vit_s")
+    'ViT 4px patches, width 64, depth 3'
+    """
+    if architecture in CNN_WIDTHS:
+        return "CNN " + "-".join(str(w) for w in CNN_WIDTHS[architecture])
+    if architecture == "vit_s":
+        return f"ViT {VIT_S.patch}px patches, width {VIT_S.dim}, depth {VIT_S.depth}"
+    raise ValueError(f"unknown architecture {architecture!r} (expected one of {', '.join(ARCHITECTURES)})")
+
 
 @dataclass(frozen=True)
 class PoolSpec:

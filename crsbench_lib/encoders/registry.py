@@ -17,11 +17,13 @@ Three sources of names:
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.encoders.handcrafted import HANDCRAFTED
-from crsbench_lib.encoders.neural import NEURAL_ZOO, NeuralEncoder
+from crsbench_lib.encoders.neural import NEURAL_ZOO, NeuralEncoder, count_parameters, make_backbone
+from crsbench_lib.encoders.weights import load_state, read_manifest, weights_dir
 from crsbench_lib.encoders.zoo import DEFAULT_ZOO, ENTRY_POINT_GROUP, entry_point_encoders
 from crsbench_lib.errors import EncoderError
 
@@ -109,3 +111,40 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
         f"unknown encoder {name!r}; valid names: {', '.join(available_encoders())}"
         f" (or a hub name {', '.join(p + ':<id>' for p in HUB_PREFIXES)})"
     )
+
+
+def shape_facts(folder: Path | None = None) -> dict[str, dict[str, int]]:
+    """Parameters and embedding width of every zoo encoder, counted from the modules and fitted state.
+
+    What ``crsbench zoo pretrain`` records under the weights manifest's
+    ``"encoders"`` (:func:`~crsbench_lib.encoders.weights_manifest.zoo_shapes`),
+    so the cards need no torch. ``parameters`` counts a backbone's parameters
+    (batch-norm statistics excluded) or a fitted descriptor's values (PCA basis,
+    k-means centroids and whitening; 0 for a fixed descriptor or a fitted one
+    whose file is not in ``folder``).
+
+    Parameters
+    ----------
+    folder : pathlib.Path, optional
+        Weights folder (default :func:`~crsbench_lib.encoders.weights_manifest.weights_dir`).
+
+    Examples
+    --------
+    >>> shape_facts()["simclr_broad_aug_l"]["embedding_dim"]
+    192
+    """
+    where = weights_dir(folder)
+    files = read_manifest(where)["files"]
+    facts: dict[str, dict[str, int]] = {}
+    for name in DEFAULT_ZOO:
+        if name in NEURAL_ZOO:
+            architecture = NEURAL_ZOO[name].architecture
+            facts[name] = {"parameters": count_parameters(architecture),
+                           "embedding_dim": int(make_backbone(architecture).out_dim)}
+            continue
+        parameters = 0
+        if f"{name}.pt" in files:
+            state, _ = load_state(f"{name}.pt", where)
+            parameters = sum(int(t.numel()) for t in state.values())
+        facts[name] = {"parameters": parameters, "embedding_dim": int(HANDCRAFTED[name].embedding_dim)}
+    return facts

@@ -6,71 +6,35 @@ from a fixed seed and stored under ``crsbench_lib/encoders/weights/`` (or a
 folder given by ``$CRSBENCH_WEIGHTS_DIR`` / the ``weights_dir`` option). The
 manifest ``manifest.json`` maps each file name to its sha256; a file is read only
 after its hash matches (:class:`~crsbench_lib.errors.EncoderError` otherwise),
-and only with ``torch.load(weights_only=True)``.
+and only with ``torch.load(weights_only=True)``. The folder and its manifest,
+which need no torch, are :mod:`crsbench_lib.encoders.weights_manifest`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from crsbench_lib.atomic import atomic_write_bytes, atomic_write_text
+from crsbench_lib.atomic import atomic_write_bytes
+from crsbench_lib.encoders.weights_manifest import (
+    MANIFEST_NAME,
+    SHIPPED_WEIGHTS_DIR,
+    params_hash,
+    read_manifest,
+    rebuild_hint,
+    sha256_bytes,
+    weights_dir,
+    write_manifest,
+)
 from crsbench_lib.errors import EncoderError
 
-SHIPPED_WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
-MANIFEST_NAME = "manifest.json"
-
-
-def weights_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """The folder holding encoder state: ``override``, ``$CRSBENCH_WEIGHTS_DIR`` or the shipped folder."""
-    if override is not None:
-        return Path(override)
-    env = os.environ.get("CRSBENCH_WEIGHTS_DIR")
-    return Path(env) if env else SHIPPED_WEIGHTS_DIR
-
-
-def sha256_bytes(data: bytes) -> str:
-    """Hex sha256 of ``data``."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def params_hash(params: Mapping[str, Any]) -> str:
-    """Hex sha256 of a JSON-serialisable parameter mapping (keys sorted)."""
-    return sha256_bytes(json.dumps(params, sort_keys=True, default=str).encode("utf-8"))
-
-
-def read_manifest(folder: Path) -> dict[str, Any]:
-    """Read ``manifest.json`` of a weights folder (empty manifest if absent)."""
-    path = folder / MANIFEST_NAME
-    if not path.exists():
-        return {"files": {}}
-    rebuild = _rebuild_hint(folder)
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise EncoderError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}); {rebuild}") from exc
-    except (OSError, ValueError) as exc:  # ValueError: bytes that are not UTF-8
-        reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise EncoderError(f"{path}: unreadable ({reason}); {rebuild}") from exc
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise EncoderError(f"{path}: expected an object with a 'files' mapping; {rebuild}")
-    return manifest
-
-
-def _rebuild_hint(folder: Path) -> str:
-    return f"rebuild with `crsbench zoo pretrain --out {folder}`"
-
-
-def write_manifest(folder: Path, manifest: Mapping[str, Any]) -> None:
-    """Write ``manifest.json`` atomically (sorted keys, stable layout)."""
-    atomic_write_text(folder / MANIFEST_NAME, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+# The folder and manifest names are re-exported: the state's readers and writers import them from here.
+__all__ = ["MANIFEST_NAME", "SHIPPED_WEIGHTS_DIR", "load_state", "params_hash", "read_manifest", "save_state",
+           "sha256_bytes", "weights_dir", "write_manifest"]
 
 
 def save_state(folder: Path, file_name: str, state: Mapping[str, torch.Tensor], meta: Mapping[str, Any]) -> str:
@@ -126,7 +90,7 @@ def load_state(file_name: str, folder: Path | None = None) -> tuple[dict[str, to
     """
     folder = weights_dir(folder)
     path = folder / file_name
-    rebuild = _rebuild_hint(folder)
+    rebuild = rebuild_hint(folder)
     entry = read_manifest(folder)["files"].get(file_name)
     if not isinstance(entry, dict):
         raise EncoderError(f"{folder / MANIFEST_NAME}: no entry for {file_name}; {rebuild}")

@@ -51,9 +51,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from crsbench_lib.encoders.handcrafted import PCA_SIDE, KMeansPatchEncoder, PCAEncoder, normalise_patches
-from crsbench_lib.encoders.neural import CNN_WIDTHS, NEURAL_ZOO, SmallViT, make_backbone
-from crsbench_lib.encoders.recipes import BROAD_POOL, PRETRAIN_SEED, PRETRAIN_SIDE, PRETRAIN_THREADS, NeuralSpec, PoolSpec
+from crsbench_lib.encoders.neural import NEURAL_ZOO, SmallViT, make_backbone
+from crsbench_lib.encoders.recipes import CNN_WIDTHS, BROAD_POOL, PRETRAIN_SEED, PRETRAIN_SIDE, PRETRAIN_THREADS, NeuralSpec, PoolSpec
 from crsbench_lib.atomic import atomic_write_bytes
+from crsbench_lib.encoders.registry import shape_facts
 from crsbench_lib.encoders.weights import read_manifest, save_state, weights_dir, write_manifest
 from crsbench_lib.errors import EncoderError
 from crsbench_lib.runner.augment import target_view, view
@@ -538,7 +539,18 @@ def pretrain_zoo(
     folder = weights_dir(out)
     pools = pools or PoolCache()
     if jobs > 1 and len(pieces) > 1:
-        return _pretrain_parallel(folder, pieces, pools.seed, log, jobs)
+        timings = _pretrain_parallel(folder, pieces, pools.seed, log, jobs)
+    else:
+        timings = _pretrain_serial(folder, pieces, pools, log)
+    # The zoo's shapes, for the torch-free cards (encoders.cards).
+    manifest = read_manifest(folder)
+    manifest["encoders"] = shape_facts(folder)
+    write_manifest(folder, manifest)
+    return timings
+
+
+def _pretrain_serial(folder: Path, pieces: list[str], pools: PoolCache, log: Callable[[str], None] | None) -> dict[str, float]:
+    """Build the pieces one after another in this process."""
     timings: dict[str, float] = {"pools": 0.0}
     t0 = time.perf_counter()
     for piece in pieces:

@@ -30,6 +30,9 @@ def test_parameters_and_dims_come_from_the_modules() -> None:
         enc = build_encoder(name, device="cpu")
         assert cards.loc[name, "parameters"] == sum(p.numel() for p in enc.module.parameters())
         assert cards.loc[name, "embedding_dim"] == enc.embedding_dim
+    for name in DEFAULT_ZOO:
+        if name not in NEURAL_ZOO:
+            assert cards.loc[name, "embedding_dim"] == build_encoder(name).embedding_dim, name
     assert cards.loc["pixels", "parameters"] == 0 and cards.loc["pca", "parameters"] > 0
     assert cards.loc["simclr_broad_aug_l", "parameters"] > 2 * cards.loc["simclr_broad_aug_s", "parameters"]
 
@@ -85,3 +88,27 @@ def test_augmentation_pairs_need_matching_recipe_and_complete_augmentation() -> 
     assert augmentation_pairs(cards[cards["name"] != "b"]).empty
     with pytest.raises(ValueError, match="pool"):
         augmentation_pairs(cards.drop(columns="pool"))
+
+
+def test_the_shipped_manifest_records_the_shapes_the_modules_have() -> None:
+    # The cards read shapes from the manifest (no torch); `zoo pretrain` writes them with shape_facts.
+    from crsbench_lib.encoders.registry import shape_facts
+    from crsbench_lib.encoders.weights_manifest import SHIPPED_WEIGHTS_DIR, zoo_shapes
+
+    assert zoo_shapes(SHIPPED_WEIGHTS_DIR) == shape_facts(SHIPPED_WEIGHTS_DIR)
+
+
+def test_a_manifest_without_shapes_gives_cards_without_them(tmp_path) -> None:
+    import json
+    import shutil
+
+    from crsbench_lib.encoders.weights_manifest import SHIPPED_WEIGHTS_DIR
+
+    folder = tmp_path / "weights"
+    shutil.copytree(SHIPPED_WEIGHTS_DIR, folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["encoders"]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    cards = zoo_cards(folder)
+    assert cards["parameters"].isna().all() and cards["sha256"].notna().sum() >= 10
+

@@ -96,6 +96,10 @@ def test_pretrain_rebuilds_shipped_random_inits_with_any_worker_count(tmp_path: 
         rebuilt = read_manifest(tmp_path / folder)["files"]
         for piece in pieces:
             assert rebuilt[f"{piece}.pt"]["sha256"] == shipped[f"{piece}.pt"]["sha256"]
+    shipped_shapes = read_manifest(SHIPPED_WEIGHTS_DIR)["encoders"]
+    for folder in ("serial", "workers"):  # every zoo encoder's shape, whichever pieces were built
+        assert read_manifest(tmp_path / folder)["encoders"]["cnn_random"] == shipped_shapes["cnn_random"]
+        assert read_manifest(tmp_path / folder)["encoders"]["pca"]["parameters"] == 0  # its file is not there
     enc = build_encoder("cnn_random", weights_dir=tmp_path / "workers", device="cpu")
     assert enc.embed(np.zeros((2, 32, 32), np.uint8)).shape == (2, 128)
 
