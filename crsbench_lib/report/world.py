@@ -327,7 +327,7 @@ def run_cost(run_dir: str | Path) -> pd.DataFrame:
 #: Columns of :func:`adapter_training`.
 ADAPTER_COLUMNS: tuple[str, ...] = (
     "encoder", "dataset", "seed", "label_fraction", "trained", "steps_run", "best_step", "max_steps", "hit_cap",
-    "start_val_loss", "best_val_loss", "lr",
+    "improving_at_end", "start_val_loss", "best_val_loss", "lr",
 )
 
 
@@ -338,7 +338,9 @@ def adapter_training(run_dir: str | Path) -> pd.DataFrame:
     label fraction below 1 (method section 9, amendment 12), each within a
     budget of ``max_steps`` optimisation steps, with early stopping on the
     validation loss. ``hit_cap`` marks an adapter that ran the whole budget
-    without early stopping (it may still have been improving);
+    without early stopping (under the cosine schedule, the schedule's planned
+    end); ``improving_at_end`` one of those whose kept state is its final
+    evaluation's, so it was still improving when the budget ran out;
     ``best_step == 0`` one that never beat the frozen probe it started from;
     ``trained`` is false for a label fraction left frozen by the scarce-label rule.
 
@@ -361,7 +363,7 @@ def adapter_training(run_dir: str | Path) -> pd.DataFrame:
     rows = [
         (c["encoder"], c["dataset"], int(c["seed"]), float(a["label_fraction"]), bool(a["trained"]),
          int(a["steps_run"]), int(a["best_step"]), int(c["lora"]["max_steps"]), bool(a["hit_cap"]),
-         loss(a["start_val_loss"]), loss(a["best_val_loss"]), float(a["lr"]))
+         bool(a["hit_cap"]) and int(a["best_step"]) == int(a["steps_run"]), loss(a["start_val_loss"]), loss(a["best_val_loss"]), float(a["lr"]))
         for c in cells if isinstance(c.get("lora"), dict) and "encoder" in c and "max_steps" in c["lora"]
         for a in c["lora"].get("adapters", [])
     ]

@@ -22,8 +22,9 @@ encoders; method section 9, amendment 6).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -334,3 +335,145 @@ def transfer_uncertainty(
         interval=interval,
         random_state=random_state,
     )
+
+
+def adapted_runs(results: pd.DataFrame) -> pd.DataFrame:
+    """The LoRA runs of a results table: one row per (encoder, dataset, seed) with a clean adapted row.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.schema import empty_results
+    >>> len(adapted_runs(empty_results()))
+    0
+    """
+    table = results.loc[(results["arm"] == "lora") & (results["condition"] == "clean")
+                        & (results["calibration"] == "none"), ["encoder", "dataset", "seed"]]
+    return table.drop_duplicates().astype({"encoder": str, "dataset": str, "seed": int}).reset_index(drop=True)
+
+
+def training_of_runs(training: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """The adapter reports (:func:`crsbench_lib.report.world.adapter_training`) of the runs in ``results``.
+
+    A chapter restricted to some encoders, datasets or seeds describes only
+    the adapters behind its own rows.
+    """
+    return training.astype({"seed": int}).merge(adapted_runs(results), on=["encoder", "dataset", "seed"])
+
+
+def same_resamples(frozen: Mapping[str, Any], lora: Mapping[str, Any]) -> bool:
+    """Whether draw ``b`` of the two arms' two-level bootstraps is the same resample.
+
+    It is when both arms hold the same datasets and seeds, test sets of the
+    same sizes and the same site-B test (present in both or neither), and
+    the two bootstraps run with the same ``random_state``.
+
+    Parameters
+    ----------
+    frozen, lora : mapping of str to DatasetPredictions
+        :func:`~crsbench_lib.results.predictions.load_prediction_arrays` of each arm.
+    """
+    if sorted(frozen) != sorted(lora):
+        return False
+    for name in frozen:
+        a, b = frozen[name], lora[name]
+        if a.seeds != b.seeds or a.clean.shape[2] != b.clean.shape[2]:
+            return False
+        if (a.shift_proba is None) != (b.shift_proba is None):
+            return False
+        if a.shift_proba is not None and a.shift_proba.shape[2] != b.shift_proba.shape[2]:
+            return False
+    return True
+
+
+#: Columns of :func:`axis_changes`, in order.
+AXIS_CHANGE_COLUMNS: tuple[str, ...] = (
+    "group", "n_encoders", "axis", "frozen", "lora", "change", "ci_low", "ci_high", "interval",
+)
+
+
+def axis_changes(frozen: Any, lora: Any, groups: Mapping[str, str] | None = None,
+                 interval: float = 0.95) -> pd.DataFrame:
+    """The change of every raw axis from the frozen to the adapted arm, per group of encoders, with intervals.
+
+    ``change = mean over the group's encoders of (axis_lora - axis_frozen)``
+    on the raw profiles (D: clean AUROC, C: clean ECE, L: AUROC retention, R:
+    robustness loss; method section 3). The interval is the percentile
+    interval of the same mean over the paired draws of the two arms'
+    two-level bootstraps (draw ``b`` resamples the same seeds and test images
+    in both, :func:`same_resamples`), so it carries the measurement's noise
+    (seeds and test images) for these encoders; it does not generalise to
+    other encoders of the family.
+
+    Parameters
+    ----------
+    frozen, lora : TwoLevelBootstrapResult
+        Of the same encoders, run with the same ``random_state`` and draws.
+    groups : mapping of str to str, optional
+        Encoder -> group (e.g. the zoo family); every encoder also counts in
+        the group ``"all"``. None: the group ``"all"`` only.
+    interval : float
+        Coverage.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`AXIS_CHANGE_COLUMNS`: ``"all"`` first, then the groups
+        in order of first appearance among the encoders; axes D, C, L, R.
+
+    Raises
+    ------
+    SchemaError
+        If the two bootstraps differ in encoders or draws.
+    """
+    check_interval(interval)
+    if tuple(frozen.encoders) != tuple(lora.encoders) or frozen.profile_draws.shape != lora.profile_draws.shape:
+        raise SchemaError("axis changes: the two bootstraps must share encoders and draws "
+                          f"({len(frozen.encoders)} vs {len(lora.encoders)} encoders, "
+                          f"{frozen.profile_draws.shape[0]} vs {lora.profile_draws.shape[0]} draws)")
+    encoders = [str(e) for e in frozen.encoders]
+    axes = [str(a) for a in frozen.point_profiles.columns]
+    point = (lora.point_profiles.loc[encoders, axes].to_numpy(dtype=float)
+             - frozen.point_profiles.loc[encoders, axes].to_numpy(dtype=float))
+    draws = np.asarray(lora.profile_draws, dtype=float) - np.asarray(frozen.profile_draws, dtype=float)
+    members: dict[str, list[int]] = {"all": list(range(len(encoders)))}
+    for i, name in enumerate(encoders):
+        group = (groups or {}).get(name)
+        if group is not None and group != "all":
+            members.setdefault(str(group), []).append(i)
+    rows = []
+    for group, idx in members.items():
+        for j, axis in enumerate(axes):
+            low, high, _ = percentile_interval(draws[:, idx, j].mean(axis=1), interval)
+            rows.append((group, len(idx), axis,
+                         float(frozen.point_profiles.loc[[encoders[i] for i in idx], axis].mean()),
+                         float(lora.point_profiles.loc[[encoders[i] for i in idx], axis].mean()),
+                         float(point[idx, j].mean()), float(low), float(high), float(interval)))
+    return pd.DataFrame(rows, columns=list(AXIS_CHANGE_COLUMNS))
+
+
+def ece_by_calibrator(results: pd.DataFrame, encoders: Sequence[str] | None = None) -> pd.DataFrame:
+    """Clean ECE of each arm without and after each post-hoc calibrator.
+
+    Mean over the encoders (``encoders``, default: those with adapted rows),
+    datasets and seeds of the clean rows at 100 % labels.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``calibration, ece_frozen, ece_lora, change``, one row per
+        calibrator present in both arms (``none`` first).
+    """
+    table = validate_results(results)
+    names = adapted_runs(table)["encoder"].unique() if encoders is None else [str(e) for e in encoders]
+    clean = clean_rows(table)
+    clean = clean[clean["encoder"].astype(str).isin(names)].astype({"arm": object, "calibration": object})
+    means = clean.groupby(["calibration", "arm"], sort=False)["ece"].mean().unstack("arm")
+    if "frozen" not in means.columns or "lora" not in means.columns:
+        raise SchemaError("results table: the ECE by calibrator needs clean rows in both the frozen and the lora arm")
+    means = means[["frozen", "lora"]].dropna()
+    order = [c for c in ("none", "temperature", "vector", "isotonic") if c in means.index]
+    order += [c for c in means.index if c not in order]
+    frame = means.loc[order].reset_index()
+    frame.columns = ["calibration", "ece_frozen", "ece_lora"]
+    frame["change"] = frame["ece_lora"] - frame["ece_frozen"]
+    return frame

@@ -181,5 +181,6 @@ def test_adapter_training_reads_the_lora_cells_of_the_manifest(tmp_path):
     assert table[["dataset", "seed", "label_fraction", "trained", "best_step", "max_steps", "hit_cap"]].values.tolist() == [
         ["derm", 1, 1.0, True, 320, 2000, False], ["derm", 1, 0.1, False, 0, 2000, False]]
     assert table["best_val_loss"].isna().tolist() == [False, True]
+    assert not table["improving_at_end"].any()
     (tmp_path / "manifest.json").write_text("{not json")
     assert adapter_training(tmp_path).empty

@@ -141,3 +141,59 @@ def test_mean_gain_interval_lies_within_the_gains_and_is_deterministic(values, s
     assert min(values) - 1e-12 <= low <= high <= max(values) + 1e-12
     assert (low, high) == mean_gain_interval(gains, n_draws=200, random_state=seed)
     assert all(np.isnan(mean_gain_interval(gains.iloc[:1])))
+
+
+# The transfer chapter's computations: runs, adapter reports of the runs, paired draws, axis changes, ECE by calibrator.
+
+def test_adapted_runs_and_their_training_rows():
+    from crsbench_lib.scoring.transfer import adapted_runs, training_of_runs
+
+    table = synthetic_results(n_encoders=3, seeds=(0, 1), corruptions=("noise",), arms=("frozen", "lora"))
+    runs = adapted_runs(table)
+    assert len(runs) == 3 * 3 * 2 and list(runs.columns) == ["encoder", "dataset", "seed"]
+    training = pd.DataFrame({"encoder": ["enc00", "enc00", "other"], "dataset": ["derm", "derm", "derm"],
+                             "seed": [0, 7, 0], "steps_run": [10, 20, 30]})
+    kept = training_of_runs(training, table)
+    assert list(kept["steps_run"]) == [10]
+
+
+class _Boot:
+    def __init__(self, encoders, point, draws):
+        self.encoders = tuple(encoders)
+        self.point_profiles = pd.DataFrame(point, index=list(encoders), columns=["D", "C", "L", "R"])
+        self.profile_draws = np.asarray(draws, dtype=float)
+
+
+def test_axis_changes_are_paired_means_with_their_draws_interval():
+    from crsbench_lib.scoring.transfer import axis_changes
+
+    rng = np.random.default_rng(0)
+    frozen_point = rng.uniform(0, 1, (3, 4))
+    frozen_draws = frozen_point[None] + rng.normal(0, 0.01, (200, 3, 4))
+    shift = np.array([0.02, -0.01, 0.0, 0.005])
+    frozen = _Boot(["a", "b", "c"], frozen_point, frozen_draws)
+    lora = _Boot(["a", "b", "c"], frozen_point + shift, frozen_draws + shift)  # the same shift in every draw
+    table = axis_changes(frozen, lora, {"a": "x", "b": "x", "c": "y"})
+    assert list(dict.fromkeys(table["group"])) == ["all", "x", "y"]
+    d = table[(table["group"] == "x") & (table["axis"] == "D")].iloc[0]
+    assert d["n_encoders"] == 2 and d["change"] == pytest.approx(0.02)
+    assert d["ci_low"] == pytest.approx(0.02) and d["ci_high"] == pytest.approx(0.02)
+    assert table.set_index(["group", "axis"]).loc[("all", "C"), "change"] == pytest.approx(-0.01)
+    noisy = _Boot(["a", "b", "c"], frozen_point + shift, frozen_draws + shift + rng.normal(0, 0.01, (200, 3, 4)))
+    spread = axis_changes(frozen, noisy).set_index("axis")
+    assert ((spread["ci_low"] < spread["change"]) & (spread["change"] < spread["ci_high"])).all()
+    with pytest.raises(SchemaError, match="share encoders and draws"):
+        axis_changes(frozen, _Boot(["a", "b"], frozen_point[:2], frozen_draws[:, :2]))
+
+
+def test_ece_by_calibrator_compares_the_arms_per_calibrator():
+    from crsbench_lib.scoring.transfer import ece_by_calibrator
+
+    table = synthetic_results(n_encoders=3, seeds=(0,), corruptions=("noise",), arms=("frozen", "lora"))
+    out = ece_by_calibrator(table)
+    assert out["calibration"].iloc[0] == "none"
+    clean = table[(table["condition"] == "clean") & (table["calibration"] == "none")]
+    assert out.iloc[0]["ece_frozen"] == pytest.approx(clean.loc[clean["arm"] == "frozen", "ece"].mean())
+    assert np.allclose(out["change"], out["ece_lora"] - out["ece_frozen"])
+    with pytest.raises(SchemaError, match="both the frozen and the lora arm"):
+        ece_by_calibrator(table[table["arm"] == "frozen"], encoders=["enc00"])

@@ -1,0 +1,181 @@
+"""Test-retest of a ranking: how far the CRS order moves when only the seed changes (method section 9, amendment 13).
+
+A rank comparison between two arms (frozen against adapted), two panels or two
+held-out datasets means something only beside the noise of the ranking
+itself. Every seed of a run redraws the train, validation and calibration
+splits (and the probe's solver seed) while the test images stay the same, so
+scoring the table **one seed at a time** against the same fixed standard gives
+as many rankings as there are seeds, each as noisy as a one-seed study. Their
+agreement (Kendall tau-b between two seeds' rankings) is the test-retest
+baseline: what redrawing the training split alone does to the order.
+
+:func:`seedwise_scores` scores each seed of one arm; :func:`retest_taus`
+compares every pair of seeds, within an arm (test-retest) and across two arms
+(same seed and different seeds), and :func:`retest_summary` condenses the
+pairs. A cross-arm tau *on the same seed* shares the training split, so it
+isolates what the arm changes; a cross-arm tau on *different* seeds carries
+the split's noise too and is the like-for-like partner of the within-arm
+test-retest tau.
+
+Kendall's tau-b as in :mod:`crsbench_lib.scoring.transfer` (scipy.stats.kendalltau).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from crsbench_lib.errors import SchemaError
+from crsbench_lib.results.validated import ValidatedResults, as_validated
+from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.crs import score_profiles
+from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
+
+#: Columns of :func:`retest_taus`, in order.
+RETEST_COLUMNS: tuple[str, ...] = ("comparison", "arm_a", "seed_a", "arm_b", "seed_b", "kendall_tau", "n_encoders")
+#: The comparisons of :func:`retest_taus`, in display order.
+WITHIN_ARM = "within arm, different seeds"
+ACROSS_SAME_SEED = "across arms, same seed"
+ACROSS_OTHER_SEED = "across arms, different seeds"
+
+
+def seedwise_scores(
+    results: pd.DataFrame | ValidatedResults,
+    standard: ReferenceStandard | str | None,
+    arm: str = "frozen",
+    encoders: Sequence[str] | None = None,
+) -> dict[int, pd.Series]:
+    """The CRS of each encoder computed from one seed at a time.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame or ValidatedResults
+    standard : ReferenceStandard, path or None
+        The fixed standard every seed is scored against (None: the shipped default).
+    arm : {"frozen", "lora"}
+    encoders : sequence of str, optional
+        Keep only these encoders (each must be in the arm).
+
+    Returns
+    -------
+    dict of int to pandas.Series
+        Seed -> CRS indexed by encoder (sorted by name).
+
+    Raises
+    ------
+    SchemaError
+        If an asked encoder is absent from the arm, or a seed lacks rows the axes need.
+    """
+    standard = as_standard(standard)
+    standard.require_panel()
+    table = as_validated(results)
+    check_ece_bins(table.frame, standard, arm)
+    raw = raw_axes(table, arm=arm, label_fractions=standard.label_fractions)
+    if encoders is not None:
+        missing = sorted(set(map(str, encoders)) - set(raw["encoder"].astype(str)))
+        if missing:
+            raise SchemaError(f"results table: encoder {missing[0]!r} has no {arm} rows")
+        raw = raw[raw["encoder"].astype(str).isin([str(e) for e in encoders])]
+    out: dict[int, pd.Series] = {}
+    for seed in sorted(int(s) for s in raw["seed"].unique()):
+        scored = score_profiles(encoder_profiles(raw[raw["seed"] == seed]), standard)
+        out[seed] = pd.Series(scored["crs"].to_numpy(dtype=float), index=scored["encoder"].astype(str)).sort_index()
+    return out
+
+
+def _tau(a: pd.Series, b: pd.Series) -> tuple[float, int]:
+    shared = sorted(set(a.index) & set(b.index))
+    if len(shared) < 2:
+        return float("nan"), len(shared)
+    tau, _ = stats.kendalltau(a[shared].to_numpy(), b[shared].to_numpy(), variant="b")
+    return float(tau), len(shared)
+
+
+def retest_taus(
+    results: pd.DataFrame | ValidatedResults,
+    standard: ReferenceStandard | str | None,
+    arms: Sequence[str] = ("frozen", "lora"),
+    encoders: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Kendall tau-b between rankings scored one seed at a time, within and across arms.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame or ValidatedResults
+    standard : ReferenceStandard, path or None
+    arms : sequence of str
+        One arm (test-retest only) or two (also the cross-arm pairs).
+    encoders : sequence of str, optional
+        The encoders ranked (default: those present in every arm).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`RETEST_COLUMNS`: one row per pair of distinct seeds
+        within each arm (:data:`WITHIN_ARM`), and, with two arms, one row per
+        seed pair across them (:data:`ACROSS_SAME_SEED` when the seeds are
+        equal, :data:`ACROSS_OTHER_SEED` otherwise).
+
+    Raises
+    ------
+    SchemaError
+        If fewer than two encoders are shared, or an arm has no rows.
+    ValueError
+        If ``arms`` holds other than one or two distinct arms.
+
+    """
+    arms = tuple(dict.fromkeys(arms))
+    if len(arms) not in (1, 2):
+        raise ValueError(f"arms: expected one or two distinct arms, got {list(arms)}")
+    table = as_validated(results)
+    if encoders is None:
+        present = [set(table.frame.loc[table.frame["arm"] == arm, "encoder"].astype(str)) for arm in arms]
+        encoders = sorted(set.intersection(*present))
+    if len(encoders) < 2:
+        raise SchemaError(f"arms {', '.join(arms)} share {len(encoders)} encoder(s); need at least 2 to compare rankings")
+    scores = {arm: seedwise_scores(table, standard, arm, encoders) for arm in arms}
+    rows = []
+    for arm in arms:
+        for s, t in itertools.combinations(sorted(scores[arm]), 2):
+            rows.append((WITHIN_ARM, arm, s, arm, t, *_tau(scores[arm][s], scores[arm][t])))
+    if len(arms) == 2:
+        a, b = arms
+        for s in sorted(scores[a]):
+            for t in sorted(scores[b]):
+                kind = ACROSS_SAME_SEED if s == t else ACROSS_OTHER_SEED
+                rows.append((kind, a, s, b, t, *_tau(scores[a][s], scores[b][t])))
+    return pd.DataFrame(rows, columns=list(RETEST_COLUMNS))
+
+
+def retest_summary(taus: pd.DataFrame) -> pd.DataFrame:
+    """Mean, minimum and maximum tau of each comparison of :func:`retest_taus`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``comparison, arms, n_pairs, mean_tau, min_tau, max_tau``: one
+        row per arm's test-retest, then across arms on the same seed, then on
+        different seeds (comparisons absent from ``taus`` are left out).
+
+    Examples
+    --------
+    >>> taus = pd.DataFrame({"comparison": [WITHIN_ARM] * 3, "arm_a": "frozen", "arm_b": "frozen",
+    ...                      "kendall_tau": [0.6, 0.8, 0.7]})
+    >>> retest_summary(taus)[["arms", "n_pairs", "mean_tau", "min_tau"]].to_dict("records")
+    [{'arms': 'frozen', 'n_pairs': 3, 'mean_tau': 0.7, 'min_tau': 0.6}]
+    """
+    frame = taus.assign(arms=np.where(taus["arm_a"] == taus["arm_b"], taus["arm_a"].astype(str),
+                                      taus["arm_a"].astype(str) + " vs " + taus["arm_b"].astype(str)))
+    rows = []
+    for kind in (WITHIN_ARM, ACROSS_SAME_SEED, ACROSS_OTHER_SEED):
+        for arms, group in frame[frame["comparison"] == kind].groupby("arms", sort=False):
+            values = group["kendall_tau"].to_numpy(dtype=float)
+            values = values[np.isfinite(values)]
+            if values.size:
+                rows.append((kind, str(arms), int(values.size), round(float(values.mean()), 12), float(values.min()),
+                             float(values.max())))
+    return pd.DataFrame(rows, columns=["comparison", "arms", "n_pairs", "mean_tau", "min_tau", "max_tau"])
