@@ -19,8 +19,13 @@ meanwhile (``steal``), which says whether the machine was quiet.
 Usage::
 
     git worktree add /tmp/base 3e49eef
-    python benchmarks/bench_lora.py --baseline /tmp/base
+    python benchmarks/bench_lora.py --baseline /tmp/base        # the 10 pretrained encoders, derm, seed 0
+    python benchmarks/bench_lora.py --baseline /tmp/base --encoders arch --seeds 0 1 2
     python benchmarks/bench_lora.py --baseline /tmp/base --encoders simclr_broad_aug_s mae_broad_vit --datasets derm cxr
+
+One seed is the conservative choice: the new protocol computes the test sets'
+lower-layer activations once for all seeds of an encoder and dataset, so its
+cost per seed falls with more seeds, while the old protocol's does not.
 """
 
 from __future__ import annotations
@@ -36,8 +41,8 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parents[1]
-#: One pretrained encoder per zoo architecture (cnn_s, cnn_l, vit_s).
-DEFAULT_ENCODERS = ("simclr_broad_aug_s", "simclr_broad_aug_l", "mae_broad_vit")
+#: One pretrained encoder per zoo architecture (cnn_s, cnn_l, vit_s): the quick choice (``--encoders arch``).
+ARCHITECTURE_ENCODERS = ("simclr_broad_aug_s", "simclr_broad_aug_l", "mae_broad_vit")
 
 
 def steal_jiffies() -> int | None:
@@ -83,11 +88,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", type=Path, required=True, help="a checkout of the earlier protocol's commit")
     parser.add_argument("--profile", default="default")
-    parser.add_argument("--encoders", nargs="+", default=list(DEFAULT_ENCODERS))
+    parser.add_argument("--encoders", nargs="+", default=None,
+                        help="encoders to adapt (default: every pretrained neural encoder of the zoo, the default "
+                             "profile's LoRA group, so the figure weighs the encoders as the profile does; "
+                             "'arch': one per architecture)")
     parser.add_argument("--datasets", nargs="+", default=["derm"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--lora-only", action="store_true", help="run the LoRA arm alone (no frozen arm)")
     args = parser.parse_args()
+    if args.encoders is None:
+        from crsbench_lib.encoders.zoo import ZOO_GROUPS
+
+        args.encoders = list(ZOO_GROUPS["pretrained"])
+    elif args.encoders == ["arch"]:
+        args.encoders = list(ARCHITECTURE_ENCODERS)
     trees = {"new": HERE, "old": args.baseline.resolve()}
     plans = {"lora": ("lora",)} if args.lora_only else {"frozen": ("frozen",), "both": ("frozen", "lora")}
     seconds: dict[tuple[str, str], float] = {}
