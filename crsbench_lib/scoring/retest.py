@@ -3,19 +3,24 @@
 A rank comparison between two arms (frozen against adapted), two panels or two
 held-out datasets means something only beside the noise of the ranking
 itself. Every seed of a run redraws the train, validation and calibration
-splits (and the probe's solver seed) while the test images stay the same, so
-scoring the table **one seed at a time** against the same fixed standard gives
-as many rankings as there are seeds, each as noisy as a one-seed study. Their
-agreement (Kendall tau-b between two seeds' rankings) is the test-retest
-baseline: what redrawing the training split alone does to the order.
+splits, the probe's solver seed and (in the LoRA arm) the adapter's training
+order, while the test images stay the same, so scoring the table **one seed
+at a time** against the same fixed standard gives as many rankings as there
+are seeds, each as noisy as a one-seed study. Their agreement (Kendall tau-b
+between two seeds' rankings) is the test-retest baseline: what re-running with
+a new seed does to the order. The scores are the full-panel CRS (every
+encoder against the whole frozen panel, its own entry included), as
+:func:`~crsbench_lib.scoring.crs.score_results` gives them.
 
 :func:`seedwise_scores` scores each seed of one arm; :func:`retest_taus`
 compares every pair of seeds, within an arm (test-retest) and across two arms
 (same seed and different seeds), and :func:`retest_summary` condenses the
-pairs. A cross-arm tau *on the same seed* shares the training split, so it
-isolates what the arm changes; a cross-arm tau on *different* seeds carries
-the split's noise too and is the like-for-like partner of the within-arm
-test-retest tau.
+pairs. A cross-arm tau on *different* seeds carries each seed's noise, as a
+within-arm tau does, and is its like-for-like partner; a cross-arm tau *on the
+same seed* shares the split, so it is higher than the others even when the
+arm changes nothing (it still carries the adapter's own training noise). With
+three seeds there are three pairs per arm, and pairs share seeds: their range
+describes this run, it is not a test.
 
 Kendall's tau-b as in :mod:`crsbench_lib.scoring.transfer` (scipy.stats.kendalltau).
 """

@@ -376,7 +376,7 @@ def same_resamples(frozen: Mapping[str, Any], lora: Mapping[str, Any]) -> bool:
         return False
     for name in frozen:
         a, b = frozen[name], lora[name]
-        if a.seeds != b.seeds or a.clean.shape[2] != b.clean.shape[2]:
+        if a.encoders != b.encoders or a.seeds != b.seeds or a.clean.shape[2] != b.clean.shape[2]:
             return False
         if (a.shift_proba is None) != (b.shift_proba is None):
             return False
@@ -387,7 +387,7 @@ def same_resamples(frozen: Mapping[str, Any], lora: Mapping[str, Any]) -> bool:
 
 #: Columns of :func:`axis_changes`, in order.
 AXIS_CHANGE_COLUMNS: tuple[str, ...] = (
-    "group", "n_encoders", "axis", "frozen", "lora", "change", "ci_low", "ci_high", "interval",
+    "group", "n_encoders", "axis", "frozen", "lora", "change", "ci_low", "ci_high", "bias", "interval",
 )
 
 
@@ -402,7 +402,13 @@ def axis_changes(frozen: Any, lora: Any, groups: Mapping[str, str] | None = None
     two-level bootstraps (draw ``b`` resamples the same seeds and test images
     in both, :func:`same_resamples`), so it carries the measurement's noise
     (seeds and test images) for these encoders; it does not generalise to
-    other encoders of the family.
+    other encoders of the family. With three seeds the seed level has only
+    ten distinct resamples, so the interval understates the seed noise.
+    ``bias`` is the mean of the draws' change minus the point change: binned
+    ECE and losses clipped at zero rise under resampling, and where the two
+    arms differ in level their rises need not cancel, so a large ``bias``
+    says the percentile interval is off-centre. Draws where an axis is
+    undefined are left out of its interval.
 
     Parameters
     ----------
@@ -426,8 +432,10 @@ def axis_changes(frozen: Any, lora: Any, groups: Mapping[str, str] | None = None
         If the two bootstraps differ in encoders or draws.
     """
     check_interval(interval)
-    if tuple(frozen.encoders) != tuple(lora.encoders) or frozen.profile_draws.shape != lora.profile_draws.shape:
-        raise SchemaError("axis changes: the two bootstraps must share encoders and draws "
+    if (tuple(frozen.encoders) != tuple(lora.encoders) or frozen.profile_draws.shape != lora.profile_draws.shape
+            or getattr(frozen, "random_state", None) != getattr(lora, "random_state", None)
+            or tuple(getattr(frozen, "seeds", ())) != tuple(getattr(lora, "seeds", ()))):
+        raise SchemaError("axis changes: the two bootstraps must share encoders, seeds, random_state and draws "
                           f"({len(frozen.encoders)} vs {len(lora.encoders)} encoders, "
                           f"{frozen.profile_draws.shape[0]} vs {lora.profile_draws.shape[0]} draws)")
     encoders = [str(e) for e in frozen.encoders]
@@ -443,11 +451,15 @@ def axis_changes(frozen: Any, lora: Any, groups: Mapping[str, str] | None = None
     rows = []
     for group, idx in members.items():
         for j, axis in enumerate(axes):
-            low, high, _ = percentile_interval(draws[:, idx, j].mean(axis=1), interval)
+            group_draws = draws[:, idx, j].mean(axis=1)
+            low, high, _ = percentile_interval(group_draws, interval)
+            finite = group_draws[np.isfinite(group_draws)]
+            change = float(point[idx, j].mean())
             rows.append((group, len(idx), axis,
                          float(frozen.point_profiles.loc[[encoders[i] for i in idx], axis].mean()),
                          float(lora.point_profiles.loc[[encoders[i] for i in idx], axis].mean()),
-                         float(point[idx, j].mean()), float(low), float(high), float(interval)))
+                         change, float(low), float(high),
+                         float(finite.mean() - change) if finite.size else float("nan"), float(interval)))
     return pd.DataFrame(rows, columns=list(AXIS_CHANGE_COLUMNS))
 
 
@@ -455,7 +467,9 @@ def ece_by_calibrator(results: pd.DataFrame, encoders: Sequence[str] | None = No
     """Clean ECE of each arm without and after each post-hoc calibrator.
 
     Mean over the encoders (``encoders``, default: those with adapted rows),
-    datasets and seeds of the clean rows at 100 % labels.
+    datasets and seeds of the clean rows at 100 % labels, over the
+    (encoder, dataset, seed, calibration) cells present in both arms only, so
+    the two means cover the same cells.
 
     Returns
     -------
@@ -466,11 +480,13 @@ def ece_by_calibrator(results: pd.DataFrame, encoders: Sequence[str] | None = No
     table = validate_results(results)
     names = adapted_runs(table)["encoder"].unique() if encoders is None else [str(e) for e in encoders]
     clean = clean_rows(table)
-    clean = clean[clean["encoder"].astype(str).isin(names)].astype({"arm": object, "calibration": object})
-    means = clean.groupby(["calibration", "arm"], sort=False)["ece"].mean().unstack("arm")
-    if "frozen" not in means.columns or "lora" not in means.columns:
+    clean = clean[clean["encoder"].astype(str).isin(names)].astype(
+        {"arm": object, "calibration": object, "encoder": object, "dataset": object})
+    cells = clean.pivot_table(index=["encoder", "dataset", "seed", "calibration"], columns="arm", values="ece",
+                              aggfunc="mean", observed=True)
+    if "frozen" not in cells.columns or "lora" not in cells.columns:
         raise SchemaError("results table: the ECE by calibrator needs clean rows in both the frozen and the lora arm")
-    means = means[["frozen", "lora"]].dropna()
+    means = cells[["frozen", "lora"]].dropna().groupby(level="calibration", sort=False).mean()
     order = [c for c in ("none", "temperature", "vector", "isotonic") if c in means.index]
     order += [c for c in means.index if c not in order]
     frame = means.loc[order].reset_index()

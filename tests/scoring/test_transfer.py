@@ -182,8 +182,13 @@ def test_axis_changes_are_paired_means_with_their_draws_interval():
     noisy = _Boot(["a", "b", "c"], frozen_point + shift, frozen_draws + shift + rng.normal(0, 0.01, (200, 3, 4)))
     spread = axis_changes(frozen, noisy).set_index("axis")
     assert ((spread["ci_low"] < spread["change"]) & (spread["change"] < spread["ci_high"])).all()
-    with pytest.raises(SchemaError, match="share encoders and draws"):
+    assert abs(table["bias"]).max() < 1e-12  # the same shift in every draw: the draws centre on the point
+    with pytest.raises(SchemaError, match="share encoders, seeds, random_state and draws"):
         axis_changes(frozen, _Boot(["a", "b"], frozen_point[:2], frozen_draws[:, :2]))
+    other_seeds = _Boot(["a", "b", "c"], frozen_point, frozen_draws)
+    other_seeds.seeds = (0, 1)
+    with pytest.raises(SchemaError, match="share encoders, seeds"):
+        axis_changes(frozen, other_seeds)
 
 
 def test_ece_by_calibrator_compares_the_arms_per_calibrator():
@@ -192,6 +197,12 @@ def test_ece_by_calibrator_compares_the_arms_per_calibrator():
     table = synthetic_results(n_encoders=3, seeds=(0,), corruptions=("noise",), arms=("frozen", "lora"))
     out = ece_by_calibrator(table)
     assert out["calibration"].iloc[0] == "none"
+    # A cell the adapted arm lacks leaves both means: they cover the same cells.
+    missing = (table["arm"] == "lora") & (table["encoder"] == "enc00") & (table["dataset"] == "derm")
+    fewer = ece_by_calibrator(table[~missing])
+    kept = table[(table["condition"] == "clean") & (table["calibration"] == "none") & (table["arm"] == "frozen")
+                 & ~((table["encoder"] == "enc00") & (table["dataset"] == "derm"))]
+    assert fewer.iloc[0]["ece_frozen"] == pytest.approx(kept["ece"].mean())
     clean = table[(table["condition"] == "clean") & (table["calibration"] == "none")]
     assert out.iloc[0]["ece_frozen"] == pytest.approx(clean.loc[clean["arm"] == "frozen", "ece"].mean())
     assert np.allclose(out["change"], out["ece_lora"] - out["ece_frozen"])

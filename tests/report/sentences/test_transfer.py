@@ -39,7 +39,7 @@ def test_adapter_training_counts_capped_unmoved_and_frozen_adapters():
     text = describe_adapter_training(_adapters(rows))
     assert text == ("Of the 6 adapters of 3 LoRA runs, 5 were trained and 1 label-fraction adapter was left frozen "
                     "(too few validation images for early stopping). Of the 3 trained on all labels, 1 (33 %) ran "
-                    "the whole budget of 2000 steps and 0 (0 %) were still improving at its end; the median one "
+                    "the whole of the budget of 2000 steps and 0 (0 %) were still improving at its end; the median one "
                     "stopped after 600 steps, its best state at step 440. Among all 5 trained, 1 (20 %) were still "
                     "improving when the budget ran out and 1 (20 %) never beat the frozen probe they started from.")
 
@@ -53,24 +53,37 @@ def test_adapter_training_without_reports_or_full_label_adapters():
     assert "trained on all labels" not in text and "0 (0 %) were still improving" in text
 
 
-def _summary(base, cross):
-    from crsbench_lib.scoring.retest import ACROSS_SAME_SEED, WITHIN_ARM
+def _summary(base, cross, same=(0.5, 0.5, 0.5)):
+    from crsbench_lib.scoring.retest import ACROSS_OTHER_SEED, ACROSS_SAME_SEED, WITHIN_ARM
 
-    return pd.DataFrame([(WITHIN_ARM, "frozen", 3, sum(base) / 3, min(base), max(base)),
-                         (ACROSS_SAME_SEED, "frozen vs lora", 3, sum(cross) / 3, min(cross), max(cross))],
+    def row(kind, arms, values):
+        return (kind, arms, len(values), sum(values) / len(values), min(values), max(values))
+
+    return pd.DataFrame([row(WITHIN_ARM, "frozen", base[:3]), row(WITHIN_ARM, "lora", base[3:]),
+                         row(ACROSS_SAME_SEED, "frozen vs lora", same), row(ACROSS_OTHER_SEED, "frozen vs lora", cross)],
                         columns=["comparison", "arms", "n_pairs", "mean_tau", "min_tau", "max_tau"])
 
 
-@given(base=st.lists(st.floats(-1, 1), min_size=3, max_size=3), cross=st.lists(st.floats(-1, 1), min_size=3, max_size=3))
-def test_describe_retest_places_the_adapted_tau_against_the_baseline_range(base, cross):
+@given(base=st.lists(st.floats(-1, 1), min_size=6, max_size=6), cross=st.lists(st.floats(-1, 1), min_size=6, max_size=6))
+def test_describe_retest_places_the_cross_arm_taus_against_the_pooled_baseline(base, cross):
     text = transfer.describe_retest(_summary(base, cross))
+    assert "over 6 seed pairs of both arms" in text and "over 6 pairs" in text
     if max(cross) < min(base):
-        assert "more than redrawing" in text
+        assert "reorders the encoders more than re-running" in text
     elif min(cross) > max(base):
-        assert "less than redrawing" in text
+        assert "no sign that adaptation reorders" in text
     else:
-        assert "no more than" in text
+        assert "cannot tell" in text
 
 
 def test_describe_retest_without_seed_pairs():
-    assert "single seed" in transfer.describe_retest(_summary([0.5] * 3, [0.5] * 3).iloc[:0])
+    assert "No two seeds" in transfer.describe_retest(_summary([0.5] * 6, [0.5] * 6).iloc[:0])
+
+
+def test_adapter_training_names_one_budget_or_several():
+    from crsbench_lib.report.sentences.transfer import describe_adapter_training
+
+    one = [("a", "derm", 0, 1.0, True, 480, 320, 480, True, False, 1.2, 1.1, 1e-3)]
+    assert "ran the whole of the budget of 480 steps" in describe_adapter_training(_adapters(one))
+    two = one + [("b", "derm", 0, 1.0, True, 100, 50, 600, False, False, 1.2, 1.1, 1e-3)]
+    assert "ran the whole of their step budget" in describe_adapter_training(_adapters(two))
