@@ -162,9 +162,10 @@ def retest_summary(taus: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``comparison, arms, n_pairs, mean_tau, min_tau, max_tau``: one
-        row per arm's test-retest, then across arms on the same seed, then on
-        different seeds (comparisons absent from ``taus`` are left out).
+        Columns ``comparison, arms, n_pairs, mean_tau, min_tau, max_tau`` and,
+        when ``taus`` has it, ``n_encoders`` (the most encoders a pair ranked):
+        one row per arm's test-retest, then across arms on the same seed, then
+        on different seeds (comparisons absent from ``taus`` are left out).
 
     Examples
     --------
@@ -181,6 +182,10 @@ def retest_summary(taus: pd.DataFrame) -> pd.DataFrame:
             values = group["kendall_tau"].to_numpy(dtype=float)
             values = values[np.isfinite(values)]
             if values.size:
-                rows.append((kind, str(arms), int(values.size), round(float(values.mean()), 12), float(values.min()),
-                             float(values.max())))
-    return pd.DataFrame(rows, columns=["comparison", "arms", "n_pairs", "mean_tau", "min_tau", "max_tau"])
+                row = (kind, str(arms), int(values.size), round(float(values.mean()), 12), float(values.min()),
+                       float(values.max()))
+                if "n_encoders" in group.columns:
+                    row += (int(group["n_encoders"].max()),)
+                rows.append(row)
+    columns = ["comparison", "arms", "n_pairs", "mean_tau", "min_tau", "max_tau"]
+    return pd.DataFrame(rows, columns=columns + (["n_encoders"] if "n_encoders" in taus.columns else []))

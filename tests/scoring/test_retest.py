@@ -59,3 +59,8 @@ def test_too_few_encoders_and_bad_arms(two_arms, frozen_standard):
         retest_taus(two_arms, frozen_standard, arms=())
     with pytest.raises(SchemaError, match="'nobody' has no lora rows"):
         seedwise_scores(two_arms, frozen_standard, "lora", encoders=["enc00", "nobody"])
+
+
+def test_the_summary_carries_the_number_of_ranked_encoders(two_arms, frozen_standard):
+    summary = retest_summary(retest_taus(two_arms, frozen_standard))
+    assert (summary["n_encoders"] == 6).all()

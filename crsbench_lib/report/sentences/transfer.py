@@ -152,3 +152,17 @@ def describe_retest(summary: "pd.DataFrame", adapted: str = "lora", frozen: str 
                        "that adaptation reorders the encoders beyond the ranking's own noise.")
     return text + ("The two ranges overlap: this run cannot tell the reordering that adaptation brings apart from "
                    "the reordering that re-running with a new seed brings.")
+
+
+def tau_step(n_encoders: int) -> str:
+    """How far one swapped pair moves Kendall's τ_b among ``n_encoders`` (no ties): ``2 / C(n, 2)``.
+
+    Examples
+    --------
+    >>> tau_step(10)
+    'With 10 encoders, one swapped pair moves τ_b by 0.044.'
+    """
+    pairs = n_encoders * (n_encoders - 1) // 2
+    if pairs < 1:
+        return ""
+    return f"With {n_encoders} encoders, one swapped pair moves τ_b by {2 / pairs:.3f}."

@@ -87,3 +87,14 @@ def test_adapter_training_names_one_budget_or_several():
     assert "ran the whole of the budget of 480 steps" in describe_adapter_training(_adapters(one))
     two = one + [("b", "derm", 0, 1.0, True, 100, 50, 600, False, False, 1.2, 1.1, 1e-3)]
     assert "ran the whole of their step budget" in describe_adapter_training(_adapters(two))
+
+
+@given(n=st.integers(3, 30))
+def test_tau_step_is_what_one_adjacent_swap_does(n):
+    from scipy import stats
+
+    order = list(range(n))
+    swapped = order[:]
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    tau, _ = stats.kendalltau(order, swapped)
+    assert transfer.tau_step(n) == f"With {n} encoders, one swapped pair moves τ_b by {1 - tau:.3f}."
