@@ -208,3 +208,23 @@ def test_ece_by_calibrator_compares_the_arms_per_calibrator():
     assert np.allclose(out["change"], out["ece_lora"] - out["ece_frozen"])
     with pytest.raises(SchemaError, match="both the frozen and the lora arm"):
         ece_by_calibrator(table[table["arm"] == "frozen"], encoders=["enc00"])
+
+
+def test_same_resamples_needs_the_same_datasets_encoders_seeds_and_test_sets():
+    from types import SimpleNamespace
+
+    from crsbench_lib.scoring.transfer import same_resamples
+
+    def arrays(encoders=("a", "b"), seeds=(0, 1), n_test=20, shift=None):
+        clean = np.zeros((len(encoders), len(seeds), n_test, 2))
+        shift_proba = None if shift is None else np.zeros((len(encoders), len(seeds), shift, 2))
+        return {"derm": SimpleNamespace(encoders=encoders, seeds=seeds, clean=clean, shift_proba=shift_proba)}
+
+    assert same_resamples(arrays(), arrays())
+    assert same_resamples(arrays(shift=10), arrays(shift=10))
+    assert not same_resamples(arrays(), arrays(seeds=(0,)))
+    assert not same_resamples(arrays(), arrays(encoders=("a",)))
+    assert not same_resamples(arrays(), arrays(n_test=30))
+    assert not same_resamples(arrays(shift=10), arrays())
+    assert not same_resamples(arrays(shift=10), arrays(shift=12))
+    assert not same_resamples(arrays(), {"cxr": arrays()["derm"]})
