@@ -1,4 +1,4 @@
-"""``crsbench lora rates``: choose the LoRA arm's learning rate per architecture on validation."""
+"""``crsbench lora rates``: choose the LoRA arm's learning rate per encoder family on validation."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def _rates(args: argparse.Namespace) -> int:
     table = learning_rate_trials(profile, args.dataset, args.seed, grid=args.grid, encoders=args.encoders,
                                  log=lambda line: print(line, flush=True))
     chosen = table[table["chosen"]]
-    print("chosen (write under lora.lr): " + ", ".join(f"{a}: {r:g}" for a, r in zip(chosen["architecture"], chosen["lr"])))
+    print("chosen (write under lora.lr): " + ", ".join(f"{a}: {r:g}" for a, r in zip(chosen["family"], chosen["lr"])))
     if args.out is not None:
         from crsbench_lib.atomic import atomic_write_text
 
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("lora", help="the LoRA arm's settings: choose its learning rates")
     sub = parser.add_subparsers(dest="lora_command", metavar="LORA_COMMAND")
     sub.required = True
-    p = sub.add_parser("rates", help="adapt one encoder per architecture at each rate of a grid; lowest validation loss wins")
+    p = sub.add_parser("rates", help="adapt one encoder per family at each rate of a grid; lowest validation loss wins")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--profile", metavar="NAME", help="a shipped profile")
     which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
@@ -48,6 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--grid", type=_rate, nargs="+", default=list(DEFAULT_RATE_GRID), metavar="LR",
                    help=f"candidate rates (default {' '.join(f'{r:g}' for r in DEFAULT_RATE_GRID)})")
     p.add_argument("--encoders", nargs="+", default=None, metavar="NAME",
-                   help="encoders to try (default: the first LoRA encoder of each architecture)")
+                   help="encoders to try (default: the first LoRA encoder of each zoo family)")
     p.add_argument("--out", metavar="CSV", default=None, help="also write the trials table here")
     p.set_defaults(handler=_rates)

@@ -474,13 +474,25 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
         blocks=_lora_blocks(raw["blocks"], check),
         max_steps=check.positive_int(raw["max_steps"], "lora.max_steps"),
         patience=check.positive_int(raw["patience"], "lora.patience"),
+        min_improvement_se=check.number(raw["min_improvement_se"], "lora.min_improvement_se", nonneg=True),
         lr=_lora_rates(raw["lr"], check),
         lr_schedule=check.string(raw["lr_schedule"], "lora.lr_schedule", LR_SCHEDULES),
+        warmup_steps=_warmup_steps(raw, check),
         weight_decay=check.number(raw["weight_decay"], "lora.weight_decay", nonneg=True),
         batch_size=check.positive_int(raw["batch_size"], "lora.batch_size"),
         max_train=optional_count("max_train"),
         min_val_labels=check.positive_int(raw["min_val_labels"], "lora.min_val_labels"),
     )
+
+
+def _warmup_steps(raw: Mapping[str, Any], check: _Checker) -> int:
+    """Warm-up steps: a non-negative integer below ``max_steps`` (the cosine needs steps left to decay over)."""
+    value = raw["warmup_steps"]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise check.fail("lora.warmup_steps", f"must be a non-negative integer, got {value!r}")
+    if isinstance(raw["max_steps"], int) and value >= raw["max_steps"]:
+        raise check.fail("lora.warmup_steps", f"must be below lora.max_steps ({raw['max_steps']}), got {value}")
+    return value
 
 
 def _lora_blocks(value: Any, check: _Checker) -> int | str:
@@ -490,11 +502,11 @@ def _lora_blocks(value: Any, check: _Checker) -> int | str:
 
 
 def _lora_rates(value: Any, check: _Checker) -> float | dict[str, float]:
-    """One learning rate, or one per architecture name (``default``: any other architecture)."""
+    """One learning rate, or one per encoder, zoo family or architecture name (``default``: any other)."""
     if not isinstance(value, dict):
         return check.number(value, "lora.lr", positive=True)
     if not value:
-        raise check.fail("lora.lr", "must be a number or a mapping of architecture names to numbers, got {}")
+        raise check.fail("lora.lr", "must be a number or a mapping of encoder, family or architecture names to numbers, got {}")
     return {check.string(k, "lora.lr"): check.number(v, f"lora.lr.{k}", positive=True) for k, v in value.items()}
 
 

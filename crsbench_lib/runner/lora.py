@@ -20,13 +20,17 @@ The protocol (amendment 12):
 - **Trained to convergence**: AdamW with a cosine decay of the learning rate
   over a budget of ``lora.max_steps`` optimisation steps; after every pass
   over the train subset (an epoch) the validation loss is measured, the best
-  state is kept, and training stops once ``lora.patience`` epochs in a row did
-  not improve it. The validation *loss*, not AUROC, decides: it is smooth in
+  state is kept, and training stops once ``lora.patience`` epochs in a row
+  made no progress: lowered it, against the last progress, by no more than
+  ``lora.min_improvement_se`` standard errors of the paired per-image
+  difference (:func:`is_progress`). The rate warms up linearly over
+  ``lora.warmup_steps`` before the cosine decay. The validation *loss*, not AUROC, decides: it is smooth in
   the weights, sees calibration as well as ranking (both are axes of the
   score), and on a few hundred validation images the AUROC moves in steps. An
   adapter that was still improving when the budget ran out is flagged
-  (:attr:`LoraReport.hit_cap`). The learning rate is chosen per architecture on
-  validation (:func:`learning_rate_trials`) and written in the profile.
+  (:attr:`LoraReport.hit_cap`). The learning rate is chosen per zoo family on
+  validation (:mod:`crsbench_lib.runner.lora_rates`) and written in the profile
+  (:func:`learning_rate`).
 - **Scarce labels**: an adapter of label fraction ``f`` is trained on that
   fraction's train subset only, and stopped early on its validation subset,
   the very subsets the probe at ``f`` uses (:func:`fraction_subsets`, amendment
@@ -322,17 +326,36 @@ def adaptation_facts(full: LoraReport, fractions: Mapping[float, LoraReport]) ->
             "adapters": [full.facts(1.0)] + [report.facts(f) for f, report in ordered]}
 
 
+def rate_keys(encoder: Encoder) -> tuple[str, ...]:
+    """The keys under which ``lora.lr`` may give ``encoder``'s rate, most specific first.
+
+    Its name, its zoo family and its architecture (those it has), then ``default``.
+    """
+    spec = getattr(encoder, "spec", None)
+    keys = [encoder.name, getattr(spec, "family", None), getattr(spec, "architecture", None), "default"]
+    return tuple(dict.fromkeys(k for k in keys if k))
+
+
 def learning_rate(spec: LoraSpec, encoder: Encoder) -> float:
-    """The peak learning rate of ``encoder``: ``lora.lr`` for its architecture, else its ``default``."""
+    """The peak learning rate of ``encoder``: ``lora.lr``, or its entry for the first of :func:`rate_keys`.
+
+    Examples
+    --------
+    >>> from dataclasses import replace
+    >>> from crsbench_lib.runner.config import load_profile
+    >>> from crsbench_lib.encoders.neural import NeuralEncoder
+    >>> lora = replace(load_profile("quick").lora, lr={"broad_ssl": 3e-4, "cnn_s": 1e-3})
+    >>> learning_rate(lora, NeuralEncoder("simclr_broad_aug_s")), learning_rate(lora, NeuralEncoder("cnn_random"))
+    (0.0003, 0.001)
+    """
     if not isinstance(spec.lr, Mapping):
         return float(spec.lr)
-    architecture = getattr(getattr(encoder, "spec", None), "architecture", None)
-    if architecture in spec.lr:
-        return float(spec.lr[architecture])
-    if "default" in spec.lr:
-        return float(spec.lr["default"])
-    raise EncoderError(f"encoder {encoder.name}: lora.lr names no rate for architecture {architecture!r} "
-                       f"and no 'default' (it has {', '.join(spec.lr)})")
+    keys = rate_keys(encoder)
+    for key in keys:
+        if key in spec.lr:
+            return float(spec.lr[key])
+    raise EncoderError(f"encoder {encoder.name}: lora.lr names none of {', '.join(map(repr, keys))} "
+                       f"(it has {', '.join(spec.lr)})")
 
 
 class AdaptedEncoder(Encoder):
@@ -504,21 +527,23 @@ class AdaptationSession:
         schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: _lr_factor(spec, step))
         order_rng = torch.Generator().manual_seed(order_seed)
 
-        def val_loss() -> float:
-            total = 0.0
+        def val_losses() -> np.ndarray:
+            parts = []
             # cached(): each adapted weight is computed once for the whole pass.
             with torch.no_grad(), parametrize.cached():
                 for start in range(0, len(val), self.batch_size):
                     y = val_y[start : start + self.batch_size]
-                    total += float(loss_fn(head(cut.upper(train_module, val[start : start + self.batch_size])), y)) * len(y)
-            return total / len(val)
+                    parts.append(image_losses(head(cut.upper(train_module, val[start : start + self.batch_size])), y,
+                                              task))
+            return torch.cat(parts).double().numpy()
 
         def snapshot() -> dict[str, torch.Tensor]:
             state = {k: v.detach().clone() for k, v in adapter_params.items()}
             state.update({f"head.{k}": v.detach().clone() for k, v in head.state_dict().items()})
             return state
 
-        start_loss = val_loss()
+        reference = val_losses()  # the per-image losses of the last progress (step 0: the frozen probe's)
+        start_loss = float(reference.mean())
         best_loss, best_step, best, stale, step, stopped = start_loss, 0, snapshot(), 0, 0, False
         while step < spec.max_steps and not stopped:
             order = torch.randperm(len(train), generator=order_rng)
@@ -532,9 +557,12 @@ class AdaptationSession:
                 step += 1
                 if step == spec.max_steps:
                     break
-            current = val_loss()  # after every epoch, and at the budget
-            if current < best_loss:
-                best_loss, best_step, best, stale = current, step, snapshot(), 0
+            losses = val_losses()  # after every epoch, and at the budget
+            current = float(losses.mean())
+            if current < best_loss:  # the lowest loss is kept, progress or not
+                best_loss, best_step, best = current, step, snapshot()
+            if is_progress(reference, losses, spec.min_improvement_se):
+                reference, stale = losses, 0
             else:
                 stale += 1
                 stopped = stale >= spec.patience
@@ -553,10 +581,55 @@ def _train_batch(spec: LoraSpec, n_train: int) -> int:
 
 
 def _lr_factor(spec: LoraSpec, step: int) -> float:
-    """The learning rate's multiplier after ``step`` steps: cosine decay to 0 over the budget, or constant."""
+    """The learning rate's multiplier after ``step`` steps.
+
+    A linear warm-up over ``lora.warmup_steps`` (from ``1 / warmup`` to 1),
+    then a cosine decay to 0 at ``lora.max_steps`` (or, with a constant
+    schedule, 1).
+    """
+    warmup = spec.warmup_steps
+    if step < warmup:
+        return (step + 1) / warmup
     if spec.lr_schedule == "constant":
         return 1.0
-    return 0.5 * (1.0 + math.cos(math.pi * min(step, spec.max_steps) / spec.max_steps))
+    progress = (min(step, spec.max_steps) - warmup) / (spec.max_steps - warmup)
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def image_losses(logits: torch.Tensor, targets: torch.Tensor, task: str) -> torch.Tensor:
+    """One loss per image: cross-entropy, or (multilabel) the mean binary cross-entropy over labels.
+
+    Their mean is the training loss (:func:`_loss_fn`) of the same batch.
+    """
+    if task == "multilabel":
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, targets, reduction="none").mean(1)
+    return torch.nn.functional.cross_entropy(logits, targets, reduction="none")
+
+
+def is_progress(reference: np.ndarray, current: np.ndarray, min_se: float) -> bool:
+    """Whether ``current``'s mean loss lies below ``reference``'s by more than ``min_se`` paired standard errors.
+
+    With per-image losses ``a`` (reference) and ``b`` (current) on the same
+    ``n`` validation images, the difference ``d = a - b`` has mean
+    ``mean(a) - mean(b)`` and standard error ``sd(d) / sqrt(n)``; progress is
+    ``mean(d) > min_se * sd(d) / sqrt(n)`` (and ``mean(d) > 0``). With
+    ``min_se = 1`` this is the one-standard-error rule (Hastie, Tibshirani and
+    Friedman, 2009, *The Elements of Statistical Learning*, section 7.10)
+    applied to successive checkpoints: a change smaller than its own
+    sampling noise does not reset the patience.
+
+    Examples
+    --------
+    >>> a = np.array([1.0, 1.2, 0.8, 1.0])
+    >>> is_progress(a, a - 0.01, 1.0), is_progress(a, a - np.array([0.1, -0.1, 0.1, -0.08]), 1.0)
+    (True, False)
+    """
+    d = np.asarray(reference, dtype=np.float64) - np.asarray(current, dtype=np.float64)
+    gain = float(d.mean())
+    if gain <= 0:
+        return False
+    se = float(d.std(ddof=1) / math.sqrt(d.size)) if d.size > 1 else 0.0
+    return gain > min_se * se
 
 
 class _threads:

@@ -1,12 +1,15 @@
 """Choosing the LoRA arm's learning rate on validation (method section 9, amendment 12).
 
-For each architecture, one representative encoder is adapted on one dataset
-and seed at every rate of a small grid, with the profile's other LoRA
-settings; the rate with the lowest best validation loss (the early-stopping
-criterion itself) wins, ties going to the smaller rate. The chosen rates are
-then written in the profile (``lora.lr``, one per architecture) with the
-trial that chose them, so every run uses fixed, recorded rates and no test
-image is read to choose them.
+For each zoo family among the profile's LoRA encoders (broad self-supervised,
+broad multi-task, masked autoencoder, ...: how the features were learned
+decides how far an adapter may move them), one representative encoder is
+adapted on one dataset and seed at every rate of a small grid, with the
+profile's other LoRA settings; the rate with the lowest best validation loss
+(the early-stopping criterion itself) wins, ties going to the smaller rate.
+The chosen rates are then written in the profile (``lora.lr``, one per
+family, :func:`~crsbench_lib.runner.lora.learning_rate`) with the trial that
+chose them, so every run uses fixed, recorded rates and no test image is read
+to choose them.
 """
 
 from __future__ import annotations
@@ -23,26 +26,26 @@ DEFAULT_RATE_GRID: tuple[float, ...] = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
 
 #: Columns of :func:`learning_rate_trials`.
 TRIAL_COLUMNS: tuple[str, ...] = (
-    "architecture", "encoder", "dataset", "seed", "lr", "start_val_loss", "best_val_loss", "best_step", "steps_run",
+    "family", "architecture", "encoder", "dataset", "seed", "lr", "start_val_loss", "best_val_loss", "best_step", "steps_run",
     "hit_cap", "chosen",
 )
 
 
 def representative_encoders(profile: Profile) -> dict[str, str]:
-    """The first LoRA encoder of the profile of each neural-zoo architecture, in profile order."""
+    """The first LoRA encoder of the profile of each neural-zoo family, in profile order."""
     from crsbench_lib.encoders.neural import NEURAL_ZOO
 
     names = profile.encoders if profile.lora.encoders == "neural" else profile.lora.encoders
     out: dict[str, str] = {}
     for name in names:
         if name in NEURAL_ZOO:
-            out.setdefault(NEURAL_ZOO[name].architecture, name)
+            out.setdefault(NEURAL_ZOO[name].family, name)
     return out
 
 
 def learning_rate_trials(profile: Profile, dataset: str, seed: int, grid: Sequence[float] = DEFAULT_RATE_GRID,
                          encoders: Sequence[str] | None = None, log=None) -> pd.DataFrame:
-    """Adapt each architecture's representative encoder at every rate of ``grid``.
+    """Adapt each family's representative encoder at every rate of ``grid``.
 
     Parameters
     ----------
@@ -86,17 +89,19 @@ def learning_rate_trials(profile: Profile, dataset: str, seed: int, grid: Sequen
         encoder = get_encoder(name, side, profile)
         probe = fit_probe(encoder.embed(train.images), train.labels, encoder.embed(val.images), val.labels, ds.task,
                           ds.n_classes, c_grid=pc.c_grid, max_iter=pc.max_iter, tol=pc.tol, seed=seed, c_rule=pc.c_rule)
-        architecture = getattr(getattr(encoder, "spec", None), "architecture", "default")
+        encoder_spec = getattr(encoder, "spec", None)
+        family = getattr(encoder_spec, "family", "default")
+        architecture = getattr(encoder_spec, "architecture", "default")
         session = AdaptationSession(encoder, profile.lora, profile.embedding.batch_size)
         h_train = session.activations(("train", seed), train.images)  # the same activations for every rate
         h_val = session.activations(("val", seed), val.images)
         for rate in rates:
             report = session.adapt(h_train, train.labels, h_val, val.labels, probe, ds.task,
                                    (name, ds.name, ds.version, seed, "all"), lr=rate).report
-            rows.append((architecture, name, dataset, int(seed), rate, report.start_val_loss, report.best_val_loss,
+            rows.append((family, architecture, name, dataset, int(seed), rate, report.start_val_loss, report.best_val_loss,
                          report.best_step, report.steps_run, report.hit_cap, False))
             if log is not None:
-                log(f"{name} ({architecture}) lr {rate:g}: validation loss {report.start_val_loss:.4f} -> "
+                log(f"{name} ({family}, {architecture}) lr {rate:g}: validation loss {report.start_val_loss:.4f} -> "
                     f"{report.best_val_loss:.4f} at step {report.best_step} of {report.steps_run}"
                     + (" (hit the cap)" if report.hit_cap else ""))
     table = pd.DataFrame(rows, columns=list(TRIAL_COLUMNS))

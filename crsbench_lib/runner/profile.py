@@ -139,12 +139,22 @@ class LoraSpec:
     max_steps : int
         The optimisation-step budget of one adapter (the cap).
     patience : int
-        Early stopping: epochs in a row without a lower validation loss.
+        Early stopping: epochs in a row without progress on validation.
+    min_improvement_se : float
+        What counts as progress: an epoch whose validation loss lies below
+        the last progress's by more than this many standard errors of the
+        paired per-image difference (0: any decrease). The lowest-loss state
+        is kept either way.
     lr : float or mapping of str to float
-        AdamW's peak learning rate, or one per architecture (``cnn_s``,
-        ``cnn_l``, ``vit_s``; ``default`` for any other), chosen on validation.
+        AdamW's peak learning rate, or a mapping whose keys name encoders,
+        zoo families (``broad_ssl``, ...) or architectures (``cnn_s``,
+        ``cnn_l``, ``vit_s``), looked up in that order, with ``default`` for
+        any other; chosen on validation.
     lr_schedule : {"cosine", "constant"}
         Cosine decay to 0 over ``max_steps``, or a constant rate.
+    warmup_steps : int
+        Linear warm-up of the rate over the first steps (0: none); the cosine
+        then decays over the remaining steps.
     weight_decay : float
         AdamW's decoupled weight decay.
     batch_size : int
@@ -167,8 +177,10 @@ class LoraSpec:
     blocks: int | str
     max_steps: int
     patience: int
+    min_improvement_se: float
     lr: float | Mapping[str, float]
     lr_schedule: str
+    warmup_steps: int
     weight_decay: float
     batch_size: int
     max_train: int | None
@@ -296,8 +308,10 @@ DEFAULT_LORA: dict[str, Any] = {
     "blocks": 1,
     "max_steps": 2000,
     "patience": 5,
+    "min_improvement_se": 1.0,
     "lr": 1e-3,
     "lr_schedule": "cosine",
+    "warmup_steps": 0,
     "weight_decay": 0.0,
     "batch_size": 64,
     "max_train": None,

@@ -60,8 +60,9 @@ class TinyTorchEncoder(TorchEncoder):
 
 
 def spec(**changes: object) -> LoraSpec:
-    base = dict(encoders="neural", rank=2, alpha=4.0, dropout=0.0, blocks="all", max_steps=60, patience=3, lr=3e-2,
-                lr_schedule="cosine", weight_decay=0.0, batch_size=32, max_train=None, min_val_labels=10)
+    base = dict(encoders="neural", rank=2, alpha=4.0, dropout=0.0, blocks="all", max_steps=60, patience=3,
+                min_improvement_se=0.0, lr=3e-2, lr_schedule="cosine", warmup_steps=0, weight_decay=0.0, batch_size=32,
+                max_train=None, min_val_labels=10)
     return LoraSpec(**{**base, **changes})
 
 
@@ -373,25 +374,67 @@ def test_fraction_adapter_sees_only_its_subset_labels(monkeypatch) -> None:
     assert np.array_equal(f_test, frozen("test"))
 
 
-def test_learning_rate_per_architecture() -> None:
+def test_learning_rate_looked_up_by_name_then_family_then_architecture() -> None:
     from crsbench_lib.encoders.neural import NeuralEncoder
-    from crsbench_lib.runner.lora import learning_rate
+    from crsbench_lib.runner.lora import learning_rate, rate_keys
 
     vit, cnn = NeuralEncoder("mae_broad_vit"), NeuralEncoder("simclr_broad_aug_s")
+    assert rate_keys(cnn) == ("simclr_broad_aug_s", "broad_ssl", "cnn_s", "default")
     rates = spec(lr={"vit_s": 1e-4, "default": 1e-3})
     assert learning_rate(rates, vit) == 1e-4 and learning_rate(rates, cnn) == 1e-3
     assert learning_rate(spec(lr=2e-3), vit) == 2e-3
-    with pytest.raises(EncoderError, match="names no rate for architecture 'cnn_s' and no 'default'"):
+    layered = spec(lr={"cnn_s": 1e-2, "broad_ssl": 3e-4, "simclr_broad_aug_s": 5e-4})
+    assert learning_rate(layered, cnn) == 5e-4
+    assert learning_rate(spec(lr={"cnn_s": 1e-2, "broad_ssl": 3e-4}), cnn) == 3e-4
+    assert learning_rate(spec(lr={"cnn_s": 1e-2, "mim": 3e-4}), cnn) == 1e-2
+    with pytest.raises(EncoderError, match="lora.lr names none of 'simclr_broad_aug_s', 'broad_ssl', 'cnn_s', 'default'"):
         learning_rate(spec(lr={"vit_s": 1e-4}), cnn)
 
 
-def test_rate_trials_choose_the_lowest_validation_loss_per_architecture(capsys) -> None:
+def test_schedule_warms_up_linearly_then_decays_to_zero() -> None:
+    from crsbench_lib.runner.lora import _lr_factor
+
+    s = spec(max_steps=100, warmup_steps=10)
+    factors = [_lr_factor(s, step) for step in range(101)]
+    assert factors[:10] == pytest.approx([(i + 1) / 10 for i in range(10)])
+    assert factors[10] == pytest.approx(1.0) and factors[100] == pytest.approx(0.0, abs=1e-12)
+    assert factors[55] == pytest.approx(0.5)  # half way through the decay
+    assert all(a >= b for a, b in zip(factors[10:], factors[11:]))
+    assert [_lr_factor(spec(max_steps=100), k) for k in (0, 50)] == pytest.approx([1.0, 0.5])
+    assert _lr_factor(spec(max_steps=100, warmup_steps=4, lr_schedule="constant"), 60) == 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(0.01, 5.0), min_size=2, max_size=40), st.floats(-0.5, 0.5), st.floats(0.0, 3.0))
+def test_progress_is_a_paired_gain_beyond_its_standard_error(losses, shift, min_se) -> None:
+    from crsbench_lib.runner.lora import is_progress
+
+    a = np.asarray(losses)
+    rng = np.random.default_rng(len(losses))
+    b = a - shift + rng.normal(0, 0.05, a.size)
+    d = a - b
+    se = d.std(ddof=1) / np.sqrt(d.size)
+    assert is_progress(a, b, min_se) == bool(d.mean() > 0 and d.mean() > min_se * se)
+    assert not is_progress(a, a, min_se)  # no change is never progress
+    assert is_progress(a, a - 0.1, min_se)  # a sure gain (zero spread) always is
+
+
+def test_sub_noise_gains_do_not_reset_the_patience(dataset) -> None:
+    """A large min_improvement_se counts no epoch as progress: training stops after ``patience`` epochs."""
+    strict = adapt(TinyTorchEncoder(), dataset, spec(max_steps=100_000, patience=2, min_improvement_se=1e9))
+    epoch = -(-240 // 32)  # steps per pass over the train split
+    assert strict.report.steps_run == 2 * epoch and not strict.report.hit_cap
+    # The lowest-loss state is still kept, progress or not.
+    assert strict.report.best_val_loss <= strict.report.start_val_loss
+
+
+def test_rate_trials_choose_the_lowest_validation_loss_per_family(capsys) -> None:
     from crsbench_lib.cli import main
     from crsbench_lib.runner.config import load_profile
     from crsbench_lib.runner.lora_rates import TRIAL_COLUMNS, learning_rate_trials, representative_encoders
 
     profile = load_profile("quick")
-    assert representative_encoders(profile) == {"cnn_s": "simclr_broad_aug_s", "vit_s": "vit_random"}
+    assert representative_encoders(profile) == {"broad_ssl": "simclr_broad_aug_s", "random": "vit_random"}
     table = learning_rate_trials(profile, "derm", 0, grid=(1e-2, 1e-3), encoders=["simclr_broad_aug_s"])
     assert list(table.columns) == list(TRIAL_COLUMNS) and table["lr"].tolist() == [1e-3, 1e-2]
     assert table["chosen"].sum() == 1
@@ -399,5 +442,5 @@ def test_rate_trials_choose_the_lowest_validation_loss_per_architecture(capsys) 
     assert (table["best_val_loss"] <= table["start_val_loss"]).all()
     assert main(["lora", "rates", "--profile", "quick", "--dataset", "derm", "--grid", "0.001",
                  "--encoders", "simclr_broad_aug_s"]) == 0
-    assert "chosen (write under lora.lr): cnn_s: 0.001" in capsys.readouterr().out
+    assert "chosen (write under lora.lr): broad_ssl: 0.001" in capsys.readouterr().out
     assert main(["lora", "rates", "--profile", "quick", "--dataset", "nope"]) == 2
