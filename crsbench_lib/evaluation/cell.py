@@ -37,7 +37,14 @@ from crsbench_lib.evaluation.probe import (
 )
 from crsbench_lib.metrics.metric_set import MetricSet, evaluate_predictions
 from crsbench_lib.results.predictions import ConditionPredictions
-from crsbench_lib.results.schema import CALIBRATOR_SPLIT, C_RULES, CLEAN_CONDITION, SEVERITIES, validate_results
+from crsbench_lib.results.schema import (
+    CALIBRATOR_SPLIT,
+    C_RULES,
+    CLEAN_CONDITION,
+    FEATURE_KINDS,
+    SEVERITIES,
+    validate_results,
+)
 
 #: Keys ``meta`` must provide, and those that default to "".
 REQUIRED_META: tuple[str, ...] = ("encoder", "dataset", "domain", "arm")
@@ -77,6 +84,12 @@ class CellEmbeddings:
         corrupted rows were made from, in row order (their labels are
         ``test_labels[index]``). A condition without an entry corrupts the first
         ``len(array)`` test images.
+    features : {"frozen", "adapted"}
+        What the shared embeddings are (the rows' ``features`` column).
+    fraction_feature_kinds : dict[float, str]
+        Per label fraction of ``fraction_features``, what its embeddings are
+        (default ``"adapted"``: an encoder adapted on the fraction's subset;
+        ``"frozen"``: the arm kept the frozen encoder for that fraction).
     """
 
     train: np.ndarray
@@ -92,6 +105,8 @@ class CellEmbeddings:
     calibration_labels: np.ndarray | None = None
     fraction_features: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict)
     corrupted_images: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
+    features: str = "frozen"
+    fraction_feature_kinds: dict[float, str] = field(default_factory=dict)
 
 
 def _items(value: Any, field: str) -> list[Any]:
@@ -506,6 +521,9 @@ def evaluate_cell_predictions(
         unknown = [f for f in embeddings.fraction_features if float(f) not in fractions]
         if unknown:
             raise EvaluationError(f"fraction_features holds label fraction {unknown[0]!r}, which is not requested")
+        kinds = {embeddings.features, *embeddings.fraction_feature_kinds.values()} - set(FEATURE_KINDS)
+        if kinds:
+            raise EvaluationError(f"embeddings: features must be one of {', '.join(FEATURE_KINDS)}, got {kinds.pop()!r}")
 
         base = {
             **info,
@@ -514,6 +532,7 @@ def evaluate_cell_predictions(
             "ece_bins": int(ece_bins),
             "c_rule": probe.c_rule,
             "calibrator_split": CALIBRATOR_SPLIT,
+            "features": embeddings.features,
         }
         out: list[ConditionPredictions] = []
         test_index = np.arange(test.shape[0])
@@ -550,7 +569,9 @@ def evaluate_cell_predictions(
                 idx, vidx = train_subsets[f], val_subsets[f]
                 what = f"label fraction {f:g}"
                 f_train, f_val, f_test = train[idx], val[vidx], test
+                features = embeddings.features
                 if f in embeddings.fraction_features:
+                    features = embeddings.fraction_feature_kinds.get(f, "adapted")
                     f_train, f_val, f_test = (
                         check_embeddings(a, f"{what} {name} embeddings")
                         for a, name in zip(embeddings.fraction_features[f], ("train", "validation", "test"))
@@ -570,6 +591,7 @@ def evaluate_cell_predictions(
                     condition="label_fraction",
                     label_fraction=f,
                     label_fraction_used=idx.size / train.shape[0],
+                    features=features,
                 )
 
         for key in embeddings.corrupted:

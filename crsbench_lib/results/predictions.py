@@ -64,6 +64,8 @@ META_COLUMNS: tuple[str, ...] = (
     "config_hash",
     "package_version",
 )
+#: Meta columns added after tables were first written: filled with these values where a table lacks them.
+OPTIONAL_META: dict[str, Any] = {"features": ""}
 _META_TYPES: dict[str, pa.DataType] = {
     "seed": pa.int64(),
     "severity": pa.int64(),
@@ -149,8 +151,9 @@ def predictions_table(predictions: Sequence[ConditionPredictions]) -> pa.Table:
     task = tasks.pop()
     sizes = np.array([p.image.shape[0] for p in predictions])
     columns: dict[str, pa.Array] = {}
-    for name in META_COLUMNS:
-        values = np.repeat(np.array([p.meta[name] for p in predictions], dtype=object), sizes)
+    for name in (*META_COLUMNS, *OPTIONAL_META):
+        values = np.repeat(np.array([p.meta.get(name, OPTIONAL_META.get(name)) for p in predictions], dtype=object),
+                           sizes)
         kind = _META_TYPES.get(name, pa.string())
         array = pa.array(values.tolist(), type=kind)
         columns[name] = array.dictionary_encode() if kind == pa.string() else array
@@ -199,10 +202,11 @@ def predictions_from_table(table: pa.Table, source: str = "predictions") -> list
         labels = label_col.to_numpy().astype(np.int64)
     starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
     ends = np.r_[starts[1:], group.size]
-    meta_columns = {name: table.column(name) for name in META_COLUMNS}
+    meta_columns = {name: table.column(name) for name in (*META_COLUMNS, *OPTIONAL_META) if name in table.column_names}
     out = []
     for start, end in zip(starts, ends):
-        meta = {name: _meta_value(name, column[int(start)].as_py()) for name, column in meta_columns.items()}
+        meta = {**OPTIONAL_META}
+        meta.update({name: _meta_value(name, column[int(start)].as_py()) for name, column in meta_columns.items()})
         out.append(ConditionPredictions(meta, image[start:end], labels[start:end], proba[start:end]))
     return out
 

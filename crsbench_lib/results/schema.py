@@ -21,7 +21,11 @@ key and duplicate detection is exact:
   amendment 5).
 * ``c_rule`` and ``calibrator_split`` are protocol columns: the rule that chose
   the probe's ``C`` on the validation split (``probe_c``) and the split the
-  post-hoc calibrators were fitted on (amendments 2 and 10).
+  post-hoc calibrators were fitted on (amendments 2 and 10). ``features`` is
+  another: whether the row's probe was fitted on the frozen encoder's
+  embeddings or on an adapted encoder's (amendment 12: in the LoRA arm, a label
+  fraction whose validation subset is below ``lora.min_val_labels`` is not
+  adapted, and its rows say ``frozen``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
 C_RULES: tuple[str, ...] = ("auroc", "log_loss")
 #: The default rule: discrimination first (amendment 10).
 DEFAULT_C_RULE: str = C_RULES[0]
+#: What a row's probe was fitted on (column ``features``; "" in tables written before the column).
+FEATURE_KINDS: tuple[str, ...] = ("frozen", "adapted")
 #: The split post-hoc calibrators are fitted on (amendment 2).
 CALIBRATOR_SPLIT = "calibration"
 #: Corruption severities of the protocol (column ``severity``; 0 outside corruption rows).
@@ -132,6 +138,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("c_rule", "str", "Rule that chose the probe's C on the validation split: auroc or log_loss.", False, ""),
     Column("probe_c", "float", "The probe's inverse regularisation strength C chosen on validation.", False, np.nan),
     Column("calibrator_split", "str", "Split the post-hoc calibrators were fitted on.", False, ""),
+    Column("features", "str", "Embeddings the row's probe was fitted on: frozen (the pretrained encoder's) or adapted "
+           "(a LoRA adapter trained on the row's labels); '' in tables written before the column.", False, ""),
     Column("n_skipped", "int", "Classes or labels skipped by AUROC for having one outcome only.", False, 0),
     Column("ece_bins", "int", "Number of equal-width ECE bins.", False, 15),
     Column("ece_variant", "str", "ECE variant: top-label (multi-class) or binary-mean (multi-label).", False, ""),
@@ -260,6 +268,16 @@ def validate_results(frame: pd.DataFrame, source: str = "results table") -> pd.D
             f"{source}: column 'c_rule' has unknown value {out.loc[unknown_rule, 'c_rule'].iloc[0]!r} "
             f"in {_rows(out.index, unknown_rule)} (expected one of {', '.join(C_RULES)}, or '' when not recorded)"
         )
+    unknown_features = (out["features"] != "") & ~out["features"].isin(FEATURE_KINDS)
+    if unknown_features.any():
+        raise SchemaError(
+            f"{source}: column 'features' has unknown value {out.loc[unknown_features, 'features'].iloc[0]!r} "
+            f"in {_rows(out.index, unknown_features)} (expected one of {', '.join(FEATURE_KINDS)}, or '' when not "
+            "recorded)"
+        )
+    adapted_frozen = (out["features"] == "adapted") & (out["arm"] == "frozen")
+    if adapted_frozen.any():
+        raise SchemaError(f"{source}: frozen-arm rows cannot have adapted features, in {_rows(out.index, adapted_frozen)}")
     negative = out["nll"] < 0
     if negative.any():
         raise SchemaError(f"{source}: column 'nll' must be >= 0, found negative values in {_rows(out.index, negative)}")

@@ -364,12 +364,14 @@ def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profi
     parts = (session.encoder.name, ds.name, ds.version, seed)
     full = session.adapt(h_train, train.labels, h_val, val.labels, probe(), ds.task, (*parts, "all"))
     embeddings = images.embeddings(lambda key, imgs: session.embed(full, session.activations(key, imgs)), seed)
+    embeddings.features = "adapted"
     reports = {}
     for f, (train_index, val_index) in fraction_subsets(ds, seed, profile.label_fractions,
                                                         probe_config.val_fraction_policy).items():
         if val_index.size < spec.min_val_labels:
             reports[f] = LoraReport.untrained(spec.max_steps, session.lr, train_index.size, val_index.size)
             embeddings.fraction_features[f] = (frozen_train[train_index], frozen_val[val_index], frozen("test"))
+            embeddings.fraction_feature_kinds[f] = "frozen"
             continue
         adapted = session.adapt(h_train[train_index], train.labels[train_index], h_val[val_index],
                                 val.labels[val_index], probe(train_index, val_index), ds.task, (*parts, f))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crsbench_lib.errors import EvaluationError
+from crsbench_lib.errors import EvaluationError, SchemaError
 from crsbench_lib.evaluation.cell import (
     CellEmbeddings,
     ProbeConfig,
@@ -358,7 +358,6 @@ def test_c_rule_is_recorded_and_changes_the_choice(cell_for):
 
 def test_fraction_features_replace_the_shared_embeddings_at_their_fraction(cell_for):
     cell = cell_for("multiclass", 4)
-    base = run(cell, "multiclass", 4)
     subsets = label_fraction_subsets(cell.train_labels, (0.25,), 0, "multiclass")[0.25]
     from crsbench_lib.evaluation.fractions import validation_subsets
 
@@ -366,10 +365,25 @@ def test_fraction_features_replace_the_shared_embeddings_at_their_fraction(cell_
     rng = np.random.default_rng(3)
     noise = lambda a: a + rng.normal(0, 2.0, a.shape).astype(np.float32)
     cell.fraction_features = {0.25: (noise(cell.train[subsets]), noise(cell.val[vsub]), noise(cell.test))}
-    adapted = run(cell, "multiclass", 4)
+    lora = {**META, "arm": "lora"}
+    base = run(cell.__class__(**{**cell.__dict__, "fraction_features": {}}), "multiclass", 4, meta=lora)
+    adapted = run(cell, "multiclass", 4, meta=lora)
     at = lambda r, f: r[(r["condition"] == "label_fraction") & np.isclose(r["label_fraction"], f)]
     assert at(adapted, 0.25)["auroc"].item() != at(base, 0.25)["auroc"].item()
     pd.testing.assert_frame_equal(at(adapted, 0.1), at(base, 0.1), check_exact=True)
+    # The protocol column: the fraction's own adapter, else the shared embeddings' kind.
+    assert at(adapted, 0.25)["features"].item() == "adapted" and at(adapted, 0.1)["features"].item() == "frozen"
+    cell.fraction_feature_kinds = {0.25: "frozen"}  # the arm kept the frozen encoder at this fraction
+    assert at(run(cell, "multiclass", 4, meta=lora), 0.25)["features"].item() == "frozen"
+    cell.features, cell.fraction_feature_kinds = "adapted", {}
+    assert set(run(cell, "multiclass", 4, meta=lora)["features"]) == {"adapted"}
+    # An adapted encoder in the frozen arm is a contradiction, and an unknown kind is refused.
+    with pytest.raises(SchemaError, match="frozen-arm rows cannot have adapted features, in row"):
+        run(cell, "multiclass", 4)
+    cell.features = "tuned"
+    with pytest.raises(EvaluationError, match="features must be one of frozen, adapted, got 'tuned'"):
+        run(cell, "multiclass", 4, meta=lora)
+    cell.features = "frozen"
     cell.fraction_features = {0.25: (cell.train, cell.val[vsub], cell.test)}  # wrong length: not the subset
     with pytest.raises(EvaluationError, match="fraction's"):
-        run(cell, "multiclass", 4)
+        run(cell, "multiclass", 4, meta=lora)

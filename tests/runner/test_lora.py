@@ -372,6 +372,8 @@ def test_fraction_adapter_sees_only_its_subset_labels(monkeypatch) -> None:
     f_train, f_val, f_test = embeddings.fraction_features[0.1]
     assert np.array_equal(f_train, frozen("train")[ten_train]) and np.array_equal(f_val, frozen("val")[ten_val])
     assert np.array_equal(f_test, frozen("test"))
+    # ... and its rows will say so (the protocol column `features`).
+    assert embeddings.features == "adapted" and embeddings.fraction_feature_kinds == {0.1: "frozen"}
 
 
 def test_learning_rate_looked_up_by_name_then_family_then_architecture() -> None:
