@@ -337,7 +337,8 @@ class ConditionImages:
         return _cell_embeddings(ds, seed, split_embed, corrupted, self.blocks)
 
 
-def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profile: Profile, seed: int) -> Any:
+def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profile: Profile, seed: int,
+                       frozen_cell: Any = None) -> Any:
     """The LoRA arm's ``CellEmbeddings`` of one seed and the manifest facts of its adapters.
 
     The full-label adapter starts from the frozen probe of the seed's train
@@ -346,6 +347,13 @@ def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profi
     images, the fraction keeps the frozen embeddings). ``frozen(split)`` gives
     the frozen arm's embeddings of the seed's ``train`` and ``val`` splits and
     of ``test`` (the embedding store's, so the probes are the frozen arm's).
+
+    An adapter that never beat its starting probe (best step 0) keeps the
+    identity update: the adapted encoder *is* the frozen one, so its
+    embeddings are taken as the frozen arm's rather than recomputed through
+    the adapted blocks (the same function up to float rounding): the whole
+    cell's from ``frozen_cell()`` (the frozen arm's ``CellEmbeddings`` of the
+    seed) where given, a fraction's subsets from ``frozen``.
     """
     from crsbench_lib.evaluation.probe import fit_probe
     from crsbench_lib.runner.lora import LoraReport, adaptation_facts, fraction_subsets
@@ -363,7 +371,10 @@ def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profi
     h_val = session.activations(("val", None, seed), val.images)
     parts = (session.encoder.name, ds.name, ds.version, seed)
     full = session.adapt(h_train, train.labels, h_val, val.labels, probe(), ds.task, (*parts, "all"))
-    embeddings = images.embeddings(lambda key, imgs: session.embed(full, session.activations(key, imgs)), seed)
+    if full.report.best_step == 0 and frozen_cell is not None:
+        embeddings = frozen_cell()
+    else:
+        embeddings = images.embeddings(lambda key, imgs: session.embed(full, session.activations(key, imgs)), seed)
     embeddings.features = "adapted"
     reports = {}
     for f, (train_index, val_index) in fraction_subsets(ds, seed, profile.label_fractions,
@@ -376,6 +387,9 @@ def adapted_embeddings(session: Any, images: ConditionImages, frozen: Any, profi
         adapted = session.adapt(h_train[train_index], train.labels[train_index], h_val[val_index],
                                 val.labels[val_index], probe(train_index, val_index), ds.task, (*parts, f))
         reports[f] = adapted.report
+        if adapted.report.best_step == 0:  # the identity update: the frozen encoder's embeddings
+            embeddings.fraction_features[f] = (frozen_train[train_index], frozen_val[val_index], frozen("test"))
+            continue
         embeddings.fraction_features[f] = (
             session.embed(adapted, h_train[train_index]), session.embed(adapted, h_val[val_index]),
             session.embed(adapted, session.activations(("test", None), ds.split("test").images)),
@@ -506,6 +520,9 @@ class RealBackend:
                 # As cell_embeddings asks the store, so these are the frozen arm's very embeddings.
                 return np.asarray(store.embed(encoder, dataset, split, batch_size=batch, site=None, seed=seed))
 
-            embeddings, facts = adapted_embeddings(session, images, frozen, profile, cell.seed)
+            def frozen_cell(seed: int = cell.seed) -> Any:
+                return cell_embeddings(store, encoder, dataset, profile, families, seed=seed)
+
+            embeddings, facts = adapted_embeddings(session, images, frozen, profile, cell.seed, frozen_cell)
             # How each adapter trained goes to the manifest (not the results table).
             yield (cell, *evaluate(profile, dataset, embeddings, cell), facts)

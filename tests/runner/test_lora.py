@@ -446,3 +446,40 @@ def test_rate_trials_choose_the_lowest_validation_loss_per_family(capsys) -> Non
                  "--encoders", "simclr_broad_aug_s"]) == 0
     assert "chosen (write under lora.lr): broad_ssl: 0.001" in capsys.readouterr().out
     assert main(["lora", "rates", "--profile", "quick", "--dataset", "nope"]) == 2
+
+
+def test_an_adapter_that_never_moved_reports_the_frozen_embeddings(monkeypatch) -> None:
+    """Best step 0 keeps the identity update: the cell's embeddings are the frozen arm's, not recomputed."""
+    from dataclasses import replace
+
+    from crsbench_lib.evaluation.cell import CellEmbeddings
+    from crsbench_lib.runner import cell as cell_module
+    from crsbench_lib.runner.config import load_profile
+    from crsbench_lib.runner.lora import fraction_subsets
+
+    ds = build_dataset("derm", seed=0, sizes={"train": 200, "val": 100, "test": 40}, image_side=32)
+    profile = load_profile("quick")
+    profile = replace(profile, lora=spec(min_val_labels=20, max_steps=8), label_fractions=(1.0, 0.25))
+    encoder = TinyTorchEncoder()
+    session = AdaptationSession(encoder, profile.lora, batch_size=64)
+    original = session.adapt
+    # A zero rate changes nothing, so no epoch beats the start: best step 0 for every adapter.
+    monkeypatch.setattr(session, "adapt", lambda *args: original(*args, lr=0.0))
+    images = cell_module.ConditionImages(ds, profile, ())
+
+    def frozen(split: str) -> np.ndarray:
+        return encoder.embed(ds.split(split, seed=0).images)
+
+    sentinel = CellEmbeddings(frozen("train"), ds.split("train").labels, frozen("val"), ds.split("val").labels,
+                              frozen("test"), ds.split("test").labels)
+    embeddings, facts = cell_module.adapted_embeddings(session, images, frozen, profile, 0, lambda: sentinel)
+    assert [a["best_step"] for a in facts["lora"]["adapters"]] == [0, 0]
+    assert embeddings is sentinel and embeddings.features == "adapted"
+    train_index, val_index = fraction_subsets(ds, 0, (1.0, 0.25), "matched")[0.25]
+    f_train, f_val, f_test = embeddings.fraction_features[0.25]
+    assert np.array_equal(f_train, frozen("train")[train_index]) and np.array_equal(f_val, frozen("val")[val_index])
+    assert np.array_equal(f_test, frozen("test")) and embeddings.fraction_feature_kinds == {}
+    # Without the frozen cell, the identity adapter's embeddings are computed, equal to float rounding.
+    computed, _ = cell_module.adapted_embeddings(session, images, frozen, profile, 0)
+    assert np.allclose(computed.test, frozen("test"), atol=1e-4)
+
