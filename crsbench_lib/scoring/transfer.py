@@ -351,6 +351,37 @@ def adapted_runs(results: pd.DataFrame) -> pd.DataFrame:
     return table.drop_duplicates().astype({"encoder": str, "dataset": str, "seed": int}).reset_index(drop=True)
 
 
+def adapted_fractions(results: pd.DataFrame) -> pd.DataFrame:
+    """How many of the LoRA arm's label-fraction rows were fitted on adapted embeddings, per fraction.
+
+    Reads the protocol column ``features`` (method section 9, amendment 12):
+    a fraction whose validation subset was too small for early stopping keeps
+    the frozen encoder, so its rows say ``frozen``. Tables written before the
+    column (``features`` empty) count as unknown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per label fraction, descending: ``label_fraction``, ``n_rows``,
+        ``n_adapted``, ``n_frozen``, ``n_unknown``.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"arm": ["lora"] * 3 + ["frozen"], "condition": ["label_fraction"] * 4,
+    ...                      "label_fraction": [0.25, 0.01, 0.01, 0.01], "features": ["adapted", "frozen", "", "frozen"]})
+    >>> adapted_fractions(rows).to_dict("records")[1]
+    {'label_fraction': 0.01, 'n_rows': 2, 'n_adapted': 0, 'n_frozen': 1, 'n_unknown': 1}
+    """
+    features = results["features"] if "features" in results else pd.Series("", index=results.index)
+    rows = results.assign(features=features.fillna("").astype(str))
+    rows = rows[(rows["arm"] == "lora") & (rows["condition"] == "label_fraction")]
+    out = rows.groupby("label_fraction", sort=True)["features"].agg(
+        n_rows="size", n_adapted=lambda f: int((f == "adapted").sum()), n_frozen=lambda f: int((f == "frozen").sum()),
+        n_unknown=lambda f: int((f == "").sum()))
+    out = out.reset_index().sort_values("label_fraction", ascending=False, ignore_index=True)
+    return out.astype({"label_fraction": float, "n_rows": int, "n_adapted": int, "n_frozen": int, "n_unknown": int})
+
+
 def training_of_runs(training: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
     """The adapter reports (:func:`crsbench_lib.report.world.adapter_training`) of the runs in ``results``.
 

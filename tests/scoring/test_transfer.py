@@ -228,3 +228,23 @@ def test_same_resamples_needs_the_same_datasets_encoders_seeds_and_test_sets():
     assert not same_resamples(arrays(shift=10), arrays())
     assert not same_resamples(arrays(shift=10), arrays(shift=12))
     assert not same_resamples(arrays(), {"cxr": arrays()["derm"]})
+
+
+def test_adapted_fractions_count_the_protocol_column_per_fraction() -> None:
+    from crsbench_lib.scoring.transfer import adapted_fractions
+
+    table = synthetic_results(n_encoders=3, seeds=(0, 1), arms=("frozen", "lora"))
+    fractions = table["condition"] == "label_fraction"
+    lora = table["arm"] == "lora"
+    table["features"] = np.where(lora, "adapted", "frozen")
+    scarce = fractions & lora & (table["label_fraction"] < 0.1)
+    table.loc[scarce, "features"] = "frozen"
+    counts = adapted_fractions(table)
+    assert counts["label_fraction"].tolist() == sorted(set(table.loc[fractions, "label_fraction"]), reverse=True)
+    per_fraction = table[fractions & lora].groupby("label_fraction").size()
+    for row in counts.itertuples():
+        assert row.n_rows == per_fraction[row.label_fraction] == row.n_adapted + row.n_frozen + row.n_unknown
+        assert (row.n_frozen == row.n_rows) == (row.label_fraction < 0.1) and row.n_unknown == 0
+    # A table written before the column: every row unknown, none counted as adapted or frozen.
+    old = adapted_fractions(table.drop(columns="features"))
+    assert (old["n_unknown"] == old["n_rows"]).all() and old["n_adapted"].sum() == 0
