@@ -46,6 +46,12 @@ RETEST_COLUMNS: tuple[str, ...] = ("comparison", "arm_a", "seed_a", "arm_b", "se
 WITHIN_ARM = "within arm, different seeds"
 ACROSS_SAME_SEED = "across arms, same seed"
 ACROSS_OTHER_SEED = "across arms, different seeds"
+#: The comparisons of :func:`measure_retest_taus`, in display order.
+WITHIN_MEASURE = "within measure, different seeds"
+ACROSS_MEASURES_SAME_SEED = "across measures, same seed"
+ACROSS_MEASURES_OTHER_SEED = "across measures, different seeds"
+ARM_KINDS = (WITHIN_ARM, ACROSS_SAME_SEED, ACROSS_OTHER_SEED)
+MEASURE_KINDS = (WITHIN_MEASURE, ACROSS_MEASURES_SAME_SEED, ACROSS_MEASURES_OTHER_SEED)
 
 
 def seedwise_scores(
@@ -53,8 +59,9 @@ def seedwise_scores(
     standard: ReferenceStandard | str | None,
     arm: str = "frozen",
     encoders: Sequence[str] | None = None,
+    score: str = "crs",
 ) -> dict[int, pd.Series]:
-    """The CRS of each encoder computed from one seed at a time.
+    """The CRS (or another column of the scoring) of each encoder, computed from one seed at a time.
 
     Parameters
     ----------
@@ -64,11 +71,15 @@ def seedwise_scores(
     arm : {"frozen", "lora"}
     encoders : sequence of str, optional
         Keep only these encoders (each must be in the arm).
+    score : str
+        The column of :func:`~crsbench_lib.scoring.crs.score_profiles` to
+        return: ``"crs"``, or a normalised axis (``"D"``: AUROC on the
+        standard's anchors, ``"C"``, ``"L"``, ``"R"``).
 
     Returns
     -------
     dict of int to pandas.Series
-        Seed -> CRS indexed by encoder (sorted by name).
+        Seed -> ``score`` indexed by encoder (sorted by name).
 
     Raises
     ------
@@ -88,7 +99,9 @@ def seedwise_scores(
     out: dict[int, pd.Series] = {}
     for seed in sorted(int(s) for s in raw["seed"].unique()):
         scored = score_profiles(encoder_profiles(raw[raw["seed"] == seed]), standard)
-        out[seed] = pd.Series(scored["crs"].to_numpy(dtype=float), index=scored["encoder"].astype(str)).sort_index()
+        if score not in scored.columns:
+            raise SchemaError(f"seedwise scores: no column {score!r} in the scoring (it has crs, D, C, L, R, ...)")
+        out[seed] = pd.Series(scored[score].to_numpy(dtype=float), index=scored["encoder"].astype(str)).sort_index()
     return out
 
 
@@ -143,17 +156,70 @@ def retest_taus(
     if len(encoders) < 2:
         raise SchemaError(f"arms {', '.join(arms)} share {len(encoders)} encoder(s); need at least 2 to compare rankings")
     scores = {arm: seedwise_scores(table, standard, arm, encoders) for arm in arms}
+    return pd.DataFrame(_pair_rows(scores, ARM_KINDS), columns=list(RETEST_COLUMNS))
+
+
+def measure_retest_taus(
+    results: pd.DataFrame | ValidatedResults,
+    standard: ReferenceStandard | str | None,
+    measures: Sequence[str] = ("D", "crs"),
+    arm: str = "frozen",
+    encoders: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Kendall tau-b between two measures' rankings of one arm, each scored one seed at a time.
+
+    The noise baseline of a comparison between two ways of ranking the same
+    encoders (AUROC against CRS, in the agreement chapter): two seeds of one
+    measure give its test-retest tau; one measure on seed ``s`` against the
+    other on seed ``t != s`` carries each seed's noise as those do, and is
+    their like-for-like partner; the same seed is shown beside them (it shares
+    the split, so it is higher).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame or ValidatedResults
+    standard : ReferenceStandard, path or None
+    measures : sequence of str
+        Two columns of the scoring (:func:`seedwise_scores`), e.g. ``("D", "crs")``.
+    arm : {"frozen", "lora"}
+    encoders : sequence of str, optional
+        The encoders ranked (default: every encoder of the arm).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`RETEST_COLUMNS`, with the measure's name in ``arm_a`` and
+        ``arm_b`` and the comparisons :data:`MEASURE_KINDS`.
+    """
+    measures = tuple(dict.fromkeys(measures))
+    if len(measures) != 2:
+        raise ValueError(f"measures: expected two distinct columns, got {list(measures)}")
+    table = as_validated(results)
+    if encoders is None:
+        encoders = sorted(set(table.frame.loc[table.frame["arm"] == arm, "encoder"].astype(str)))
+    if len(encoders) < 2:
+        raise SchemaError(f"arm {arm} has {len(encoders)} encoder(s); need at least 2 to compare rankings")
+    scores = {m: seedwise_scores(table, standard, arm, encoders, score=m) for m in measures}
+    return pd.DataFrame(_pair_rows(scores, MEASURE_KINDS), columns=list(RETEST_COLUMNS))
+
+
+def _pair_rows(scores: dict[str, dict[int, pd.Series]], kinds: tuple[str, str, str]) -> list[tuple]:
+    """Tau of every seed pair within each ranking, and (two rankings) of every seed pair across them.
+
+    ``kinds`` names the comparisons: within, across on the same seed, across on different seeds.
+    """
+    within, same, other = kinds
     rows = []
-    for arm in arms:
-        for s, t in itertools.combinations(sorted(scores[arm]), 2):
-            rows.append((WITHIN_ARM, arm, s, arm, t, *_tau(scores[arm][s], scores[arm][t])))
-    if len(arms) == 2:
-        a, b = arms
+    for name, by_seed in scores.items():
+        for s, t in itertools.combinations(sorted(by_seed), 2):
+            rows.append((within, name, s, name, t, *_tau(by_seed[s], by_seed[t])))
+    if len(scores) == 2:
+        a, b = scores
         for s in sorted(scores[a]):
             for t in sorted(scores[b]):
-                kind = ACROSS_SAME_SEED if s == t else ACROSS_OTHER_SEED
+                kind = same if s == t else other
                 rows.append((kind, a, s, b, t, *_tau(scores[a][s], scores[b][t])))
-    return pd.DataFrame(rows, columns=list(RETEST_COLUMNS))
+    return rows
 
 
 def retest_summary(taus: pd.DataFrame) -> pd.DataFrame:
@@ -177,7 +243,7 @@ def retest_summary(taus: pd.DataFrame) -> pd.DataFrame:
     frame = taus.assign(arms=np.where(taus["arm_a"] == taus["arm_b"], taus["arm_a"].astype(str),
                                       taus["arm_a"].astype(str) + " vs " + taus["arm_b"].astype(str)))
     rows = []
-    for kind in (WITHIN_ARM, ACROSS_SAME_SEED, ACROSS_OTHER_SEED):
+    for kind in (*ARM_KINDS, *MEASURE_KINDS):
         for arms, group in frame[frame["comparison"] == kind].groupby("arms", sort=False):
             values = group["kendall_tau"].to_numpy(dtype=float)
             values = values[np.isfinite(values)]

@@ -11,9 +11,13 @@ from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
 from crsbench_lib.scoring.crs import score_results
 from crsbench_lib.scoring.retest import (
+    ACROSS_MEASURES_OTHER_SEED,
+    ACROSS_MEASURES_SAME_SEED,
     ACROSS_OTHER_SEED,
     ACROSS_SAME_SEED,
     WITHIN_ARM,
+    WITHIN_MEASURE,
+    measure_retest_taus,
     retest_summary,
     retest_taus,
     seedwise_scores,
@@ -64,3 +68,24 @@ def test_too_few_encoders_and_bad_arms(two_arms, frozen_standard):
 def test_the_summary_carries_the_number_of_ranked_encoders(two_arms, frozen_standard):
     summary = retest_summary(retest_taus(two_arms, frozen_standard))
     assert (summary["n_encoders"] == 6).all()
+
+
+def test_two_measures_of_one_arm_pair_like_two_arms(two_arms, frozen_standard):
+    taus = measure_retest_taus(two_arms, frozen_standard, measures=("D", "crs"))
+    counts = taus["comparison"].value_counts()
+    assert counts[WITHIN_MEASURE] == 6 and counts[ACROSS_MEASURES_SAME_SEED] == 3
+    assert counts[ACROSS_MEASURES_OTHER_SEED] == 6
+    d = seedwise_scores(two_arms, frozen_standard, "frozen", score="D")
+    crs = seedwise_scores(two_arms, frozen_standard, "frozen")
+    row = taus[(taus["comparison"] == ACROSS_MEASURES_OTHER_SEED) & (taus["seed_a"] == 0) & (taus["seed_b"] == 2)]
+    expected, _ = stats.kendalltau(d[0], crs[2].loc[d[0].index])
+    assert row["kendall_tau"].item() == pytest.approx(expected)
+    # D on a seed is that seed's scoring's normalised AUROC.
+    alone = score_results(two_arms[two_arms["seed"] == 1], frozen_standard, arm="frozen").set_index("encoder")["D"]
+    assert np.allclose(d[1].to_numpy(), alone.sort_index().to_numpy())
+    summary = retest_summary(taus)
+    assert list(summary["arms"]) == ["D", "crs", "D vs crs", "D vs crs"]
+    with pytest.raises(ValueError, match="two distinct columns"):
+        measure_retest_taus(two_arms, frozen_standard, measures=("crs", "crs"))
+    with pytest.raises(SchemaError, match="no column 'auroc'"):
+        seedwise_scores(two_arms, frozen_standard, "frozen", score="auroc")
