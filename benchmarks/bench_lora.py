@@ -22,6 +22,7 @@ Usage::
     python benchmarks/bench_lora.py --baseline /tmp/base        # the 10 pretrained encoders, derm, seed 0
     python benchmarks/bench_lora.py --baseline /tmp/base --encoders arch --seeds 0 1 2
     python benchmarks/bench_lora.py --baseline /tmp/base --encoders simclr_broad_aug_s mae_broad_vit --datasets derm cxr
+    python benchmarks/bench_lora.py --baseline /tmp/base --repeat 3          # median and range of the ratio
 
 One seed is the conservative choice: the new protocol computes the test sets'
 lower-layer activations once for all seeds of an encoder and dataset, so its
@@ -95,7 +96,12 @@ def main() -> int:
     parser.add_argument("--datasets", nargs="+", default=["derm"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--lora-only", action="store_true", help="run the LoRA arm alone (no frozen arm)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measure each tree this many times, the trees alternating, and report the median and the "
+                             "range of the ratio (the machine's speed drifts between runs)")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be a positive integer, got {args.repeat}")
     if args.encoders is None:
         from crsbench_lib.encoders.zoo import ZOO_GROUPS
 
@@ -104,34 +110,45 @@ def main() -> int:
         args.encoders = list(ARCHITECTURE_ENCODERS)
     trees = {"new": HERE, "old": args.baseline.resolve()}
     plans = {"lora": ("lora",)} if args.lora_only else {"frozen": ("frozen",), "both": ("frozen", "lora")}
-    seconds: dict[tuple[str, str], float] = {}
+    seconds: dict[tuple[int, str, str], float] = {}
     steal0, ticks = steal_jiffies(), os.sysconf("SC_CLK_TCK")
     import time
 
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="bench-lora-") as tmp:
-        for label in ("old", "new"):
-            for plan, arms in plans.items():
-                work = Path(tmp) / f"{label}-{plan}"
-                work.mkdir()
-                config = narrowed_profile(trees[label], args.profile, args.encoders, args.datasets, args.seeds,
-                                          arms, work / "profile.yaml")
-                seconds[(label, plan)] = cpu_seconds_of_run(trees[label], config, work)
-                print(f"{label} ({trees[label]}), arms {', '.join(arms)}: {seconds[(label, plan)]:.1f} CPU s",
-                      flush=True)
+        for rep in range(args.repeat):
+            for label in ("old", "new"):
+                for plan, arms in plans.items():
+                    work = Path(tmp) / f"{rep}-{label}-{plan}"
+                    work.mkdir()
+                    config = narrowed_profile(trees[label], args.profile, args.encoders, args.datasets, args.seeds,
+                                              arms, work / "profile.yaml")
+                    seconds[(rep, label, plan)] = cpu_seconds_of_run(trees[label], config, work)
+                    print(f"[{rep + 1}/{args.repeat}] {label} ({trees[label]}), arms {', '.join(arms)}: "
+                          f"{seconds[(rep, label, plan)]:.1f} CPU s", flush=True)
     wall = time.monotonic() - t0
     n_cells = len(args.encoders) * len(args.datasets) * len(args.seeds)
 
-    def arm_cost(label: str) -> float:
+    def arm_cost(rep: int, label: str) -> float:
         if args.lora_only:
-            return seconds[(label, "lora")]
-        return seconds[(label, "both")] - seconds[(label, "frozen")]
+            return seconds[(rep, label, "lora")]
+        return seconds[(rep, label, "both")] - seconds[(rep, label, "frozen")]
 
-    old, new = arm_cost("old"), arm_cost("new")
+    olds = [arm_cost(rep, "old") for rep in range(args.repeat)]
+    news = [arm_cost(rep, "new") for rep in range(args.repeat)]
+    ratios = sorted(n / o for n, o in zip(news, olds))
     what = "alone" if args.lora_only else "marginal (both arms minus the frozen arm)"
     print(f"LoRA arm, {what}, on {n_cells} cells ({', '.join(args.encoders)} x {', '.join(args.datasets)} x "
           f"seeds {', '.join(map(str, args.seeds))}), one worker, fresh caches:")
-    print(f"  old protocol: {old:.1f} CPU s; new protocol: {new:.1f} CPU s; ratio new / old = {new / old:.2f}")
+    if args.repeat == 1:
+        print(f"  old protocol: {olds[0]:.1f} CPU s; new protocol: {news[0]:.1f} CPU s; ratio new / old = {ratios[0]:.2f}")
+    else:
+        import statistics
+
+        print(f"  old protocol: median {statistics.median(olds):.1f} CPU s ({min(olds):.1f} to {max(olds):.1f}); "
+              f"new protocol: median {statistics.median(news):.1f} CPU s ({min(news):.1f} to {max(news):.1f})")
+        print(f"  ratio new / old, paired by repetition: median {statistics.median(ratios):.2f} "
+              f"({ratios[0]:.2f} to {ratios[-1]:.2f} over {args.repeat} repetitions)")
     steal1 = steal_jiffies()
     if steal0 is not None and steal1 is not None and wall > 0:
         share = (steal1 - steal0) / ticks / (wall * (os.cpu_count() or 1))
