@@ -459,6 +459,8 @@ def compare_with_study(
     --------
     >>> compare_with_study(0.31, 0.5, "τ_b")
     "This build's τ_b (0.310) is lower than the study's (0.500)."
+    >>> compare_with_study(0.778, 0.562, "τ_b (full panel)")
+    "This build's τ_b (full panel), 0.778, is higher than the study's (0.562)."
     >>> compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
     "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the data cannot tell the two apart."
     """
@@ -467,7 +469,9 @@ def compare_with_study(
         relation = "close to"
     else:
         relation = "higher than" if a > b else "lower than"
-    text = f"This build's {name} ({_number(a, digits)}) is {relation} the study's ({_number(b, digits)})"
+    # A name that already ends in a bracket ("τ_b (full panel)") takes its value between commas, not a second bracket.
+    value = f", {_number(a, digits)}," if name.rstrip().endswith(")") else f" ({_number(a, digits)})"
+    text = f"This build's {name}{value} is {relation} the study's ({_number(b, digits)})"
     if interval is None:
         return text + "."
     bounds = f"this build's {level * 100:g} % interval [{_number(interval[0], digits)}, {_number(interval[1], digits)}]"

@@ -50,7 +50,7 @@ def describe_agreement(
     >>> describe_agreement(0.5, study_tau=0.5, reversed_pairs=11, n_pairs=45)
     "Kendall's τ_b = 0.500: a strong positive association. 11 of 45 pairwise decisions (24 %) reverse between the two rankings, so AUROC and CRS agree in broad strokes and disagree on specific choices. This build's τ_b (0.500) is close to the study's (0.500)."
     >>> describe_agreement(0.5, study_tau=0.6, scoring="full panel")
-    "Kendall's τ_b (full panel) = 0.500: a strong positive association. This build's τ_b (full panel) (0.500) is lower than the study's (0.600)."
+    "Kendall's τ_b (full panel) = 0.500: a strong positive association. This build's τ_b (full panel), 0.500, is lower than the study's (0.600)."
     """
     t = finite(tau, "tau")
     label = f" ({scoring})" if scoring else ""
