@@ -64,7 +64,8 @@ META_COLUMNS: tuple[str, ...] = (
     "config_hash",
     "package_version",
 )
-#: Meta columns added after tables were first written: filled with these values where a table lacks them.
+#: Meta columns added after tables were first written, with the value of a condition that lacks one: written
+#: when any condition of a cell has them, read back where a file has them (older files do not).
 OPTIONAL_META: dict[str, Any] = {"features": ""}
 _META_TYPES: dict[str, pa.DataType] = {
     "seed": pa.int64(),
@@ -151,7 +152,8 @@ def predictions_table(predictions: Sequence[ConditionPredictions]) -> pa.Table:
     task = tasks.pop()
     sizes = np.array([p.image.shape[0] for p in predictions])
     columns: dict[str, pa.Array] = {}
-    for name in (*META_COLUMNS, *OPTIONAL_META):
+    optional = [name for name in OPTIONAL_META if any(name in p.meta for p in predictions)]
+    for name in (*META_COLUMNS, *optional):
         values = np.repeat(np.array([p.meta.get(name, OPTIONAL_META.get(name)) for p in predictions], dtype=object),
                            sizes)
         kind = _META_TYPES.get(name, pa.string())
@@ -205,8 +207,7 @@ def predictions_from_table(table: pa.Table, source: str = "predictions") -> list
     meta_columns = {name: table.column(name) for name in (*META_COLUMNS, *OPTIONAL_META) if name in table.column_names}
     out = []
     for start, end in zip(starts, ends):
-        meta = {**OPTIONAL_META}
-        meta.update({name: _meta_value(name, column[int(start)].as_py()) for name, column in meta_columns.items()})
+        meta = {name: _meta_value(name, column[int(start)].as_py()) for name, column in meta_columns.items()}
         out.append(ConditionPredictions(meta, image[start:end], labels[start:end], proba[start:end]))
     return out
 

@@ -33,3 +33,13 @@ def test_round_trip_and_damage_is_detected(tmp_path):
     status, reason = PredictionStore(tmp_path).inspect("k")
     assert status is CellStatus.DAMAGED and "sha256" in reason
     assert store.size_bytes() == len(data)
+
+
+def test_the_optional_features_column_round_trips(tmp_path):
+    from dataclasses import replace
+
+    store = PredictionStore(tmp_path)
+    stored = [replace(p, meta={**p.meta, "features": "adapted"}) for p in _predictions()]
+    store.save("k", stored)
+    loaded = PredictionStore(tmp_path).load("k")
+    assert [p.meta["features"] for p in loaded] == ["adapted"] * len(stored)
