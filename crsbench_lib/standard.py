@@ -14,6 +14,7 @@ that enter ``L``, the ECE binning, and the reference panel (names and
     weights: {dominance: .., balance: .., floor: ..}
     label_fractions: [1.0, ...]
     ece_bins: 15
+    axis_scales: {L: chance, R: chance, chance_margin: 0.05}   # absent: the study's scales
     source_results_hash: sha256:...   # the results table the panel came from
     panel:
       - {name: enc00, D: .., C: .., L: .., R: ..}
@@ -63,6 +64,86 @@ DEFAULT_FILENAME = f"{DEFAULT_STANDARD}.yaml"
 WEIGHT_SUM_TOLERANCE = 1e-9
 # Fields that describe a standard but do not change any score: left out of the hash.
 _UNHASHED = ("created", "description", "content_hash")
+#: The AUROC of a ranking by chance: the zero of the chance-corrected scales.
+CHANCE_AUROC = 0.5
+#: Scales of the label-efficiency axis: the study's AUROC retention ratio
+#: ``AUROC_f / AUROC_1.0``, or the retention of above-chance discrimination
+#: ``(AUROC_f - 0.5) / (AUROC_1.0 - 0.5)`` (method section 9, amendment 14).
+L_SCALES: tuple[str, ...] = ("ratio", "chance")
+#: Scales of the robustness axis: the study's AUROC loss in points, or the loss as a
+#: share of the clean above-chance discrimination, ``loss / (AUROC_clean - 0.5)``.
+R_SCALES: tuple[str, ...] = ("points", "chance")
+
+
+@dataclass(frozen=True)
+class AxisScales:
+    """On which scale a standard measures label efficiency and robustness (method section 9, amendment 14).
+
+    A standard without an ``axis_scales`` field uses the study's scales
+    (``AxisScales()``): standards frozen before the amendment keep their
+    meaning and their content hash.
+
+    Attributes
+    ----------
+    label_efficiency : {"ratio", "chance"}
+        ``ratio``: mean over fractions of ``AUROC_f / AUROC_1.0``; ``chance``:
+        mean of ``(AUROC_f - 0.5) / (AUROC_1.0 - 0.5)``.
+    robustness : {"points", "chance"}
+        ``points``: the losses in AUROC points; ``chance``: each loss divided by
+        ``AUROC_clean - 0.5``.
+    chance_margin : float or None
+        Required when a scale is ``chance``: a cell whose clean AUROC lies less
+        than this above 0.5 has no above-chance discrimination to measure; its
+        chance-scaled ``L`` is 0 and its ``R`` is 1 (nothing retained, all lost).
+
+    Examples
+    --------
+    >>> AxisScales().is_study
+    True
+    >>> AxisScales("chance", "chance", 0.05).is_study
+    False
+    """
+
+    label_efficiency: str = "ratio"
+    robustness: str = "points"
+    chance_margin: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.label_efficiency not in L_SCALES:
+            raise ReferenceStandardError(
+                f"reference standard: field 'axis_scales.L' must be one of {', '.join(L_SCALES)}, "
+                f"found {self.label_efficiency!r}")
+        if self.robustness not in R_SCALES:
+            raise ReferenceStandardError(
+                f"reference standard: field 'axis_scales.R' must be one of {', '.join(R_SCALES)}, "
+                f"found {self.robustness!r}")
+        margin = self.chance_margin
+        if self.uses_chance:
+            if not _finite(margin) or not 0.0 <= float(margin) < 0.5:
+                raise ReferenceStandardError(
+                    "reference standard: field 'axis_scales.chance_margin' must be a number in [0, 0.5) "
+                    f"when a scale is 'chance', found {margin!r}")
+            object.__setattr__(self, "chance_margin", float(margin))
+        elif margin is not None:
+            raise ReferenceStandardError(
+                "reference standard: field 'axis_scales.chance_margin' applies only to a 'chance' scale")
+
+    @property
+    def uses_chance(self) -> bool:
+        """Whether either axis is measured against chance."""
+        return self.label_efficiency == "chance" or self.robustness == "chance"
+
+    @property
+    def is_study(self) -> bool:
+        """Whether these are the study's scales (ratio and points)."""
+        return not self.uses_chance
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML mapping of the ``axis_scales`` field."""
+        out: dict[str, Any] = {"L": self.label_efficiency, "R": self.robustness}
+        if self.chance_margin is not None:
+            out["chance_margin"] = self.chance_margin
+        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +168,8 @@ class ReferenceStandard:
         Shape (k, 4), the panel's normalised profiles in [0, 1], axis order D, C, L, R.
     created, description, arm, source_results_hash : str
         Provenance.
+    axis_scales : AxisScales
+        The scales of ``L`` and ``R`` (default: the study's).
     """
 
     version: str
@@ -100,6 +183,7 @@ class ReferenceStandard:
     description: str = ""
     arm: str = "frozen"
     source_results_hash: str = ""
+    axis_scales: AxisScales = field(default_factory=AxisScales)
 
     def __post_init__(self) -> None:
         # Normalise containers so a standard built in code equals one read from disk.
@@ -165,6 +249,7 @@ class ReferenceStandard:
             "weights": {k: self.weights[k] for k in WEIGHT_KEYS},
             "label_fractions": list(self.label_fractions),
             "ece_bins": int(self.ece_bins),
+            **({} if self.axis_scales.is_study else {"axis_scales": self.axis_scales.to_dict()}),
             "source_results_hash": self.source_results_hash,
             "panel": [
                 {"name": name, **{a: float(v) for a, v in zip(AXES, row, strict=True)}}
@@ -266,6 +351,21 @@ def _number(mapping: Mapping[str, Any], key: str, source: str, where: str) -> fl
     return float(value)
 
 
+def _axis_scales(value: object, source: str) -> AxisScales:
+    """The ``axis_scales`` field (absent: the study's scales)."""
+    if value is None:
+        return AxisScales()
+    if not isinstance(value, Mapping):
+        raise _fail(source, "axis_scales", "must be a mapping with L, R and chance_margin")
+    unknown = sorted(set(map(str, value)) - {"L", "R", "chance_margin"})
+    if unknown:
+        raise _fail(source, f"axis_scales.{unknown[0]}", "is not a field (expected L, R, chance_margin)")
+    try:
+        return AxisScales(str(value.get("L", "ratio")), str(value.get("R", "points")), value.get("chance_margin"))
+    except ReferenceStandardError as exc:
+        raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
+
+
 def standard_from_dict(data: object, source: str = "reference standard") -> ReferenceStandard:
     """Build and validate a standard from its YAML mapping.
 
@@ -320,6 +420,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
             raise _fail(source, f"panel[{i}]", "must be a mapping with a string 'name' and axes D, C, L, R")
         names.append(member["name"])
         rows.append([_number(member, a, source, f"panel[{i}]") for a in AXES])
+    scales = _axis_scales(data.get("axis_scales"), source)
     created = data.get("created", "")
     if isinstance(created, datetime):  # YAML parses an unquoted timestamp
         created = created.isoformat()
@@ -336,6 +437,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
             description=str(data.get("description", "") or ""),
             arm=str(data.get("arm", "frozen")),
             source_results_hash=str(data.get("source_results_hash", "") or ""),
+            axis_scales=scales,
         )
     except ReferenceStandardError as exc:
         raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
@@ -449,6 +551,10 @@ def as_standard(standard: ReferenceStandard | str | os.PathLike[str] | None) -> 
 
 __all__ = [
     "AXES",
+    "AxisScales",
+    "CHANCE_AUROC",
+    "L_SCALES",
+    "R_SCALES",
     "DEFAULT_FILENAME",
     "DEFAULT_STANDARD",
     "FORMAT",

@@ -10,6 +10,7 @@ from crsbench_lib.errors import ReferenceStandardError
 from crsbench_lib.paths import PACKAGE_DIR
 from crsbench_lib.standard import (
     AXES,
+    AxisScales,
     DEFAULT_FILENAME,
     DEFAULT_STANDARD,
     ReferenceStandard,
@@ -26,6 +27,7 @@ def test_template_holds_the_method_defaults():
     template = load_template()
     assert template.version == "crs-template"
     assert template.anchors == {"D": (0.5, 1.0), "C": (0.2, 0.0), "L": (0.5, 1.0), "R": (0.2, 0.0)}
+    assert template.axis_scales == AxisScales()  # the chance scales arrive with the next default standard
     assert template.weights == {"dominance": 0.3, "balance": 0.4, "floor": 0.3}
     assert template.label_fractions == (1.0, 0.25, 0.1, 0.05, 0.01)
     assert template.ece_bins == 15
@@ -95,6 +97,16 @@ def _mapping():
         (lambda d: d.pop("weights"), "weights"),
         (lambda d: d.update(format="other/2"), "format"),
         (lambda d: d.update(content_hash="sha256:0"), "content_hash"),
+        (lambda d: d.update(axis_scales={"L": "log", "R": "chance", "chance_margin": 0.05}), "axis_scales.L"),
+        (lambda d: d.update(axis_scales={"L": "chance", "R": "share", "chance_margin": 0.05}), "axis_scales.R"),
+        (lambda d: d.update(axis_scales={"L": "chance", "R": "chance"}), "axis_scales.chance_margin"),
+        (lambda d: d.update(axis_scales={"L": "chance", "R": "chance", "chance_margin": 0.7}),
+         "axis_scales.chance_margin"),
+        (lambda d: d.update(axis_scales={"L": "ratio", "R": "points", "chance_margin": 0.05}),
+         "axis_scales.chance_margin"),
+        (lambda d: d.update(axis_scales={"L": "chance", "R": "chance", "chance_margin": 0.05, "x": 1}),
+         "axis_scales.x"),
+        (lambda d: d.update(axis_scales=[1]), "axis_scales"),
     ],
 )
 def test_invalid_field_is_named(edit, field):
@@ -160,3 +172,20 @@ def test_panel_frame(frozen_standard):
     panel = frozen_standard.panel
     assert list(panel.columns) == list(AXES)
     assert ((panel >= 0) & (panel <= 1)).all().all()
+
+
+def test_axis_scales_round_trip_and_leave_older_standards_unchanged(tmp_path, frozen_standard):
+    # A standard on the study's scales writes no axis_scales field, so v1-v4 keep their hashes.
+    assert "axis_scales" not in standard_from_dict(_mapping() | {"axis_scales": None}).to_dict()
+    for name in ("crs-default-v1", "crs-default-v2", "crs-default-v3", "crs-default-v4"):
+        shipped = load_standard(PACKAGE_DIR.parent / "standards" / f"{name}.yaml")
+        assert shipped.axis_scales == AxisScales() and shipped.axis_scales.is_study
+    chance = standard_from_dict(_mapping() | {"axis_scales": {"L": "chance", "R": "chance", "chance_margin": 0.05},
+                                              "anchors": {**_mapping()["anchors"], "L": {"worst": 0.0, "best": 1.0},
+                                                          "R": {"worst": 1.0, "best": 0.0}}})
+    assert chance.to_dict()["axis_scales"] == {"L": "chance", "R": "chance", "chance_margin": 0.05}
+    path = save_standard(chance, tmp_path / "c.yaml")
+    again = load_standard(path)
+    assert again.axis_scales == chance.axis_scales and again.content_hash == chance.content_hash
+    study = standard_from_dict({**_mapping(), "axis_scales": {"L": "ratio", "R": "points"}})
+    assert study.content_hash != chance.content_hash

@@ -16,7 +16,7 @@ import pandas as pd
 from crsbench_lib.cli import add_results_argument
 from crsbench_lib.atomic import atomic_path
 from crsbench_lib.results.io import read_results
-from crsbench_lib.scoring.axes import raw_axes
+from crsbench_lib.scoring.axes import standard_axes
 from crsbench_lib.scoring.crs import saturation_counts, score_results
 from crsbench_lib.scoring.fit import absent_terms, fit_warnings
 from crsbench_lib.standard import DEFAULT_FILENAME, ReferenceStandard, default_standard_path, load_standard
@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
     saturation = saturation_counts(scores)
     counts = ", ".join(f"{axis} {row.at_worst}/{row.at_best}" for axis, row in saturation.iterrows())
     print(f"values on an anchor (at worst/at best): {counts}")
-    absent = absent_terms(raw_axes(results, arm=args.arm, label_fractions=standard.label_fractions))
+    absent = absent_terms(standard_axes(results, standard, arm=args.arm))
     print(f"absent terms: {'; '.join(absent) if absent else 'none'}")
     for line in fit_warnings(scores, standard):
         print(f"crsbench: warning: {line}", file=sys.stderr)

@@ -107,7 +107,7 @@ def published_comparison(
     table = as_validated(results)  # once: the scores, profiles and bootstrap below share its raw axes
     scores = crs.score_results(table, standard)
     agree = agreement.score_agreement(scores)
-    profiles = axes.encoder_profiles(axes.raw_axes(table, label_fractions=standard.label_fractions))
+    profiles = axes.encoder_profiles(axes.standard_axes(table, standard))
     references = [str(name) for name in references if str(name) in set(map(str, profiles.index))]
     if boot is None:
         boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=n_draws, random_state=random_state,

@@ -113,7 +113,7 @@ def anchor_sensitivity(results: pd.DataFrame, standard: ReferenceStandard, arm: 
         anchors), ``top_k_overlap`` (shared members of the top ``top_k``),
         ``tau_auroc_crs`` (the AUROC-vs-CRS agreement under these anchors).
     """
-    profiles = axes.encoder_profiles(axes.raw_axes(results, arm=arm, label_fractions=standard.label_fractions))
+    profiles = axes.encoder_profiles(axes.standard_axes(results, standard, arm=arm))
     present = [name for name in standard.panel_names if name in set(profiles.index)]
     panel = present if len(present) >= 2 else list(profiles.index)
 

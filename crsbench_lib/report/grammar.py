@@ -18,7 +18,17 @@ Sizes in words are conventions of this book, stated once here:
   "moderate", otherwise "large";
 * rank correlations (Kendall's tau, Pearson's r, by absolute value): below 0.1
   "no", 0.1-0.3 "weak", 0.3-0.5 "moderate", 0.5-0.7 "strong", 0.7 and above
-  "very strong" (the usual rule-of-thumb bands, e.g. Cohen 1988 for r).
+  "very strong" (the usual rule-of-thumb bands, e.g. Cohen 1988 for r);
+* changes judged against the measurement's own noise (:func:`noise_size_word`:
+  ``|change| / noise``, the noise being e.g. the ECE floor, the half-width of
+  an interval or a test-retest spread): below 0.1 "negligible", below 0.5
+  "small", below 1 "moderate", and "large" only from the size of the noise
+  itself upwards. Where the caller has the noise at hand it passes it, and the
+  noise word replaces the relative band: a 36 % fall that is a quarter of the
+  floor is small beside what the test set can resolve.
+
+Every interval of the book is written by :func:`format_interval`: its ends keep
+their sign and enough decimals to show whether it excludes zero.
 """
 
 from __future__ import annotations
@@ -33,6 +43,9 @@ NEGLIGIBLE_RELATIVE = 0.01
 RELATIVE_SIZES: tuple[tuple[float, str], ...] = ((NEGLIGIBLE_RELATIVE, "negligible"), (0.10, "small"), (0.30, "moderate"))
 LARGEST_RELATIVE = "large"
 CORRELATION_SIZES: tuple[tuple[float, str], ...] = ((0.1, "no"), (0.3, "weak"), (0.5, "moderate"), (0.7, "strong"))
+#: Bands of ``|change| / noise`` (:func:`noise_size_word`): "large" only once a change reaches the noise itself.
+NOISE_SIZES: tuple[tuple[float, str], ...] = ((0.1, "negligible"), (0.5, "small"), (1.0, "moderate"))
+LARGEST_NOISE = "large"
 LARGEST_CORRELATION = "very strong"
 # Two correlations closer than this are "about the same" when compared with the study.
 CLOSE_CORRELATION = 0.05
@@ -113,6 +126,47 @@ def size_word(relative: float) -> str:
     return _band(abs(finite(relative, "relative")), RELATIVE_SIZES, LARGEST_RELATIVE)
 
 
+def noise_size_word(change: float, noise: float) -> str:
+    """The size of a change in words, judged against the measurement's own noise.
+
+    A fixed relative band calls a fall of 0.016 to 0.010 "large" (36 %) even
+    when a perfectly calibrated probe on the same test set would still measure
+    an ECE of 0.023: the change is a quarter of what the measurement can
+    resolve. This word reads the ratio ``|change| / noise`` instead (bands
+    :data:`NOISE_SIZES`), the noise being the scale of the measurement's own
+    error: the ECE floor (Naeini et al. 2015; method section 9, amendment 5), an
+    interval's half-width, or a test-retest spread.
+
+    Parameters
+    ----------
+    change : float
+        The change (only its magnitude matters).
+    noise : float
+        The noise scale, positive.
+
+    Returns
+    -------
+    str
+        "negligible", "small", "moderate" or "large".
+
+    Raises
+    ------
+    ValueError
+        If ``noise`` is not a positive finite number.
+
+    Examples
+    --------
+    >>> noise_size_word(-0.006, 0.023)
+    'small'
+    >>> noise_size_word(0.03, 0.023)
+    'large'
+    """
+    scale = finite(noise, "noise")
+    if scale <= 0:
+        raise ValueError(f"noise must be positive, got {noise!r}")
+    return _band(abs(finite(change, "change")) / scale, NOISE_SIZES, LARGEST_NOISE)
+
+
 def correlation_word(value: float) -> str:
     """The strength of a correlation (tau, rho or r) in words, by its absolute value.
 
@@ -180,8 +234,75 @@ def format_p(p: float) -> str:
 
 #: What :func:`describe_interval` adds when an interval contains zero.
 NO_DIRECTION = ", so the data cannot tell the direction"
-#: Most decimals :func:`describe_interval` uses to keep a non-zero end from reading as zero.
+#: Most decimals :func:`format_interval` uses before it writes a non-zero end in scientific notation.
 MAX_INTERVAL_DIGITS = 6
+
+
+def _signed_end(value: float, digits: int) -> str:
+    """One end of an interval with ``digits`` decimals, or in scientific notation when those would print it as zero."""
+    text = fmt(value, digits)
+    if value != 0 and float(text) == 0:
+        # Still zero at the most decimals: the sign must show, so two significant digits.
+        return f"{value:.1e}"
+    return text
+
+
+def interval_digits(low: float, high: float, digits: int = 3) -> int:
+    """The decimals at which no non-zero end of ``[low, high]`` rounds to zero (at most :data:`MAX_INTERVAL_DIGITS`).
+
+    Examples
+    --------
+    >>> interval_digits(-0.0002, 0.0057)
+    4
+    >>> interval_digits(0.12, 0.31)
+    3
+    """
+    lo, hi = finite(low, "low"), finite(high, "high")
+    while digits < MAX_INTERVAL_DIGITS and any(v != 0 and float(fmt(v, digits)) == 0 for v in (lo, hi)):
+        digits += 1
+    return digits
+
+
+def format_interval(low: float, high: float, digits: int = 3) -> str:
+    """An interval as the book writes it: ``[low, high]``, each end keeping its sign.
+
+    The one home of interval formatting. Both ends get ``digits`` decimals, more
+    when a non-zero end would round to zero (so ``[-0.0002, 0.0057]`` never
+    reads ``[0.000, 0.006]``, an interval that seems to touch zero without
+    saying on which side); an end still zero at :data:`MAX_INTERVAL_DIGITS`
+    decimals is written in scientific notation. An end that is exactly zero is
+    written ``0.000``, unsigned.
+
+    Parameters
+    ----------
+    low, high : float
+        The ends (``low <= high``).
+    digits : int
+        The fewest decimals shown.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If an end is not finite or the ends are out of order.
+
+    Examples
+    --------
+    >>> format_interval(-0.0002, 0.0057)
+    '[-0.0002, 0.0057]'
+    >>> format_interval(0.7162, 0.9093)
+    '[0.716, 0.909]'
+    >>> format_interval(-1e-9, 2e-9)
+    '[-1.0e-09, 2.0e-09]'
+    """
+    lo, hi = finite(low, "low"), finite(high, "high")
+    if lo > hi:
+        raise ValueError(f"interval ends out of order: low {low!r} > high {high!r}")
+    shown = interval_digits(lo, hi, digits)
+    return f"[{_signed_end(lo, shown)}, {_signed_end(hi, shown)}]"
 
 
 def describe_interval(low: float, high: float, level: float = 0.95, digits: int = 3) -> str:
@@ -194,7 +315,7 @@ def describe_interval(low: float, high: float, level: float = 0.95, digits: int 
     level : float
         Its coverage, e.g. 0.95.
     digits : int
-        Decimals shown.
+        Decimals shown (more where an end would round to zero, :func:`format_interval`).
 
     Returns
     -------
@@ -213,13 +334,8 @@ def describe_interval(low: float, high: float, level: float = 0.95, digits: int 
     >>> describe_interval(-0.013, -0.0004)
     'its 95 % interval [-0.0130, -0.0004] excludes zero'
     """
-    lo, hi = finite(low, "low"), finite(high, "high")
-    if lo > hi:
-        raise ValueError(f"interval ends out of order: low {low!r} > high {high!r}")
-    while digits < MAX_INTERVAL_DIGITS and any(v != 0 and float(fmt(v, digits)) == 0 for v in (lo, hi)):
-        digits += 1
-    span = f"its {level * 100:.0f} % interval [{fmt(lo, digits)}, {fmt(hi, digits)}]"
-    if lo > 0 or hi < 0:
+    span = f"its {level * 100:.0f} % interval {format_interval(low, high, digits)}"
+    if interval_excludes_zero(low, high):
         return f"{span} excludes zero"
     return f"{span} includes zero{NO_DIRECTION}"
 
@@ -237,6 +353,8 @@ def describe_change(
     interval: tuple[float, float] | None = None,
     level: float = 0.95,
     digits: int = 3,
+    noise: float | None = None,
+    noise_name: str = "the noise",
 ) -> str:
     """One sentence on how a quantity moved, and whether that is an improvement.
 
@@ -256,6 +374,13 @@ def describe_change(
         The interval's coverage.
     digits : int
         Decimals of the values.
+    noise : float, optional
+        The measurement's own noise scale (e.g. the ECE floor). When given,
+        the size word is judged against it (:func:`noise_size_word`) and the
+        sentence says how many times the noise the change is; without it, the
+        size word is the relative band of :func:`size_word`.
+    noise_name : str
+        What the noise is, in the sentence ("the mean ECE floor").
 
     Returns
     -------
@@ -271,6 +396,8 @@ def describe_change(
     'The mean ECE fell from 0.120 to 0.070 (by 42 %, a large improvement).'
     >>> describe_change(0.10, 0.108, "the mean ECE", better="lower")
     'The mean ECE rose from 0.100 to 0.108 (by 8 %, a small deterioration).'
+    >>> describe_change(0.016, 0.010, "the mean ECE excess", noise=0.023, noise_name="the ECE floor")
+    'The mean ECE excess fell from 0.016 to 0.010 (by 38 %; the fall of 0.006 is 0.26 times the ECE floor of 0.023, a small improvement beside it).'
     """
     check_better(better)
     b, a = finite(before, "before"), finite(after, "after")
@@ -283,7 +410,16 @@ def describe_change(
         verb = "rose" if delta > 0 else "fell"
         improved = (delta < 0) == (better == "lower")
         verdict = "improvement" if improved else "deterioration"
-        size = f"by {percent(relative)}, a {size_word(relative)} {verdict}" if math.isfinite(relative) else f"{'an' if verdict[0] == 'i' else 'a'} {verdict}"
+        if noise is not None:
+            scale = finite(noise, "noise")
+            word = noise_size_word(delta, scale)
+            share = f"by {percent(relative)}; " if math.isfinite(relative) else ""
+            size = (f"{share}the {'rise' if delta > 0 else 'fall'} of {fmt(abs(delta), digits)} is "
+                    f"{abs(delta) / scale:.2g} times {noise_name} of {fmt(scale, digits)}, a {word} {verdict} beside it")
+        elif math.isfinite(relative):
+            size = f"by {percent(relative)}, a {size_word(relative)} {verdict}"
+        else:
+            size = f"{'an' if verdict[0] == 'i' else 'a'} {verdict}"
         sentence = f"{subject} {verb} from {fmt(b, digits)} to {fmt(a, digits)} ({size})"
     if interval is not None:
         sentence += "; " + describe_interval(interval[0], interval[1], level=level, digits=digits)
@@ -346,6 +482,12 @@ def describe_relative_changes(
     return f"{subject} {', '.join(parts[:-1])} and {parts[-1]}."
 
 
+def _signed(value: float, digits: int) -> str:
+    """``+0.003``, ``-0.003`` or ``0.000``: a change with its sign written out."""
+    text = fmt(value, digits)
+    return text if text.startswith("-") or float(text) == 0 else "+" + text
+
+
 def describe_difference(
     delta: float,
     subject: str,
@@ -358,30 +500,42 @@ def describe_difference(
     """A signed difference (already a change, e.g. a mean gain) in words.
 
     Without ``interval`` the sign of the point decides the verdict; with one,
-    only an interval that excludes zero earns "an improvement" or "a
-    deterioration", and one that includes zero says no change is detectable.
+    only an interval that excludes zero earns a direction ("raises",
+    "lowers") and a verdict. An interval that includes zero gets no direction
+    verb at all: the point is written as a signed estimate, and the sentence
+    says the data show neither a rise nor a fall and which changes they leave
+    open (a sentence never says "raises" and "no change is detectable" at
+    once). The interval is written by :func:`format_interval`.
 
     Examples
     --------
     >>> describe_difference(-0.02, "Adaptation", "the mean clean AUROC")
     'Adaptation lowers the mean clean AUROC by 0.020 on average, a deterioration.'
-    >>> describe_difference(0.003, "Adaptation", "the mean clean AUROC", interval=(-0.001, 0.007))
-    'Adaptation raises the mean clean AUROC by 0.003 on average (95 % interval [-0.001, 0.007]): the interval includes zero, so no change is detectable.'
+    >>> describe_difference(0.003, "Adaptation", "the mean clean AUROC", interval=(-0.0002, 0.0057))
+    'Adaptation changes the mean clean AUROC by +0.003 on average (point estimate; 95 % interval [-0.0002, 0.0057]): the interval includes zero, so the data show neither a rise nor a fall, and any change from -0.0002 to +0.0057 is compatible with them.'
     """
     check_better(better)
     d = finite(delta, "delta")
-    bounds = ""
-    if interval is not None:
-        low, high = (finite(v, "interval") for v in interval)
-        bounds = f" ({level * 100:g} % interval [{fmt(low, digits)}, {fmt(high, digits)}])"
-    if round(d, digits) == 0 and interval is None:
-        return f"{subject} leaves {quantity} essentially unchanged ({fmt(d, digits)})."
+    if interval is None:
+        if round(d, digits) == 0:
+            return f"{subject} leaves {quantity} essentially unchanged ({fmt(d, digits)})."
+        verb = "raises" if d > 0 else "lowers"
+        verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
+        return f"{subject} {verb} {quantity} by {fmt(abs(d), digits)} on average, {verdict}."
+    low, high = (finite(v, "interval") for v in interval)
+    shown = interval_digits(low, high, digits)
+    bounds = f"{level * 100:g} % interval {format_interval(low, high, digits)}"
+    if not interval_excludes_zero(low, high):
+        return (f"{subject} changes {quantity} by {_signed(d, digits)} on average (point estimate; {bounds}): the "
+                "interval includes zero, so the data show neither a rise nor a fall, and any change from "
+                f"{_signed(low, shown)} to {_signed(high, shown)} is compatible with them.")
+    if not ((d > 0 and low > 0) or (d < 0 and high < 0)):
+        # A percentile interval can miss its own point; then neither side is claimed.
+        return (f"{subject} changes {quantity} by {_signed(d, digits)} on average ({bounds}): the point is not on "
+                "its interval's side of zero, so the sentence gives no direction.")
     verb = "raises" if d > 0 else "lowers"
-    head = f"{subject} {verb} {quantity} by {fmt(abs(d), digits)} on average{bounds}"
-    if interval is not None and low <= 0 <= high:
-        return f"{head}: the interval includes zero, so no change is detectable."
     verdict = "an improvement" if (d > 0) == (better == "higher") else "a deterioration"
-    return f"{head}, {verdict}."
+    return f"{subject} {verb} {quantity} by {fmt(abs(d), digits)} on average ({bounds}), {verdict}."
 
 
 def describe_correlation(
@@ -450,8 +604,9 @@ def compare_with_study(
     interval : (float, float), optional
         An interval of this build's value. When given, the sentence says
         whether the study's value lies inside it: a point that is "higher"
-        while the study's value lies inside the interval is a difference the
-        data cannot confirm.
+        while the study's value lies inside the interval is a gap within this
+        build's own sampling noise (the interval measures nothing else: not
+        the study's noise, nor its different encoders and data).
     level : float
         Coverage of ``interval``.
 
@@ -462,7 +617,7 @@ def compare_with_study(
     >>> compare_with_study(0.778, 0.562, "τ_b (full panel)")
     "This build's τ_b (full panel), 0.778, is higher than the study's (0.562)."
     >>> compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
-    "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the data cannot tell the two apart."
+    "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the gap is within this build's own sampling noise, which is all the interval measures (not the study's noise, nor its different encoders and data)."
     """
     a, b = finite(ours, "ours"), finite(study, "study")
     if abs(a - b) < close:
@@ -474,11 +629,16 @@ def compare_with_study(
     text = f"This build's {name}{value} is {relation} the study's ({_number(b, digits)})"
     if interval is None:
         return text + "."
-    bounds = f"this build's {level * 100:g} % interval [{_number(interval[0], digits)}, {_number(interval[1], digits)}]"
+    bounds = f"this build's {level * 100:g} % interval {format_interval(interval[0], interval[1], digits)}"
     if _inside(b, interval):
         joint = ", and" if relation == "close to" else ", but"
-        return f"{text}{joint} the study's value lies inside {bounds}: the data cannot tell the two apart."
+        return f"{text}{joint} the study's value lies inside {bounds}: {WITHIN_OWN_NOISE}."
     return f"{text}, and the study's value lies outside {bounds}."
+
+
+#: What an interval of this build says when another study's value lies inside it: only this build's noise is measured.
+WITHIN_OWN_NOISE = ("the gap is within this build's own sampling noise, which is all the interval measures (not the "
+                    "study's noise, nor its different encoders and data)")
 
 
 def study_in_interval(study: float, interval: tuple[float, float], level: float = 0.95, digits: int = 3) -> str:
@@ -486,16 +646,19 @@ def study_in_interval(study: float, interval: tuple[float, float], level: float 
 
     For a statistic whose interval belongs to a variant of the study's (e.g.
     the leave-self-out scoring beside the study's full-panel one), where
-    :func:`compare_with_study` would compare unlike points.
+    :func:`compare_with_study` would compare unlike points. An interval of this
+    build resamples this build's data only: a study value inside it is within
+    that noise, which says nothing of the two studies' different encoders and
+    data, so the sentence does not say the data "cannot tell the two apart".
 
     Examples
     --------
     >>> study_in_interval(0.562, (0.556, 0.911))
-    "The study's value (0.562) lies inside this 95 % interval: the data cannot tell the two apart."
+    "The study's value (0.562) lies inside this 95 % interval: the gap is within this build's own sampling noise, which is all the interval measures (not the study's noise, nor its different encoders and data)."
     """
     b = finite(study, "study")
     where = "inside" if _inside(b, interval) else "outside"
-    tail = ": the data cannot tell the two apart." if where == "inside" else "."
+    tail = f": {WITHIN_OWN_NOISE}." if where == "inside" else "."
     return f"The study's value ({_number(b, digits)}) lies {where} this {level * 100:g} % interval{tail}"
 
 

@@ -27,7 +27,7 @@ from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
 from crsbench_lib.paths import standards_dir
 from crsbench_lib.results.manifest import PHANTOM_KIND, manifest_beside
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import raw_axes
+from crsbench_lib.scoring.axes import standard_axes
 from crsbench_lib.scoring.crs import score_results
 from crsbench_lib.scoring.fit import absent_terms, fit_warnings, partial_terms
 from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
@@ -291,7 +291,7 @@ def fit_report(results: pd.DataFrame | ValidatedResults, standard: ReferenceStan
     if not lines:
         lines = [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
                  "puts every encoder below the whole panel."]
-    raw = raw_axes(table, arm=arm, label_fractions=standard.label_fractions)
+    raw = standard_axes(table, standard, arm=arm)
     absent, partial = absent_terms(raw), partial_terms(raw)
     if absent:
         lines.append("Terms this run cannot measure: " + "; ".join(absent) + ".")

@@ -15,6 +15,16 @@ Per encoder x dataset x seed of one arm, from rows with ``calibration == "none"`
 The encoder profile is the mean of each axis over seeds, then over datasets,
 each dataset weighing the same.
 
+Those are the study's scales. A standard may measure ``L`` and ``R`` against
+chance instead (method section 9, amendment 14, :class:`~crsbench_lib.standard.AxisScales`):
+``L`` becomes the mean retention of above-chance discrimination,
+``(AUROC_f - 0.5) / (AUROC_1.0 - 0.5)``, and every loss of ``R`` a share of it,
+``loss / (AUROC_clean - 0.5)``. An encoder near chance keeps every point of a
+tiny AUROC and so looks efficient and robust on the study's scales; on the
+chance scales it retains and loses shares of what it has. Both are per cell
+functions of the study's ``D``, ``L`` and ``R`` (:func:`chance_scaled`), so
+the raw table and the bootstrap draws share one definition.
+
 Missing pieces are handled as follows (and nowhere silently):
 
 * Every (encoder, dataset, seed) cell that appears in the arm must have exactly
@@ -44,7 +54,7 @@ from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS
 from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.results.select import FRACTION_ATOL, clean_mask, same_fraction
-from crsbench_lib.standard import AXES
+from crsbench_lib.standard import AXES, CHANCE_AUROC, AxisScales, ReferenceStandard
 
 CELL: list[str] = ["encoder", "dataset", "seed"]
 
@@ -126,10 +136,78 @@ def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.Dat
     )
 
 
+def chance_scaled(values: np.ndarray, scales: AxisScales) -> tuple[np.ndarray, np.ndarray]:
+    """Raw axes on the study's scales -> the scales a standard names.
+
+    For a cell with clean AUROC ``D``, study-scale label efficiency ``L``
+    (mean of ``AUROC_f / D``) and robustness ``R`` (mean of losses in points):
+
+    * ``L_chance = (D * L - 0.5) / (D - 0.5)``, the mean over fractions of
+      ``(AUROC_f - 0.5) / (D - 0.5)``;
+    * ``R_chance = R / (D - 0.5)``: every loss (average, worst, shift) over the
+      same clean above-chance discrimination, so the mean divides through.
+
+    Where ``D - 0.5`` is below the scales' ``chance_margin`` the ratios are
+    noise over a denominator near zero; the cell then gets ``L = 0`` (nothing
+    above chance to retain) and ``R = 1`` (nothing above chance kept), the
+    worst values the scales name (NaN stays NaN: an axis the cell lacks).
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        (..., 4) raw axes in the order D, C, L, R, on the study's scales.
+    scales : AxisScales
+
+    Returns
+    -------
+    values : numpy.ndarray
+        (..., 4) on the named scales (a copy; D and C unchanged).
+    near_chance : numpy.ndarray
+        (...) bool: cells within the margin of chance (all False under the
+        study's scales).
+
+    Examples
+    --------
+    >>> cell = np.array([0.8, 0.05, 0.875, 0.03])  # AUROC_f averages 0.7; losses of 0.03 points
+    >>> scaled, near = chance_scaled(cell, AxisScales("chance", "chance", 0.05))
+    >>> [round(float(v), 6) for v in scaled], bool(near)
+    ([0.8, 0.05, 0.666667, 0.1], False)
+    >>> scaled, near = chance_scaled(np.array([0.52, 0.05, 0.99, 0.0]), AxisScales("chance", "chance", 0.05))
+    >>> scaled.tolist(), bool(near)
+    ([0.52, 0.05, 0.0, 1.0], True)
+    """
+    raw = np.asarray(values, dtype=float)
+    out = raw.copy()
+    if not scales.uses_chance:
+        return out, np.zeros(raw.shape[:-1], dtype=bool)
+    above = raw[..., 0] - CHANCE_AUROC
+    near = above < float(scales.chance_margin)
+    safe = np.where(near, 1.0, above)
+    if scales.label_efficiency == "chance":
+        scaled = (raw[..., 0] * raw[..., 2] - CHANCE_AUROC) / safe
+        out[..., 2] = np.where(near & ~np.isnan(raw[..., 2]), 0.0, scaled)
+    if scales.robustness == "chance":
+        scaled = raw[..., 3] / safe
+        out[..., 3] = np.where(near & ~np.isnan(raw[..., 3]), 1.0, scaled)
+    return out, near
+
+
+def standard_axes(
+    results: pd.DataFrame | ValidatedResults, standard: ReferenceStandard, arm: str = "frozen"
+) -> pd.DataFrame:
+    """:func:`raw_axes` with the label fractions and axis scales of a standard.
+
+    The one call every score against a standard should use, so that a
+    standard's scales can never be applied to axes of another scale.
+    """
+    return raw_axes(results, arm=arm, label_fractions=standard.label_fractions, scales=standard.axis_scales)
+
+
 def raw_axes(
     results: pd.DataFrame | ValidatedResults,
     arm: str = "frozen",
     label_fractions: Sequence[float] | None = None,
+    scales: AxisScales | None = None,
 ) -> pd.DataFrame:
     """Raw D, C, L, R per encoder x dataset x seed of one arm.
 
@@ -149,14 +227,20 @@ def raw_axes(
         The label fractions of the reference standard; those below 1 enter
         ``L``. ``None`` takes every fraction below 1 found on the table's
         label-fraction rows of the arm.
+    scales : AxisScales, optional
+        The scales of ``L`` and ``R`` (:func:`chance_scaled`); ``None``: the
+        study's. Pass a standard's ``axis_scales`` (or call
+        :func:`standard_axes`).
 
     Returns
     -------
     pandas.DataFrame
         One row per cell, sorted by encoder, dataset, seed, with columns
         ``encoder, dataset, seed, D, C, L, R`` followed by the pieces:
-        ``avg_corruption_loss, worst_corruption_loss, shift_loss,
-        n_label_fractions, n_corruption_rows``.
+        ``avg_corruption_loss, worst_corruption_loss, shift_loss`` (in AUROC
+        points whatever the scale), ``n_label_fractions, n_corruption_rows``
+        and ``near_chance`` (the cell's clean AUROC is within the chance
+        margin of a chance scale: its ``L`` and ``R`` were set to 0 and 1).
 
     Raises
     ------
@@ -169,7 +253,11 @@ def raw_axes(
     table = as_validated(results)
     fractions = None if label_fractions is None else tuple(float(f) for f in label_fractions)
     kept = table.memo(("raw_axes", arm, fractions), lambda: _raw_axes(table.frame, arm, fractions))
-    return kept.copy()
+    out = kept.copy()
+    scaled, near = chance_scaled(out[list(AXES)].to_numpy(dtype=float), AxisScales() if scales is None else scales)
+    out[list(AXES)] = scaled
+    out["near_chance"] = near
+    return out
 
 
 def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] | None) -> pd.DataFrame:

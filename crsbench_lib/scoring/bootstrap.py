@@ -51,8 +51,9 @@ import pandas as pd
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, standard_axes
 from crsbench_lib.scoring.crs import component_arrays, normalise_array, rank_descending, score_profiles
+from crsbench_lib.scoring.tier import best_confidence_set
 from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
 
 
@@ -304,13 +305,17 @@ def _draw_summary(
         bias, bias_se, crs_low, crs_high (percentile interval), crs_basic_low,
         crs_basic_high (basic interval), point_inside, p_rank1, p_top{k}
         (among the candidates, exact ties in a draw shared evenly; NaN for a
-        reference). See :func:`interval_summary`.
+        reference), in_tier (the leading tier: the confidence set for the best
+        candidate, :func:`~crsbench_lib.scoring.tier.best_confidence_set`).
+        See :func:`interval_summary`.
     pairwise : pandas.DataFrame
         Per pair (encoder_a above encoder_b at the point): diff (point
         CRS_a - CRS_b), diff_low, diff_high (percentile interval),
         overlaps_zero, p_a_above_b, diff_bias (mean of the draws less the
-        point), diff_basic_low, diff_basic_high (basic interval) and
-        diff_point_inside (the point lies inside its percentile interval).
+        point), diff_basic_low, diff_basic_high (basic interval),
+        diff_point_inside (the point lies inside its percentile interval),
+        diff_se, sim_low, sim_high (the simultaneous centred interval of the
+        tier) and separated (it excludes zero).
     """
     tail = (1.0 - interval) / 2.0 * 100.0
     n_e = crs.shape[1]
@@ -324,6 +329,15 @@ def _draw_summary(
     p_top[candidates] = _top_k_shares(ranked, top_k).mean(axis=0)
     point_crs = point["crs"].to_numpy()
     spread = interval_summary(crs[:, order], point_crs, interval)
+    in_encoder_order = np.empty(n_e)
+    in_encoder_order[order] = point_crs
+    if crs.shape[0] > 1:
+        tier = best_confidence_set(crs, in_encoder_order, ~is_reference, interval)
+        in_tier = tier.in_tier
+    else:  # one draw cannot compare: the tier is the point leader alone
+        tier = None
+        in_tier = np.zeros(n_e, dtype=bool)
+        in_tier[candidates[np.argmax(in_encoder_order[candidates])]] = True
     roles = np.where(is_reference[order], "reference", "candidate")
     rank = pd.array([pd.NA] * n_e, dtype="Int64")
     candidate_rows = np.flatnonzero(roles == "candidate")
@@ -346,6 +360,7 @@ def _draw_summary(
         "point_inside": spread["point_inside"].to_numpy(),
         "p_rank1": p_rank1[order],
         f"p_top{top_k}": p_top[order],
+        "in_tier": in_tier[order],
     })
     a_idx, b_idx = np.triu_indices(n_e, k=1)
     first, second = order[a_idx], order[b_idx]
@@ -367,61 +382,70 @@ def _draw_summary(
         "diff_basic_low": diff_spread["basic_low"].to_numpy(),
         "diff_basic_high": diff_spread["basic_high"].to_numpy(),
         "diff_point_inside": diff_spread["point_inside"].to_numpy(),
+        "diff_se": np.nan if tier is None else tier.se[first, second],
+        "sim_low": np.nan if tier is None else tier.low[first, second],
+        "sim_high": np.nan if tier is None else tier.high[first, second],
     })
+    pairwise["separated"] = (pairwise["sim_low"] > 0) | (pairwise["sim_high"] < 0) | (
+        (pairwise["diff_se"] == 0) & (pairwise["diff"] != 0))
     return summary, pairwise
 
 
 def tied_with_leader(summary: pd.DataFrame, pairwise: pd.DataFrame, role: str = "candidate") -> list[str]:
-    """The encoders the draws cannot separate from the leader.
+    """The leading tier, or the references the draws cannot separate from the leader.
 
-    The leader is the candidate of rank 1 (highest point CRS among the
-    candidates). Another encoder is tied with it when the percentile interval
-    of the paired difference ``CRS_leader - CRS_other`` includes zero
-    (``overlaps_zero`` of the pairwise table).
+    The leading tier is the confidence set for the best candidate
+    (:func:`~crsbench_lib.scoring.tier.best_confidence_set`: simultaneous
+    centred intervals over every candidate pair), read from the summary's
+    ``in_tier`` column; it is the tier's one definition. The leader is the
+    candidate of rank 1 and always a member. A reference is never a member;
+    ``role="reference"`` lists the references whose simultaneous interval with
+    the leader includes zero (``separated`` false), which is worth saying.
 
     Parameters
     ----------
     summary, pairwise : pandas.DataFrame
         A bootstrap result's ``summary`` and ``pairwise``.
     role : {"candidate", "reference"}
-        Whose ties to list: the candidates (the leader first, then every tied
-        candidate: the leading tier's members) or the references tied with the
-        leader (never members of the tier, but worth saying).
 
     Returns
     -------
     list of str
-        In point-CRS order.
+        In point-CRS order (the leader first).
 
     Examples
     --------
     >>> summary = pd.DataFrame({"encoder": ["a", "r", "b", "c"], "role": ["candidate", "reference", "candidate",
-    ...                         "candidate"], "rank": pd.array([1, None, 2, 3], dtype="Int64")})
+    ...                         "candidate"], "rank": pd.array([1, None, 2, 3], dtype="Int64"),
+    ...                         "in_tier": [True, False, True, False]})
     >>> pairwise = pd.DataFrame({"encoder_a": ["a", "a", "a"], "encoder_b": ["r", "b", "c"],
-    ...                          "overlaps_zero": [True, True, False]})
+    ...                          "separated": [False, False, True]})
     >>> tied_with_leader(summary, pairwise), tied_with_leader(summary, pairwise, role="reference")
     (['a', 'b'], ['r'])
     """
     if role not in ("candidate", "reference"):
         raise ConfigError(f"parameter 'role' must be 'candidate' or 'reference', found {role!r}")
-    for column in ("encoder", "role", "rank"):
+    for column in ("encoder", "role", "rank", "in_tier"):
         if column not in summary.columns:
             raise SchemaError(f"tied_with_leader: the summary lacks column {column!r}")
     candidates = summary[summary["role"] == "candidate"]
     if candidates.empty:
         raise SchemaError("tied_with_leader: the summary holds no candidate")
     leader = str(candidates.loc[candidates["rank"].astype(float).idxmin(), "encoder"])
-    members = [leader] if role == "candidate" else []
-    for name in summary.loc[summary["role"] == role, "encoder"].astype(str):
-        if name == leader:
-            continue
+    if role == "candidate":
+        members = candidates[candidates["in_tier"].astype(bool)]["encoder"].astype(str).tolist()
+        return [leader] + [m for m in members if m != leader]
+    if "separated" not in pairwise.columns:
+        raise SchemaError("tied_with_leader: the pairwise table lacks column 'separated'")
+    tied = []
+    for name in summary.loc[summary["role"] == "reference", "encoder"].astype(str):
         pair = pairwise[((pairwise["encoder_a"] == leader) & (pairwise["encoder_b"] == name))
                         | ((pairwise["encoder_a"] == name) & (pairwise["encoder_b"] == leader))]
         if pair.empty:
             raise SchemaError(f"tied_with_leader: no pairwise row for {leader!r} and {name!r}")
-        if bool(pair["overlaps_zero"].iloc[0]):
-            members.append(name)
-    return members
+        if not bool(pair["separated"].iloc[0]):
+            tied.append(name)
+    return tied
 
 
 def paired_seed_bootstrap(
@@ -483,7 +507,7 @@ def paired_seed_bootstrap(
     std = as_standard(standard)
     std.require_panel()
     table = as_validated(results)
-    raw = raw_axes(table, arm=arm, label_fractions=std.label_fractions)
+    raw = standard_axes(table, std, arm=arm)
     check_ece_bins(table.frame, std, arm)
     encoders, _, seeds, values = per_seed_axes(raw)
     _check_parameters(n_draws, top_k, interval, len(encoders))

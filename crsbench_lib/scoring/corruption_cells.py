@@ -35,6 +35,12 @@ dataset's cells as often as the dataset was drawn, and recomputes Pearson's r.
 artanh(r)``, ``se = 1 / sqrt(n - 3)``, ``tanh(z -/+ q se)``; Fisher 1915, Bonett
 and Wright 2000), which treats the cells as independent and is too narrow here;
 it stays for comparison with the study, which reports r only.
+
+A correlation of cell means is driven by how strong each corruption is; the
+study's per-model question (does an encoder that loses more AUROC also lose
+more calibration?) is answered within cells, across encoders, by
+:mod:`crsbench_lib.scoring.corruption_within`, whose bootstrap also resamples
+the test images that every encoder shares.
 """
 
 from __future__ import annotations
@@ -226,8 +232,29 @@ def cell_correlation(
     return CellCorrelation(r=r, ci_low=float(low), ci_high=float(high), p_value=float(p_value), n=n, confidence=confidence)
 
 
-def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Pearson r of x and y per row with non-negative weights, all of shape (B, C); NaN where undefined."""
+def weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Pearson r of x and y per row with non-negative weights, all of shape (B, C); NaN where undefined.
+
+    ``r = sum w dx dy / sqrt(sum w dx^2 sum w dy^2)`` with ``dx = x - sum w x / sum w``
+    (and ``dy`` alike): Pearson's r of the data set in which each point is
+    repeated ``w`` times (Pearson 1896). A row whose spread is below rounding
+    level (every weighted point the same) gives NaN, not +-1.
+
+    Parameters
+    ----------
+    x, y, w : numpy.ndarray
+        Shape (B, C); ``w`` non-negative.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (B,), in [-1, 1] or NaN.
+
+    Examples
+    --------
+    >>> weighted_pearson(np.array([[1.0, 2.0, 3.0]]), np.array([[1.0, 3.0, 2.0]]), np.ones((1, 3)))
+    array([0.5])
+    """
     total = w.sum(axis=1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         dx = x - (w * x).sum(axis=1, keepdims=True) / total
@@ -332,7 +359,7 @@ def cell_correlation_bootstrap(
         mean_increase = (row_weights * increase) @ membership / count
     present = count > 0
     v = np.where(present, cell_weights, 0.0)
-    r_draws = _weighted_pearson(np.where(present, mean_loss, 0.0), np.where(present, mean_increase, 0.0), v)
+    r_draws = weighted_pearson(np.where(present, mean_loss, 0.0), np.where(present, mean_increase, 0.0), v)
     cells = corruption_cells(results, arm=arm, clip=clip)
     a = cells["mean_auroc_loss"].to_numpy(dtype=float)
     b = cells["mean_ece_increase"].to_numpy(dtype=float)

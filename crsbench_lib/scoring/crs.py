@@ -32,7 +32,7 @@ from scipy.stats import rankdata
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, as_standard, check_ece_bins
 
 COMPONENTS: tuple[str, ...] = ("dominance", "balance", "floor")
@@ -302,7 +302,7 @@ def score_results(
     standard = as_standard(standard)
     standard.require_panel()
     table = as_validated(results)
-    raw = raw_axes(table, arm=arm, label_fractions=standard.label_fractions)
+    raw = standard_axes(table, standard, arm=arm)
     check_ece_bins(table.frame, standard, arm)
     return score_profiles(encoder_profiles(raw), standard)
 

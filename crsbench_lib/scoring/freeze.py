@@ -18,7 +18,7 @@ import pandas as pd
 
 from crsbench_lib.errors import ReferenceStandardError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import normalise_array
 from crsbench_lib.standard import AXES, ReferenceStandard, check_ece_bins, load_standard, load_template
 
@@ -183,7 +183,7 @@ def freeze_standard(
     base_std = _base_standard(base)
     table = as_validated(results)
     check_ece_bins(table.frame, base_std, arm)
-    profiles = encoder_profiles(raw_axes(table, arm=arm, label_fractions=base_std.label_fractions))
+    profiles = encoder_profiles(standard_axes(table, base_std, arm=arm))
     return freeze_profiles(
         profiles,
         version,

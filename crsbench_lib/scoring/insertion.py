@@ -18,18 +18,34 @@ different reasons:
   newcomer placed above an incumbent pushes it down one place without any
   incumbent pair changing order, so positions shift under a fixed reference
   too; that is arithmetic, not a rewritten history.
+
+A reordering means something only beside the noise of the ranking itself
+(method section 9, amendment 13): :func:`insertion_retest` scores the existing
+encoders one seed at a time under each scheme and compares every pair of seeds
+(Kendall tau-b and order changes), and :func:`rank_noise_table` puts that
+test-retest baseline beside the insertion's own tau.
 """
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.scoring.axes import CELL, encoder_profiles
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, score_profiles
-from crsbench_lib.standard import ReferenceStandard
+from crsbench_lib.scoring.retest import WITHIN_ARM, retest_summary
+from crsbench_lib.standard import AXES, ReferenceStandard
+
+#: The two scoring schemes of the chapter, in display order (the row names of :func:`rank_change_table`).
+FIXED = "fixed reference"
+COHORT = "cohort-renormalised"
+SCHEMES: tuple[str, str] = (FIXED, COHORT)
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,6 +72,10 @@ class InsertionResult:
         differs from their rank before the insertion.
     n_pairs : int
         Pairs of existing encoders, ``n (n - 1) / 2``.
+    fixed_tau, cohort_tau : float
+        Kendall's tau-b between the existing encoders' scores before and after
+        (:func:`rank_tau`); 1 under the fixed reference (NaN with fewer than
+        two existing encoders, or a constant score vector).
     """
 
     existing: pd.DataFrame
@@ -67,6 +87,8 @@ class InsertionResult:
     fixed_positions_shifted: int
     cohort_positions_shifted: int
     n_pairs: int
+    fixed_tau: float
+    cohort_tau: float
 
 
 def order_changes(before: np.ndarray | pd.Series, after: np.ndarray | pd.Series) -> int:
@@ -111,6 +133,44 @@ def order_changes(before: np.ndarray | pd.Series, after: np.ndarray | pd.Series)
     sign_before = np.sign(a[:, None] - a[None, :])[upper]
     sign_after = np.sign(b[:, None] - b[None, :])[upper]
     return int(np.count_nonzero(sign_before != sign_after))
+
+
+def rank_tau(before: np.ndarray | pd.Series, after: np.ndarray | pd.Series) -> float:
+    """Kendall's (1945) tau-b between two score vectors of the same items.
+
+    ``tau_b = (P - Q) / sqrt((P + Q + T_x) (P + Q + T_y))`` with ``P`` and
+    ``Q`` the concordant and discordant pairs and ``T_x``, ``T_y`` the pairs
+    tied in one vector only (scipy.stats.kendalltau, variant "b"), as
+    :mod:`crsbench_lib.scoring.retest` computes it between seeds, so the two
+    read on one scale.
+
+    Parameters
+    ----------
+    before, after : array-like
+        Scores of the same items, in the same order, shape (n,).
+
+    Returns
+    -------
+    float
+        In [-1, 1]; NaN with fewer than two items or a constant vector.
+
+    Examples
+    --------
+    >>> rank_tau([0.9, 0.5, 0.1], [0.8, 0.6, 0.2])
+    1.0
+    >>> round(rank_tau([0.9, 0.5, 0.1], [0.4, 0.6, 0.2]), 3)
+    0.333
+    """
+    a = np.asarray(before, dtype=float).reshape(-1)
+    b = np.asarray(after, dtype=float).reshape(-1)
+    if a.shape != b.shape:
+        raise ValueError(f"before and after must score the same items, found {a.size} and {b.size} scores")
+    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return float("nan")
+    if order_changes(a, b) == 0:
+        # The same order, ties included: tau_b is exactly 1 (scipy's square root can leave 1 - 2e-16 with ties).
+        return 1.0
+    return float(stats.kendalltau(a, b, variant="b")[0])
 
 
 def insertion_test(existing: pd.DataFrame, candidates: pd.DataFrame, standard: ReferenceStandard) -> InsertionResult:
@@ -179,6 +239,8 @@ def insertion_test(existing: pd.DataFrame, candidates: pd.DataFrame, standard: R
         fixed_positions_shifted=int((table["rank_fixed_before"] != table["rank_fixed_after"]).sum()),
         cohort_positions_shifted=int((table["rank_cohort_before"] != table["rank_cohort_after"]).sum()),
         n_pairs=len(names) * (len(names) - 1) // 2,
+        fixed_tau=rank_tau(table["crs_fixed_before"], table["crs_fixed_after"]),
+        cohort_tau=rank_tau(table["crs_cohort_before"], table["crs_cohort_after"]),
     )
 
 
@@ -222,3 +284,180 @@ def rank_change_table(result: InsertionResult) -> pd.DataFrame:
          result.cohort_positions_shifted, n_existing),
     ]
     return pd.DataFrame(rows, columns=list(RANK_CHANGE_COLUMNS))
+
+
+#: Columns of :func:`insertion_retest`.
+INSERTION_RETEST_COLUMNS: tuple[str, ...] = (
+    "scheme", "seed_a", "seed_b", "kendall_tau", "order_changes", "n_pairs", "n_encoders",
+)
+
+
+def seedwise_existing_scores(
+    raw: pd.DataFrame, existing: Sequence[str], standard: ReferenceStandard
+) -> dict[str, dict[int, pd.Series]]:
+    """The existing encoders' CRS under each scheme, scored from one seed at a time.
+
+    The rankings the insertion compares, each as noisy as a one-seed study:
+    per seed, the profiles of that seed alone (:func:`encoder_profiles` on its
+    rows of ``raw``), scored against the fixed standard
+    (:func:`~crsbench_lib.scoring.crs.score_profiles`, what
+    :func:`crsbench_lib.scoring.retest.seedwise_scores` gives) and renormalised
+    on the existing cohort (:func:`~crsbench_lib.scoring.crs.cohort_renormalised_scores`).
+
+    Parameters
+    ----------
+    raw : pandas.DataFrame
+        Raw axes per encoder x dataset x seed (:func:`~crsbench_lib.scoring.axes.raw_axes`),
+        the table the insertion's profiles were averaged from.
+    existing : sequence of str
+        The existing encoders (each must be in ``raw``).
+    standard : ReferenceStandard
+
+    Returns
+    -------
+    dict
+        Scheme (:data:`SCHEMES`) -> seed -> CRS indexed by encoder (sorted).
+
+    Raises
+    ------
+    SchemaError
+        If ``raw`` lacks a column, names no seed, or lacks an existing encoder.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring import freeze_standard
+    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> table = synthetic_results(n_encoders=4, corruptions=("noise",), random_state=0)
+    >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> scores = seedwise_existing_scores(raw_axes(table), ["enc00", "enc01", "enc02"], std)
+    >>> sorted(scores), sorted(scores[FIXED]), list(scores[COHORT][0].index)
+    (['cohort-renormalised', 'fixed reference'], [0, 1, 2], ['enc00', 'enc01', 'enc02'])
+    """
+    missing = [c for c in CELL + list(AXES) if c not in raw.columns]
+    if missing:
+        raise SchemaError(f"raw axes table lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    names = sorted(str(e) for e in existing)
+    absent = sorted(set(names) - set(raw["encoder"].astype(str)))
+    if absent:
+        raise SchemaError(f"raw axes table: existing encoder {absent[0]!r} has no rows")
+    rows = raw[raw["encoder"].astype(str).isin(names)]
+    if rows.empty:
+        raise SchemaError("raw axes table: no rows of the existing encoders")
+    out: dict[str, dict[int, pd.Series]] = {FIXED: {}, COHORT: {}}
+    for seed in sorted(int(s) for s in rows["seed"].unique()):
+        profiles = encoder_profiles(rows[rows["seed"] == seed])
+        for scheme, scored in ((FIXED, score_profiles(profiles, standard)),
+                               (COHORT, cohort_renormalised_scores(profiles, standard))):
+            out[scheme][seed] = pd.Series(scored["crs"].to_numpy(dtype=float),
+                                          index=scored["encoder"].astype(str)).sort_index()
+    return out
+
+
+def insertion_retest(raw: pd.DataFrame, existing: Sequence[str], standard: ReferenceStandard) -> pd.DataFrame:
+    """Test-retest of the existing encoders' ranking under each scheme: every pair of seeds compared.
+
+    The noise baseline of the insertion's rank comparison (method section 9,
+    amendment 13): two seeds of a run redraw the train, validation and
+    calibration splits and the probe's seed while the test images stay, so
+    the tau between two one-seed rankings (:func:`seedwise_existing_scores`)
+    is what re-running with a new seed does to the order. With three seeds
+    there are three pairs, and pairs share seeds: their range describes this
+    run, it is not a test.
+
+    Parameters
+    ----------
+    raw : pandas.DataFrame
+    existing : sequence of str
+    standard : ReferenceStandard
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`INSERTION_RETEST_COLUMNS`, one row per scheme and pair
+        of distinct seeds (none with a single seed): tau-b (:func:`rank_tau`)
+        and pairwise order changes (:func:`order_changes`) between the two
+        seeds' scores of the same encoders.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring import freeze_standard
+    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
+    >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> pairs = insertion_retest(raw_axes(table), ["enc00", "enc01", "enc02", "enc03"], std)
+    >>> pairs.groupby("scheme", sort=False).size().to_dict()
+    {'fixed reference': 3, 'cohort-renormalised': 3}
+    """
+    scores = seedwise_existing_scores(raw, existing, standard)
+    rows = []
+    for scheme in SCHEMES:
+        by_seed = scores[scheme]
+        for s, t in itertools.combinations(sorted(by_seed), 2):
+            a, b = by_seed[s], by_seed[t].loc[by_seed[s].index]
+            n = len(a)
+            rows.append((scheme, s, t, rank_tau(a, b), order_changes(a, b), n * (n - 1) // 2, n))
+    return pd.DataFrame(rows, columns=list(INSERTION_RETEST_COLUMNS))
+
+
+#: Columns of :func:`rank_noise_table`.
+RANK_NOISE_COLUMNS: tuple[str, ...] = (
+    "scheme", "insertion_tau", "insertion_order_changes", "n_pairs", "retest_seed_pairs", "retest_mean_tau",
+    "retest_min_tau", "retest_max_tau", "retest_min_order_changes", "retest_max_order_changes",
+)
+
+
+def rank_noise_table(result: InsertionResult, retest: pd.DataFrame) -> pd.DataFrame:
+    """Per scheme, the insertion's rank comparison beside the test-retest of the same ranking.
+
+    Parameters
+    ----------
+    result : InsertionResult
+        :func:`insertion_test` output.
+    retest : pandas.DataFrame
+        :func:`insertion_retest` output for the same existing encoders.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`RANK_NOISE_COLUMNS`, rows :data:`SCHEMES`: the
+        insertion's tau-b and order changes (before against after, on the
+        profiles averaged over seeds), and the mean, minimum and maximum tau-b
+        (:func:`crsbench_lib.scoring.retest.retest_summary`) and the range of
+        order changes between two seeds (NaN where the run has one seed).
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring import freeze_standard
+    >>> from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
+    >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> raw = raw_axes(table)
+    >>> profiles = encoder_profiles(raw)
+    >>> result = insertion_test(profiles.iloc[:4], profiles.iloc[4:], std)
+    >>> out = rank_noise_table(result, insertion_retest(raw, list(profiles.index[:4]), std))
+    >>> float(out.set_index("scheme").at["fixed reference", "insertion_tau"])
+    1.0
+    """
+    summary = pd.DataFrame(columns=["arms", "n_pairs", "mean_tau", "min_tau", "max_tau"])
+    if len(retest):
+        summary = retest_summary(retest.assign(comparison=WITHIN_ARM, arm_a=retest["scheme"], arm_b=retest["scheme"]))
+    summary = summary.set_index("arms")
+    changes = retest.groupby("scheme")["order_changes"].agg(["min", "max"]) if len(retest) else pd.DataFrame()
+    rows = []
+    for scheme, tau, moved in ((FIXED, result.fixed_tau, result.fixed_order_changes),
+                               (COHORT, result.cohort_tau, result.cohort_order_changes)):
+        has = scheme in summary.index
+        row = summary.loc[scheme] if has else None
+        rows.append((
+            scheme, tau, moved, result.n_pairs,
+            int(row["n_pairs"]) if has else 0,
+            float(row["mean_tau"]) if has else np.nan,
+            float(row["min_tau"]) if has else np.nan,
+            float(row["max_tau"]) if has else np.nan,
+            float(changes.at[scheme, "min"]) if has else np.nan,
+            float(changes.at[scheme, "max"]) if has else np.nan,
+        ))
+    return pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS))

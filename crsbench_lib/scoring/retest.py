@@ -36,7 +36,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
 
@@ -90,7 +90,7 @@ def seedwise_scores(
     standard.require_panel()
     table = as_validated(results)
     check_ece_bins(table.frame, standard, arm)
-    raw = raw_axes(table, arm=arm, label_fractions=standard.label_fractions)
+    raw = standard_axes(table, standard, arm=arm)
     if encoders is not None:
         missing = sorted(set(map(str, encoders)) - set(raw["encoder"].astype(str)))
         if missing:

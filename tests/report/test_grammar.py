@@ -176,7 +176,7 @@ def test_a_study_comparison_with_an_interval_says_whether_the_study_lies_inside(
         "This build's r (0.800) is higher than the study's (0.500), and the study's value lies outside this build's "
         "90 % interval [0.700, 0.900].")
     assert compare_with_study(0.52, 0.5, "r", interval=(0.3, 0.7)).endswith(
-        ", and the study's value lies inside this build's 95 % interval [0.300, 0.700]: the data cannot tell the two apart.")
+        ", and the study's value lies inside this build's 95 % interval [0.300, 0.700]: " + grammar.WITHIN_OWN_NOISE + ".")
     assert "but the study's value lies inside" in compare_with_study(0.6, 0.4, "r", interval=(0.39, 0.8))
     assert study_in_interval(0.2, (0.3, 0.5)) == "The study's value (0.200) lies outside this 95 % interval."
 
@@ -189,4 +189,97 @@ def test_a_difference_with_an_interval_earns_a_verdict_only_when_it_excludes_zer
         "isotonic lowers the mean AUROC by 0.0025 on average (95 % interval [-0.0043, -0.0008]), a deterioration.")
     assert describe_difference(0.02, "x", "the ECE", better="lower", interval=(0.01, 0.03), level=0.9).endswith(
         "(90 % interval [0.010, 0.030]), a deterioration.")
-    assert "no change is detectable" in describe_difference(0.0, "x", "y", interval=(-0.1, 0.1))
+    assert "neither a rise nor a fall" in describe_difference(0.0, "x", "y", interval=(-0.1, 0.1))
+
+
+# --- issue 27, item 8: intervals keep their sign; no direction claimed inside an interval that holds zero;
+# --- an interval of this build is its own noise only; size words judged against the measurement's noise.
+
+ends = st.floats(min_value=-10.0, max_value=10.0, allow_nan=False, allow_infinity=False)
+
+
+def _ends(text: str) -> tuple[float, float]:
+    low, high = text.strip("[]").split(", ")
+    return float(low), float(high)
+
+
+@given(a=ends, b=ends, digits=st.integers(1, 4))
+def test_format_interval_ends_keep_their_sign(a, b, digits):
+    low, high = min(a, b), max(a, b)
+    shown_low, shown_high = _ends(grammar.format_interval(low, high, digits))
+    for value, shown in ((low, shown_low), (high, shown_high)):
+        # A non-zero end never prints as zero, and never with the other sign.
+        assert (shown > 0) == (value > 0) and (shown < 0) == (value < 0)
+    # Whether the printed interval excludes zero is whether the interval does.
+    assert grammar.interval_excludes_zero(shown_low, shown_high) == grammar.interval_excludes_zero(low, high)
+
+
+def test_format_interval_is_the_one_way_intervals_are_written():
+    assert grammar.format_interval(-0.0002, 0.0057) == "[-0.0002, 0.0057]"
+    assert grammar.format_interval(-0.0002, 0.0057, digits=3) != "[0.000, 0.006]"
+    assert grammar.format_interval(0.716, 0.909) == "[0.716, 0.909]"
+    assert grammar.format_interval(-0.00003, 0.00036, digits=4) == "[-0.00003, 0.00036]"
+    assert grammar.format_interval(0.0, 0.5) == "[0.000, 0.500]"
+    assert grammar.format_interval(-1e-9, 1e-9) == "[-1.0e-09, 1.0e-09]"
+    with pytest.raises(ValueError, match="out of order"):
+        grammar.format_interval(0.2, 0.1)
+    with pytest.raises(ValueError, match="finite"):
+        grammar.format_interval(float("nan"), 0.1)
+    # Every sentence that prints an interval prints it this way.
+    assert "[-0.0002, 0.0057]" in grammar.describe_interval(-0.0002, 0.0057)
+    assert "[-0.0002, 0.0057]" in grammar.describe_difference(0.003, "x", "y", interval=(-0.0002, 0.0057))
+    assert "[-0.0002, 0.0057]" in grammar.compare_with_study(0.003, 0.5, "r", interval=(-0.0002, 0.0057))
+    assert "[-0.0002, 0.0057]" in grammar.describe_correlation(0.003, interval=(-0.0002, 0.0057))
+
+
+@given(delta=ends, a=ends, b=ends, better=st.sampled_from(["lower", "higher"]))
+def test_describe_difference_claims_a_direction_only_when_its_interval_excludes_zero(delta, a, b, better):
+    low, high = min(a, b), max(a, b)
+    text = grammar.describe_difference(delta, "Adaptation", "the AUROC", better=better, interval=(low, high))
+    claims = "raises" in text or "lowers" in text or "improvement" in text or "deterioration" in text
+    if not grammar.interval_excludes_zero(low, high):
+        assert not claims and "neither a rise nor a fall" in text
+    elif (delta > 0 and low > 0) or (delta < 0 and high < 0):
+        assert ("raises" in text) == (delta > 0) and ("lowers" in text) == (delta < 0)
+    else:
+        assert not claims and "not on its interval's side of zero" in text
+
+
+def test_the_transfer_gain_sentence_no_longer_contradicts_itself():
+    # Regression (issue 27): "raises ... by 0.003 ... no change is detectable" in one sentence.
+    text = grammar.describe_difference(0.003, "Adaptation", "the mean clean AUROC", interval=(-0.0002, 0.0057))
+    assert "raises" not in text and "no change is detectable" not in text
+    assert "+0.003" in text and "[-0.0002, 0.0057]" in text and "from -0.0002 to +0.0057" in text
+
+
+def test_a_study_inside_this_builds_interval_is_within_this_builds_noise_only():
+    # Regression (issue 27): "the data cannot tell the two apart" for an interval that resamples this build alone.
+    inside = grammar.compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
+    assert "cannot tell the two apart" not in inside and "own sampling noise" in inside
+    assert "different encoders and data" in inside
+    alone = grammar.study_in_interval(0.562, (0.556, 0.911))
+    assert "cannot tell the two apart" not in alone and alone.endswith(grammar.WITHIN_OWN_NOISE + ".")
+
+
+@given(change=ends, noise=st.floats(min_value=1e-4, max_value=10.0))
+def test_noise_size_word_is_large_only_from_the_noise_upwards(change, noise):
+    word = grammar.noise_size_word(change, noise)
+    order = ["negligible", "small", "moderate", "large"]
+    assert (word == "large") == (abs(change) >= noise)
+    assert order.index(grammar.noise_size_word(change * 2, noise)) >= order.index(word)
+
+
+def test_noise_size_word_rejects_a_noise_that_is_not_positive():
+    for noise in (0.0, -0.1, float("nan")):
+        with pytest.raises(ValueError):
+            grammar.noise_size_word(0.01, noise)
+
+
+def test_a_change_a_quarter_of_the_floor_is_not_large():
+    # Regression (issue 27): "a large improvement" for a 0.006 change beside a 0.023 floor.
+    text = grammar.describe_change(0.016, 0.010, "the mean ECE excess", noise=0.023, noise_name="the ECE floor")
+    assert "large" not in text and "a small improvement beside it" in text
+    assert "0.26 times the ECE floor of 0.023" in text
+    # Without the noise, the relative band still applies (and calls it large).
+    assert "large" in grammar.describe_change(0.016, 0.010, "the mean ECE excess")
+    assert "a large deterioration beside it" in grammar.describe_change(0.01, 0.04, "ECE", noise=0.023)

@@ -203,3 +203,81 @@ def test_bias_decomposition_of_symmetric_noise_is_all_non_smooth(synthetic_table
     np.testing.assert_allclose(out["bias"], crs.mean(axis=0) - at_point, atol=1e-12)
     with pytest.raises(ConfigError, match="expected profile draws"):
         bias_decomposition(noise[:, :2], point, frozen_standard)
+
+
+def test_recentred_draws_are_scored_on_profiles_centred_on_the_point(predictions, point_profiles):
+    # Method amendment 15: the axes' resampling bias (the second dose) is removed
+    # before scoring; recentre=False scores the draws as they fell (v2).
+    from crsbench_lib.scoring.bootstrap import _leave_self_out_crs
+
+    panel = standard({e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS})
+    arrays = dataset_arrays(predictions)
+    centred = two_level_bootstrap(arrays, panel, n_draws=40, random_state=6)
+    drawn = two_level_bootstrap(arrays, panel, n_draws=40, random_state=6, recentre=False)
+    names = list(centred.encoders)
+    shift = centred.profile_draws.mean(axis=0) - centred.point_profiles.loc[names].to_numpy()
+    np.testing.assert_allclose(centred.axis_shift.loc[names].to_numpy(), shift, atol=1e-15)
+    assert centred.axis_shift.loc[:, "C"].abs().max() > 0  # binned ECE does move under resampling
+    np.testing.assert_array_equal(centred.crs_draws, _leave_self_out_crs(centred.profile_draws - shift, names, panel))
+    np.testing.assert_array_equal(drawn.crs_draws, _leave_self_out_crs(drawn.profile_draws, names, panel))
+    np.testing.assert_array_equal(centred.profile_draws, drawn.profile_draws)
+    assert centred.recentred and not drawn.recentred
+    assert "in_tier" in centred.summary.columns and "separated" in centred.pairwise.columns
+
+
+def test_chance_scales_give_the_table_profiles_on_the_same_scales(predictions, table):
+    from crsbench_lib.scoring.axes import standard_axes
+    from crsbench_lib.standard import AxisScales
+
+    scales = AxisScales("chance", "chance", 0.05)
+    anchors = {**ANCHORS, "L": (0.0, 1.0), "R": (1.0, 0.0)}
+    plain = standard({e: np.full(4, 0.5) for e in ENCODERS})
+    chance = ReferenceStandard("chance-v1", anchors, WEIGHTS, FRACTIONS, 10, plain.panel_names, plain.panel_profiles,
+                               axis_scales=scales)
+    expected = encoder_profiles(standard_axes(table, chance))
+    result = two_level_bootstrap(dataset_arrays(predictions), chance, n_draws=10, random_state=0)
+    np.testing.assert_allclose(result.point_profiles.loc[list(ENCODERS)].to_numpy(),
+                               expected.loc[list(ENCODERS)].to_numpy(), atol=1e-12)
+    ratio = encoder_profiles(raw_axes(table, label_fractions=FRACTIONS))
+    assert not np.allclose(expected["L"], ratio["L"])
+
+
+def _binormal_predictions(rng, n, separation):
+    """One dataset, two fixed scorers (identical over seeds), binary labels; population AUROC Phi(sep / sqrt 2)."""
+    labels = rng.integers(0, 2, n)
+    out = []
+    for encoder, shift in (("alpha", separation), ("beta", separation / 2)):
+        for s in (0, 1, 2):
+            score = shift * labels + rng.normal(size=n) if s == 0 else score  # noqa: F821 - the same scorer each seed
+            p1 = 1.0 / (1.0 + np.exp(-score))
+            proba = np.column_stack([1 - p1, p1])
+            build = lambda meta, y, p: ConditionPredictions.build(meta, np.arange(n), y, p, "multiclass")  # noqa: E731
+            out.append(build(_meta(encoder, "toy", "multiclass", s, "clean"), labels, proba))
+            out.append(build(_meta(encoder, "toy", "multiclass", s, "label_fraction", label_fraction=0.5,
+                                   label_fraction_used=0.5), labels, proba))
+            out.append(build(_meta(encoder, "toy", "multiclass", s, "corruption", corruption="noise", severity=1),
+                             labels, proba))
+    return out
+
+
+def test_the_discrimination_interval_covers_the_known_truth_at_the_nominal_rate():
+    # A synthetic world where the truth is known: a scorer whose score is
+    # separation * label + N(0, 1) has population AUROC Phi(separation / sqrt 2). Over
+    # independent test sets of 200 images, the bootstrap's 95 % interval of D must cover
+    # it at 95 %, up to three Monte-Carlo standard errors.
+    from scipy.stats import norm
+
+    from crsbench_lib.scoring.bootstrap import interval_summary
+
+    separation, replicates, covered = 1.2, 120, 0
+    truth = norm.cdf(separation / np.sqrt(2))
+    rng = np.random.default_rng(11)
+    panel = ReferenceStandard("toy-v1", ANCHORS, WEIGHTS, (1.0, 0.5), 10, ("alpha", "beta"), np.full((2, 4), 0.5))
+    for r in range(replicates):
+        arrays = dataset_arrays(_binormal_predictions(rng, 200, separation))
+        result = two_level_bootstrap(arrays, panel, n_draws=200, random_state=r, n_jobs=1, top_k=1)
+        column = result.encoders.index("alpha")
+        row = interval_summary(result.auroc_draws[:, [column]], result.point_profiles.loc[["alpha"], "D"].to_numpy(),
+                               0.95).iloc[0]
+        covered += bool(row["low"] <= truth <= row["high"])
+    assert covered / replicates >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / replicates)

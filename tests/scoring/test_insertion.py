@@ -123,3 +123,107 @@ def test_rank_change_table_reports_both_schemes(existing, frozen_standard):
     assert table.at["fixed reference", "max_abs_crs_displacement"] == 0.0
     assert table.at["cohort-renormalised", "pairwise_order_changes"] == result.cohort_order_changes
     assert table.at["fixed reference", "positions_shifted"] == result.fixed_positions_shifted
+
+
+# --- the noise baseline beside the insertion's rank comparison (issue 27, item 4) ---
+
+
+@settings(max_examples=40, deadline=None)
+@given(candidates=raw_rows)
+def test_insertion_tau_is_one_under_the_fixed_reference_and_agrees_with_the_order_changes(
+        existing, frozen_standard, candidates):
+    from crsbench_lib.scoring.insertion import rank_tau
+
+    result = insertion_test(existing, _frame(candidates, "new"), frozen_standard)
+    assert result.fixed_tau == 1.0
+    table = result.existing
+    assert result.cohort_tau == pytest.approx(rank_tau(table["crs_cohort_before"], table["crs_cohort_after"]))
+    if table["crs_cohort_before"].is_unique and table["crs_cohort_after"].is_unique:
+        assert result.cohort_tau == pytest.approx(1 - 2 * result.cohort_order_changes / result.n_pairs)
+
+
+def test_rank_tau_is_kendalls_tau_b_and_undefined_on_a_constant_vector():
+    from scipy import stats
+
+    from crsbench_lib.scoring.insertion import rank_tau
+
+    before, after = [0.9, 0.5, 0.5, 0.1], [0.8, 0.6, 0.2, 0.2]
+    assert rank_tau(before, after) == pytest.approx(stats.kendalltau(before, after, variant="b").statistic)
+    assert np.isnan(rank_tau([0.5, 0.5], [0.1, 0.2])) and np.isnan(rank_tau([0.5], [0.1]))
+    with pytest.raises(ValueError, match="same items"):
+        rank_tau([1.0, 2.0], [1.0])
+
+
+@pytest.fixture(scope="module")
+def raw(synthetic_table):
+    return raw_axes(synthetic_table)
+
+
+def test_seedwise_scores_are_each_seed_scored_alone_under_each_scheme(synthetic_table, raw, frozen_standard):
+    from crsbench_lib.scoring.crs import cohort_renormalised_scores, score_profiles
+    from crsbench_lib.scoring.insertion import COHORT, FIXED, seedwise_existing_scores
+    from crsbench_lib.scoring.retest import seedwise_scores
+
+    names = sorted(raw["encoder"].unique())[:6]
+    scores = seedwise_existing_scores(raw, names, frozen_standard)
+    assert sorted(scores[FIXED]) == sorted(scores[COHORT]) == [0, 1, 2]
+    # The fixed scheme is the retest module's seedwise CRS of the same encoders.
+    reference = seedwise_scores(synthetic_table, frozen_standard, "frozen", encoders=names)
+    for seed in reference:
+        np.testing.assert_allclose(scores[FIXED][seed].to_numpy(), reference[seed].to_numpy())
+    # The cohort scheme renormalises on the existing encoders of that seed alone.
+    profiles = encoder_profiles(raw[(raw["seed"] == 1) & raw["encoder"].isin(names)])
+    expected = cohort_renormalised_scores(profiles, frozen_standard).set_index("encoder")["crs"].sort_index()
+    np.testing.assert_array_equal(scores[COHORT][1].to_numpy(), expected.to_numpy())
+    assert list(scores[COHORT][1].index) == names
+    np.testing.assert_array_equal(
+        score_profiles(profiles, frozen_standard).set_index("encoder")["crs"].sort_index().to_numpy(),
+        scores[FIXED][1].to_numpy())
+
+
+def test_insertion_retest_compares_every_seed_pair_with_the_retest_modules_tau(synthetic_table, raw, frozen_standard):
+    from crsbench_lib.scoring.insertion import FIXED, INSERTION_RETEST_COLUMNS, insertion_retest
+    from crsbench_lib.scoring.retest import retest_taus
+
+    names = sorted(raw["encoder"].unique())[:6]
+    pairs = insertion_retest(raw, names, frozen_standard)
+    assert tuple(pairs.columns) == INSERTION_RETEST_COLUMNS
+    assert len(pairs) == 6 and set(pairs["n_encoders"]) == {6} and set(pairs["n_pairs"]) == {15}
+    assert pairs["order_changes"].between(0, 15).all()
+    reference = retest_taus(synthetic_table, frozen_standard, arms=("frozen",), encoders=names)
+    fixed = pairs[pairs["scheme"] == FIXED]
+    np.testing.assert_allclose(fixed["kendall_tau"].to_numpy(), reference["kendall_tau"].to_numpy())
+    # Deterministic: the same inputs give the same numbers, bit for bit.
+    pd.testing.assert_frame_equal(pairs, insertion_retest(raw, names, frozen_standard))
+
+
+def test_insertion_retest_refuses_an_unknown_encoder_and_a_table_without_axes(raw, frozen_standard):
+    from crsbench_lib.scoring.insertion import insertion_retest
+
+    with pytest.raises(SchemaError, match="'nobody' has no rows"):
+        insertion_retest(raw, ["nobody"], frozen_standard)
+    with pytest.raises(SchemaError, match="lacks column"):
+        insertion_retest(raw.drop(columns="R"), list(raw["encoder"].unique()), frozen_standard)
+
+
+def test_rank_noise_table_puts_the_baseline_beside_the_insertion(raw, frozen_standard):
+    from crsbench_lib.scoring.insertion import RANK_NOISE_COLUMNS, SCHEMES, insertion_retest, rank_noise_table
+
+    profiles = encoder_profiles(raw)
+    existing_names = list(profiles.index[2:])
+    result = insertion_test(profiles.iloc[2:], profiles.iloc[:2], frozen_standard)
+    pairs = insertion_retest(raw, existing_names, frozen_standard)
+    table = rank_noise_table(result, pairs)
+    assert tuple(table.columns) == RANK_NOISE_COLUMNS and tuple(table["scheme"]) == SCHEMES
+    rows = table.set_index("scheme")
+    for scheme, tau, moved in (("fixed reference", result.fixed_tau, result.fixed_order_changes),
+                               ("cohort-renormalised", result.cohort_tau, result.cohort_order_changes)):
+        own = pairs[pairs["scheme"] == scheme]
+        assert rows.at[scheme, "insertion_tau"] == tau and rows.at[scheme, "insertion_order_changes"] == moved
+        assert rows.at[scheme, "retest_seed_pairs"] == len(own) == 3
+        assert rows.at[scheme, "retest_mean_tau"] == pytest.approx(own["kendall_tau"].mean())
+        assert rows.at[scheme, "retest_min_tau"] == own["kendall_tau"].min()
+        assert rows.at[scheme, "retest_max_order_changes"] == own["order_changes"].max()
+    # One seed: no seed pair, so no baseline (NaN), never a made-up one.
+    one = rank_noise_table(result, insertion_retest(raw[raw["seed"] == 0], existing_names, frozen_standard))
+    assert (one["retest_seed_pairs"] == 0).all() and one["retest_mean_tau"].isna().all()

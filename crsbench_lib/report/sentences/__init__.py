@@ -7,7 +7,9 @@ describe, with the words of :mod:`crsbench_lib.report.grammar`:
 * :mod:`.agreement` -- the agreement and sensitivity chapters;
 * :mod:`.leading_tier` -- the leading tier and the bootstrap's intervals;
 * :mod:`.insertion` -- the insertion and registry chapters;
-* :mod:`.stress` -- the calibration and corruption chapters;
+* :mod:`.stress` -- the calibration chapter;
+* :mod:`.corruption` -- the corruption chapter (within- and between-cell correlations);
+* :mod:`.coverage` -- the benchmark's self-audit (``benchmarks/bench_coverage.py``);
 * :mod:`.lodo` and :mod:`.transfer` -- beyond the screening benchmark;
 * :mod:`.selection_gate` -- the selection gate.
 """

@@ -15,7 +15,7 @@ import math
 import numbers
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import Better, and_list, finite, fmt, percent
+from crsbench_lib.report.grammar import Better, and_list, finite, fmt
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -177,7 +177,11 @@ def describe_measurement_budget(floor: "object", cost: "object", digits: int = 3
     ...                      columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
     >>> cost = pd.DataFrame([("frozen", 9, 30.0)], columns=["arm", "cells", "cpu_minutes"])
     >>> describe_measurement_budget(floor, cost)
-    'On derm (2000 test images) the mean clean ECE is 0.050 against a floor of 0.020 that a perfectly calibrated probe would still measure, so 60 % of it is miscalibration. The cells of this run took 30 CPU-minutes: 30 for the frozen arm (9 cells).'
+    'On derm (2000 test images) the mean clean ECE is 0.050 against a floor of 0.020 that a perfectly calibrated probe would still measure: it exceeds the floor by 0.030, 1.5 times the floor. The cells of this run took 30 CPU-minutes: 30 for the frozen arm (9 cells).'
+
+    The excess is written in absolute terms and as a multiple of the floor,
+    never as a share of the ECE: a floor and miscalibration do not add (binned
+    ECE is not additive), so no part of an ECE "is" miscalibration.
     """
     sentences = []
     for row in floor.itertuples(index=False):
@@ -185,9 +189,15 @@ def describe_measurement_budget(floor: "object", cost: "object", digits: int = 3
         if math.isnan(float(row.ece_floor)):
             sentences.append(head + "; this table records no ECE floor.")
             continue
-        share = max(0.0, float(row.ece) - float(row.ece_floor)) / float(row.ece) if float(row.ece) > 0 else 0.0
-        sentences.append(f"{head} against a floor of {fmt(row.ece_floor, digits)} that a perfectly calibrated probe "
-                         f"would still measure, so {percent(share)} of it is miscalibration.")
+        ece, ece_floor = finite(row.ece, "ece"), finite(row.ece_floor, "ece_floor")
+        excess = ece - ece_floor
+        against = f"{head} against a floor of {fmt(ece_floor, digits)} that a perfectly calibrated probe would still measure"
+        if round(excess, digits) <= 0:
+            sentences.append(f"{against}: it does not exceed the floor ({_signed(excess, digits)}), so this test "
+                             "size shows no miscalibration beyond what sampling alone produces.")
+        else:
+            multiple = f", {excess / ece_floor:.2g} times the floor" if ece_floor > 0 else ""
+            sentences.append(f"{against}: it exceeds the floor by {fmt(excess, digits)}{multiple}.")
     if len(cost):
         parts = [f"{m:.0f} for the {arm} arm ({int(n)} cells)" for arm, n, m in cost.itertuples(index=False)]
         sentences.append(f"The cells of this run took {cost['cpu_minutes'].sum():.0f} CPU-minutes: {', '.join(parts)}.")
@@ -305,6 +315,8 @@ def describe_saturation(saturation: "object") -> str:
     >>> import pandas as pd
     >>> describe_saturation(pd.DataFrame({"at_worst": [0, 2], "at_best": [0, 1], "n": [6, 6]}, index=["D", "C"]))
     'Saturated: C (2 of 6 encoders at the worst anchor, 1 at the best).'
+    >>> describe_saturation(pd.DataFrame({"at_worst": [0], "at_best": [0], "n": [6]}, index=["D"]))
+    'No normalised value sits on an anchor, so no axis is saturated. That is all this count shows: whether an axis separates the encoders is a question of its spread between encoders against its seed-to-seed noise, which this count does not measure.'
     """
     lines = []
     for axis, row in saturation.iterrows():
@@ -312,5 +324,9 @@ def describe_saturation(saturation: "object") -> str:
             lines.append(f"{axis} ({int(row['at_worst'])} of {int(row['n'])} encoders at the worst anchor, "
                          f"{int(row['at_best'])} at the best)")
     if not lines:
-        return "No normalised value sits on an anchor: every axis still separates the encoders."
+        # Not saturated is not the same as separating: an axis can sit between its anchors and still spread the
+        # encoders less than re-running with a new seed moves them.
+        return ("No normalised value sits on an anchor, so no axis is saturated. That is all this count shows: "
+                "whether an axis separates the encoders is a question of its spread between encoders against its "
+                "seed-to-seed noise, which this count does not measure.")
     return "Saturated: " + "; ".join(lines) + "."

@@ -1,15 +1,25 @@
-"""The sentence of the leave-one-dataset-out chapter: which profile predicts a held-out ranking.
+"""The sentences of the leave-one-dataset-out chapter: which profile predicts a held-out ranking, against its noise.
 
 :func:`describe_predictors` says whether the CRS or AUROC ranks encoders closer
 to a held-out target, and claims a winner only where the interval of the
-difference allows one.
+difference allows one. For the encoders to which the held-out domain is new
+(:mod:`crsbench_lib.scoring.lodo_new_domain`), :func:`describe_new_domain_encoders`
+says who they are and whether there are enough of them for a rank statistic,
+:func:`describe_new_domain_prediction` reads each held-out τ_b against the
+test-retest τ_b of its target, and :func:`describe_new_domain_scope` says what
+of the lesson belongs to any benchmark of this design and what to this build.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import CLOSE_CORRELATION, NO_DIRECTION, and_list, describe_interval, fmt, interval_excludes_zero
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the held-out AUROC ranking",
@@ -82,3 +92,196 @@ def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the hel
     if where:
         return f"{where}, {text}"
     return text[:1].upper() + text[1:]
+
+
+#: A τ_b is read as a ranking statistic only when one swapped pair moves it by at most this much
+#: (7 or more untied encoders; 4 encoders give steps of 0.333, 5 of 0.2). A design choice, stated on the page.
+MAX_TAU_STEP = 0.1
+#: How each target of the new-domain analysis is named in a sentence.
+NEW_DOMAIN_TARGETS: dict[str, str] = {"crs": "the held-out CRS", "auroc": "the held-out AUROC"}
+_PREDICTOR_NAMES: dict[str, str] = {"crs": "the CRS on the other datasets", "auroc": "AUROC on the other datasets"}
+
+
+def _step(n_encoders: int) -> float:
+    pairs = int(n_encoders) * (int(n_encoders) - 1) // 2
+    return 2.0 / pairs if pairs >= 1 else float("nan")
+
+
+def _span(low: float, high: float, n: int, noun: str) -> str:
+    """``0.72 to 0.83 over 3 seed pairs``, or ``1 seed pair`` when there is one.
+
+    Examples
+    --------
+    >>> _span(0.5, 0.5, 1, "pair"), _span(-0.001, 0.2, 2, "pair")
+    ('1 pair', '0.00 to 0.20 over 2 pairs')
+    """
+    if n == 1:
+        return f"1 {noun}"
+    return f"{fmt(low, 2)} to {fmt(high, 2)} over {n} {noun}s"
+
+
+def describe_new_domain_encoders(membership: "pd.DataFrame", families: Mapping[str, str] | None = None) -> str:
+    """Which encoders each held-out domain is new to, how many, and what one swapped pair is worth among them.
+
+    Parameters
+    ----------
+    membership : pandas.DataFrame
+        :func:`crsbench_lib.scoring.lodo_new_domain.new_domain_membership`.
+    families : mapping of str to str, optional
+        Encoder -> a family word ("classical", "random", "narrow"): the
+        sentence then counts the new-domain encoders by family.
+
+    Returns
+    -------
+    str
+        One sentence per held-out dataset; a count too small for τ_b
+        (one swapped pair moving it by more than :data:`MAX_TAU_STEP`) is said
+        to be too small, with the number.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = pd.DataFrame({"held_out": "derm", "domain": "dermatology", "encoder": list("abcd"),
+    ...                   "seen": ["dermatology", "none", "none", "radiology"], "new": [False, True, True, True]})
+    >>> describe_new_domain_encoders(m)
+    'Held out derm (dermatology), 3 of 4 encoders never saw its domain (b, c and d); the other 1 was pretrained or fitted on images of it. Among 3 encoders one swapped pair moves τ_b by 0.667: too few for τ_b to mean much as a ranking statistic (it needs a step of at most 0.1, 7 or more encoders).'
+    """
+    sentences = []
+    for (held_out, domain), rows in membership.groupby(["held_out", "domain"], sort=True):
+        new = sorted(rows.loc[rows["new"].astype(bool), "encoder"].astype(str))
+        n, k = len(rows), len(new)
+        other = n - k
+        text = (f"Held out {held_out} ({domain}), {k} of {n} encoders never saw its domain"
+                + (f" ({and_list(new)})" if new else "")
+                + (f"; the other {other} {'was' if other == 1 else 'were'} pretrained or fitted on images of it."
+                   if other else "."))
+        step = _step(k)
+        if not math.isfinite(step):
+            text += f" With {k} encoder{'s' if k != 1 else ''} there is no pair to rank, so no τ_b."
+        elif step > MAX_TAU_STEP:
+            text += (f" Among {k} encoders one swapped pair moves τ_b by {step:.3f}: too few for τ_b to mean much as "
+                     f"a ranking statistic (it needs a step of at most {MAX_TAU_STEP:g}, 7 or more encoders).")
+        else:
+            text += f" Among {k} encoders one swapped pair moves τ_b by {step:.3f}."
+        sentences.append(text)
+    if families:
+        new_any = sorted(set(membership.loc[membership["new"].astype(bool), "encoder"].astype(str)))
+        counts: dict[str, int] = {}
+        for name in new_any:
+            counts[families.get(name, "unknown")] = counts.get(families.get(name, "unknown"), 0) + 1
+        sentences.append(f"Over all held-out datasets they are {and_list([f'{v} {k}' for k, v in counts.items()])}.")
+    return " ".join(sentences)
+
+
+def describe_new_domain_prediction(summary: "pd.DataFrame", held_out: str, target: str, who: str | None = None) -> str:
+    """How well each predictor ranks one held-out target among the encoders new to its domain, against its noise.
+
+    The verdict compares like with like (as
+    :func:`crsbench_lib.report.sentences.transfer.describe_retest` does): a
+    predictor on one seed against the target on another seed, with the
+    target on two seeds (test-retest), both scored one seed at a time. A
+    LoDO τ_b cannot be better than its target's reproducibility; when every
+    one-seed prediction pair falls below every test-retest pair, the change of
+    dataset costs more than re-running with a new seed does. With three seeds
+    the pairs are few and share seeds: the sentence says whether the ranges
+    separate, it is not a test. The difference between the two predictors is
+    given in swapped pairs (:data:`MAX_TAU_STEP`), not judged here (see
+    :func:`describe_predictors` for the interval over held-out datasets).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`crsbench_lib.scoring.lodo_new_domain.new_domain_summary`.
+    held_out : str
+        The held-out dataset.
+    target : {"crs", "auroc"}
+        The target measure.
+    who : str, optional
+        Who the encoders are, after "among the *n* encoders" (default: "new
+        to <the held-out domain>"; "of the zoo" when every encoder is asked).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"held_out": "derm", "domain": "dermatology", "target": "crs",
+    ...     "predictor": ["crs", "auroc"], "kendall_tau": [0.333, 0.444], "n_encoders": 9,
+    ...     "tau_resolution": 2 / 36, "retest_tau": 0.778, "retest_min": 0.722, "retest_max": 0.833,
+    ...     "retest_pairs": 3, "one_seed_tau": [0.370, 0.481], "one_seed_min": [0.278, 0.444],
+    ...     "one_seed_max": [0.444, 0.556], "one_seed_pairs": 6})
+    >>> describe_new_domain_prediction(summary, "derm", "crs")
+    'Held out derm, among the 9 encoders new to dermatology, the CRS on the other datasets ranks them by the held-out CRS at τ_b 0.333 and AUROC on the other datasets at 0.444 (a difference of 2 swapped pairs; one pair moves τ_b by 0.056). Scored one seed at a time, the held-out CRS ranking agrees with itself on two seeds at τ_b 0.78 (0.72 to 0.83 over 3 seed pairs), the ceiling of any one-seed prediction of it; the predictors on one seed against it on another reach 0.37 and 0.48 (0.28 to 0.56 over 12 pairs). Every one-seed prediction pair falls below every test-retest pair: the change of dataset costs the prediction more than re-running the held-out dataset with a new seed does, as far as these few, overlapping seed pairs show.'
+    """
+    rows = summary[(summary["held_out"] == held_out) & (summary["target"] == target)].set_index("predictor")
+    goal = NEW_DOMAIN_TARGETS.get(target, target)
+    if rows.empty:
+        return (f"Held out {held_out}, fewer than two encoders {who or 'are new to its domain'}, so {goal} ranking "
+                "cannot be predicted.")
+    first = rows.iloc[0]
+    n = int(first["n_encoders"])
+    names = [p for p in ("crs", "auroc") if p in rows.index]
+    taus = [float(rows.loc[p, "kendall_tau"]) for p in names]
+    text = f"Held out {held_out}, among the {n} encoders {who or 'new to ' + str(first['domain'])}, "
+    if not all(math.isfinite(t) for t in taus):
+        return text + f"a τ_b with {goal} is undefined (a predictor or the target is constant)."
+    text += (f"{_PREDICTOR_NAMES[names[0]]} ranks them by {goal} at τ_b {fmt(taus[0], 3)}"
+             + "".join(f" and {_PREDICTOR_NAMES[p]} at {fmt(t, 3)}" for p, t in zip(names[1:], taus[1:])))
+    step = _step(n)
+    if len(taus) == 2:
+        swaps = round(abs(taus[0] - taus[1]) / step)
+        gap = f"a difference of {swaps} swapped pair{'s' if swaps != 1 else ''}" if swaps else "the same τ_b"
+        text += f" ({gap}; one pair moves τ_b by {step:.3f})"
+    text += "."
+    if step > MAX_TAU_STEP:
+        text += f" With {n} encoders these τ_b are too coarse to mean much."
+    if int(first["retest_pairs"]) == 0 or int(rows["one_seed_pairs"].sum()) == 0:
+        return text + (" This run has a single seed, so the held-out ranking's own reproducibility cannot be "
+                       "measured and the τ_b above has no noise baseline.")
+    low, high = float(first["retest_min"]), float(first["retest_max"])
+    one_low, one_high = float(rows["one_seed_min"].min()), float(rows["one_seed_max"].max())
+    pairs = int(rows["one_seed_pairs"].sum())
+    one_seed = [fmt(float(rows.loc[p, "one_seed_tau"]), 2) for p in names]
+    text += (f" Scored one seed at a time, {goal} ranking agrees with itself on two seeds at τ_b "
+             f"{fmt(float(first['retest_tau']), 2)} ({_span(low, high, int(first['retest_pairs']), 'seed pair')}), "
+             "the ceiling of any one-seed prediction of it; the predictors on one seed against it on another reach "
+             f"{and_list(one_seed)} ({_span(one_low, one_high, pairs, 'pair')}).")
+    if one_high < low:
+        return text + (" Every one-seed prediction pair falls below every test-retest pair: the change of dataset "
+                       "costs the prediction more than re-running the held-out dataset with a new seed does, as far "
+                       "as these few, overlapping seed pairs show.")
+    if one_low > high:
+        return text + (" Every one-seed prediction pair lies above every test-retest pair, which a prediction "
+                       "cannot truly do: with so few, overlapping seed pairs this is chance.")
+    return text + (" The ranges overlap: this run cannot tell the prediction's error from the held-out ranking's own "
+                   "seed noise.")
+
+
+def describe_new_domain_scope(summary: "pd.DataFrame") -> str:
+    """What of the new-domain finding belongs to any benchmark of this design, and what to this build's world.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`crsbench_lib.scoring.lodo_new_domain.new_domain_summary`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"held_out": ["a", "b"], "target": "crs", "predictor": "crs",
+    ...     "kendall_tau": [0.3, 0.6], "n_encoders": 9, "retest_min": [0.7, 0.5], "retest_pairs": 3,
+    ...     "one_seed_max": [0.4, 0.6], "one_seed_pairs": 6})
+    >>> describe_new_domain_scope(summary)
+    "In 1 of 2 comparisons (held-out dataset, target, predictor) every one-seed prediction pair falls below every test-retest pair of the target. That a held-out τ_b is bounded by its target's test-retest τ_b, and is read against it, holds for any benchmark of this design; the values, and which encoders are new to a domain (9 here), belong to this build's zoo and its simulated phantom domains."
+    """
+    measured = summary[(summary["retest_pairs"] > 0) & (summary["one_seed_pairs"] > 0)]
+    below = int((measured["one_seed_max"] < measured["retest_min"]).sum())
+    counts = summary["n_encoders"].astype(int)
+    text = (f"In {below} of {len(measured)} comparisons (held-out dataset, target, predictor) every one-seed "
+            "prediction pair falls below every test-retest pair of the target. " if len(measured) else
+            "No comparison has a test-retest baseline (a single seed). ")
+    if counts.empty:
+        span = "none here"
+    else:
+        span = f"{counts.min()} here" if counts.min() == counts.max() else f"{counts.min()} to {counts.max()} here"
+    return text + ("That a held-out τ_b is bounded by its target's test-retest τ_b, and is read against it, holds "
+                   "for any benchmark of this design; the values, and which encoders are new to a domain "
+                   f"({span}), belong to this build's zoo and its simulated phantom domains.")

@@ -8,7 +8,7 @@ calibration loss move together across corruption cells
 
 from __future__ import annotations
 
-from crsbench_lib.report.grammar import CORRELATION_SIZES, describe_change, finite, fmt, percent
+from crsbench_lib.report.grammar import CORRELATION_SIZES, describe_change, finite, fmt, format_interval, percent
 
 
 def describe_excess_verdict(
@@ -18,6 +18,7 @@ def describe_excess_verdict(
     interval: tuple[float, float],
     level: float = 0.95,
     digits: int = 3,
+    floor: float | None = None,
 ) -> str:
     """Whether a post-hoc calibrator helps, read from the change of the ECE excess over its floor.
 
@@ -26,7 +27,11 @@ def describe_excess_verdict(
     calibrator can remove (method section 9, amendment 5). The verdict reads the
     interval of ``after - before`` alone: below zero "helps", above zero "makes
     it worse", spanning zero "does not help measurably", so it can never call a
-    rise a cut.
+    rise a cut. Its size is judged against the floor itself when ``floor`` is
+    given (:func:`~crsbench_lib.report.grammar.noise_size_word`): a fall of
+    0.006 beside a floor of 0.023 is small beside what one probe's ECE can
+    resolve, whatever share of the excess it is; without ``floor`` the size
+    word is the relative band of the excess.
 
     Parameters
     ----------
@@ -40,9 +45,14 @@ def describe_excess_verdict(
         The interval's coverage.
     digits : int
         Decimals shown.
+    floor : float, optional
+        The mean ECE floor of the uncalibrated probes (the noise the size word
+        is judged against).
 
     Examples
     --------
+    >>> describe_excess_verdict("temperature", 0.016, 0.010, (-0.012, -0.001), floor=0.023)
+    'temperature helps: the mean ECE excess over its floor fell from 0.016 to 0.010 (by 38 %; the fall of 0.006 is 0.26 times the mean ECE floor of 0.023, a small improvement beside it); its 95 % interval [-0.012, -0.001] excludes zero.'
     >>> describe_excess_verdict("temperature", 0.05, 0.02, (-0.04, -0.02))
     'temperature helps: the mean ECE excess over its floor fell from 0.050 to 0.020 (by 60 %, a large improvement); its 95 % interval [-0.040, -0.020] excludes zero.'
     >>> describe_excess_verdict("isotonic", 0.01, 0.012, (-0.001, 0.005))
@@ -56,7 +66,8 @@ def describe_excess_verdict(
     else:
         verdict = "does not help measurably"
     change = describe_change(before, after, "the mean ECE excess over its floor", better="lower",
-                             interval=(low, high), level=level, digits=digits)
+                             interval=(low, high), level=level, digits=digits, noise=floor,
+                             noise_name="the mean ECE floor")
     return f"{calibrator} {verdict}: {change[:1].lower()}{change[1:]}"
 
 
@@ -87,7 +98,7 @@ def describe_robustness_faces(r: float, interval: tuple[float, float], level: fl
     low, high = (finite(v, "interval") for v in interval)
     explained = r * r
     bound = CORRELATION_SIZES[-1][0]  # where "strong" becomes "very strong"
-    bounds = f"[{fmt(low, digits)}, {fmt(high, digits)}]"
+    bounds = format_interval(low, high, digits)
     if low >= bound:
         verdict = f"the whole {level * 100:g} % interval of r {bounds} lies above {bound:g}, so on this cohort the two losses largely move together"
     elif high < bound:

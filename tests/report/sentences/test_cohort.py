@@ -103,7 +103,7 @@ def test_describe_measurement_budget_handles_missing_floor_and_cost() -> None:
     empty = pd.DataFrame(columns=["arm", "cells", "cpu_minutes"])
     text = describe_measurement_budget(floor, empty)
     assert "On cxr (500 test images) the mean clean ECE is 0.040; this table records no ECE floor." in text
-    assert "so 0 % of it is miscalibration" in text
+    assert "it does not exceed the floor (0.000)" in text and "of it is miscalibration" not in text
     assert "CPU-minutes" not in text
 
 
@@ -159,3 +159,33 @@ def test_augmentation_verdicts_need_the_same_direction_on_every_dataset():
     text = cohort.describe_augmentation(pd.DataFrame(rows))
     assert "lowers the clean AUROC by 0.011 on average but in this direction on only 2 of 3 datasets, not consistently" in text
     assert "lowers the mean corruption AUROC loss by 0.006 (on all 3 datasets), an improvement" in text
+
+
+def _floor(ece: float, floor: float) -> pd.DataFrame:
+    return pd.DataFrame([("derm", 2000, ece, floor, ece - floor)],
+                        columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
+
+
+@given(ece=st.floats(0.001, 0.5), floor=st.floats(0.001, 0.5))
+def test_measurement_budget_gives_the_excess_never_a_share(ece, floor):
+    text = cohort.describe_measurement_budget(_floor(ece, floor), pd.DataFrame())
+    # Floor and miscalibration do not add: no "% of it is miscalibration".
+    assert "%" not in text and "of it is miscalibration" not in text
+    if round(ece - floor, 3) > 0:
+        assert f"it exceeds the floor by {ece - floor:.3f}, {(ece - floor) / floor:.2g} times the floor" in text
+    else:
+        assert "does not exceed the floor" in text
+
+
+def test_measurement_budget_on_the_default_runs_cxr_figures():
+    # Regression (issue 27): "0.036 against a floor of 0.019 ..., so 47 % of it is miscalibration".
+    text = cohort.describe_measurement_budget(_floor(0.036, 0.019), pd.DataFrame())
+    assert text.endswith("would still measure: it exceeds the floor by 0.017, 0.89 times the floor.")
+
+
+def test_no_value_on_an_anchor_is_not_called_separation():
+    # Regression (issue 27): "every axis still separates the encoders" (non-saturation is not separation).
+    table = pd.DataFrame({"at_worst": [0, 0], "at_best": [0, 0], "n": [3, 3]}, index=["D", "C"])
+    text = cohort.describe_saturation(table)
+    assert "no axis is saturated" in text and "still separates" not in text
+    assert "seed-to-seed noise" in text

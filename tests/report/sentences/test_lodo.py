@@ -58,3 +58,88 @@ def test_describe_predictors_says_when_a_tau_is_undefined(crs, auroc, interval):
 def test_describe_predictors_without_a_defined_interval_makes_no_claim():
     text = lodo.describe_predictors(0.6, 0.2, interval=(float("nan"), float("nan")))
     assert text.startswith("The data cannot tell") and "no interval" in text
+
+
+# --- the new-domain sentences ---------------------------------------------------------------------------
+
+import pandas as pd  # noqa: E402
+
+
+def membership(new: dict[str, bool], held_out: str = "derm", domain: str = "dermatology") -> pd.DataFrame:
+    return pd.DataFrame({"held_out": held_out, "domain": domain, "encoder": list(new),
+                         "seen": ["none" if v else domain for v in new.values()], "new": list(new.values())})
+
+
+@pytest.mark.parametrize("k, too_few", [(3, True), (4, True), (6, True), (7, False), (9, False)])
+def test_new_domain_encoders_says_when_too_few_for_a_tau(k, too_few):
+    table = membership({f"e{i}": i < k for i in range(12)})
+    text = lodo.describe_new_domain_encoders(table)
+    assert f"{k} of 12 encoders never saw its domain" in text
+    step = 2 / (k * (k - 1) / 2)
+    assert f"moves τ_b by {step:.3f}" in text
+    assert ("too few for τ_b to mean much" in text) is too_few
+
+
+def test_new_domain_encoders_with_none_new_and_with_families():
+    text = lodo.describe_new_domain_encoders(membership({"a": False, "b": False}))
+    assert "0 of 2 encoders never saw its domain;" in text and "no pair to rank" in text
+    text = lodo.describe_new_domain_encoders(membership({"a": True, "b": True, "c": False}),
+                                             families={"a": "classical", "b": "random", "c": "broad_ssl"})
+    assert text.endswith("Over all held-out datasets they are 1 classical and 1 random.")
+
+
+def summary_rows(one_seed_max: float, one_seed_min: float, retest_min: float = 0.7, retest_max: float = 0.8,
+                 retest_pairs: int = 3, one_seed_pairs: int = 6, n: int = 9) -> pd.DataFrame:
+    return pd.DataFrame({"held_out": "derm", "domain": "dermatology", "target": "crs", "predictor": ["crs", "auroc"],
+                         "kendall_tau": [0.5, 0.4], "n_encoders": n, "tau_resolution": 2 / (n * (n - 1) / 2),
+                         "retest_tau": (retest_min + retest_max) / 2, "retest_min": retest_min,
+                         "retest_max": retest_max, "retest_pairs": retest_pairs,
+                         "one_seed_tau": [one_seed_max, one_seed_min], "one_seed_min": one_seed_min,
+                         "one_seed_max": one_seed_max, "one_seed_pairs": one_seed_pairs})
+
+
+@given(low=st.floats(-1, 1, allow_nan=False), width=st.floats(0, 1, allow_nan=False))
+def test_new_domain_prediction_verdict_follows_the_ranges(low, width):
+    high = low + width
+    text = lodo.describe_new_domain_prediction(summary_rows(high, low), "derm", "crs")
+    assert text.startswith("Held out derm, among the 9 encoders new to dermatology")
+    if high < 0.7:
+        assert "falls below every test-retest pair" in text
+    elif low > 0.8:
+        assert "this is chance" in text
+    else:
+        assert "The ranges overlap" in text
+
+
+def test_new_domain_prediction_counts_swapped_pairs_and_coarse_taus():
+    text = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2), "derm", "crs")
+    assert "a difference of 2 swapped pairs; one pair moves τ_b by 0.056" in text
+    coarse = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2, n=4), "derm", "crs")
+    assert "too coarse to mean much" in coarse
+
+
+def test_new_domain_prediction_without_a_second_seed_has_no_baseline():
+    text = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2, retest_pairs=0, one_seed_pairs=0), "derm", "crs")
+    assert "single seed" in text and "no noise baseline" in text and "falls below" not in text
+
+
+def test_new_domain_prediction_for_an_absent_block_and_the_whole_zoo():
+    assert "fewer than two encoders" in lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2), "cxr", "crs")
+    text = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2), "derm", "crs", who="of the zoo")
+    assert text.startswith("Held out derm, among the 9 encoders of the zoo,")
+
+
+def test_new_domain_scope_counts_and_says_where_the_lesson_belongs():
+    rows = pd.concat([summary_rows(0.3, 0.2), summary_rows(0.75, 0.6).assign(held_out="cxr")])
+    text = lodo.describe_new_domain_scope(rows)
+    assert text.startswith("In 2 of 4 comparisons")
+    assert "any benchmark of this design" in text and "this build's zoo" in text
+    single = lodo.describe_new_domain_scope(summary_rows(0.3, 0.2, retest_pairs=0, one_seed_pairs=0))
+    assert single.startswith("No comparison has a test-retest baseline")
+
+
+def test_new_domain_prediction_with_one_seed_pair_and_equal_taus():
+    rows = summary_rows(0.3, 0.2, retest_pairs=1, one_seed_pairs=2).assign(kendall_tau=0.5)
+    text = lodo.describe_new_domain_prediction(rows, "derm", "crs")
+    assert "(1 seed pair)" in text and "(0.20 to 0.30 over 4 pairs)" in text
+    assert "(the same τ_b; one pair moves τ_b by 0.056)" in text

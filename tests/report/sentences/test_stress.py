@@ -37,3 +37,26 @@ def test_robustness_faces_follow_the_interval_of_r():
     assert partly.startswith("r² = 0.16: across cells, the AUROC loss accounts for 16 % of the variance")
     assert "the whole 90 % interval of r [0.10, 0.65] lies below 0.7, so on this cohort they are at most partly aligned" in partly
     assert "straddles 0.7, so these cells do not pin down" in describe_robustness_faces(0.7, (0.4, 0.9))
+
+
+@given(before=positive, after=positive, floor=st.floats(min_value=1e-3, max_value=1.0))
+def test_excess_verdict_size_is_judged_against_the_floor(before, after, floor):
+    text = stress.describe_excess_verdict("temperature", before, after, (-1.0, 1.0), floor=floor)
+    if abs(after - before) / before < grammar.NEGLIGIBLE_RELATIVE:
+        return
+    # "large" only when the change reaches the floor itself, whatever share of the excess it is.
+    assert ("a large" in text) == (abs(after - before) >= floor)
+    assert "beside it" in text
+
+
+def test_a_fall_of_a_quarter_of_the_floor_is_small():
+    # Regression (issue 27): "a large improvement" for a 0.006 change beside a 0.023 floor.
+    text = stress.describe_excess_verdict("temperature", 0.0162, 0.0102, (-0.012, -0.001), floor=0.023)
+    assert text.startswith("temperature helps:") and "large" not in text
+    assert "the fall of 0.006 is 0.26 times the mean ECE floor of 0.023, a small improvement beside it" in text
+
+
+def test_robustness_faces_interval_keeps_its_sign():
+    from crsbench_lib.report.sentences.stress import describe_robustness_faces
+
+    assert "[-0.004, 0.650]" in describe_robustness_faces(0.3, (-0.004, 0.65))

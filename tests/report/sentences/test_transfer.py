@@ -98,3 +98,16 @@ def test_tau_step_is_what_one_adjacent_swap_does(n):
     swapped[0], swapped[1] = swapped[1], swapped[0]
     tau, _ = stats.kendalltau(order, swapped)
     assert transfer.tau_step(n) == f"With {n} encoders, one swapped pair moves τ_b by {1 - tau:.3f}."
+
+
+def test_the_transfer_pages_grammar_sentences_say_no_more_than_their_intervals():
+    # Regression (issue 27): the transfer page's gain and study sentences (built by report.grammar, as the
+    # transfer notebook calls them) no longer say "raises ... no change is detectable" in one sentence, nor
+    # "the data cannot tell the two apart" for this build's interval against another study's.
+    from crsbench_lib.report.grammar import compare_with_study, describe_difference
+
+    gain = describe_difference(0.003, "Adaptation", "the mean clean AUROC", better="higher",
+                               interval=(-0.0002, 0.0057), level=0.95)
+    assert "raises" not in gain and "no change is detectable" not in gain and "[-0.0002, 0.0057]" in gain
+    study = compare_with_study(0.867, 0.562, "τ_b (leave-self-out)", interval=(0.556, 0.911))
+    assert "cannot tell the two apart" not in study and "own sampling noise" in study

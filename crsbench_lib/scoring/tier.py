@@ -1,0 +1,149 @@
+"""The leading tier: a confidence set for the best candidate (method section 9, amendment 15).
+
+One definition, used by every page that names the tier (leading tier, selection
+gate, glossary, method): the leading tier is the set of candidates that the
+bootstrap cannot show to be worse than any other candidate, with the
+comparisons made **simultaneously** over every pair, so that the set holds the
+truly best candidate with probability of about ``interval`` (95 %) whatever the
+number of candidates.
+
+For candidates ``i`` and ``j`` with point CRS ``c_i`` and ``c_j`` and bootstrap
+draws ``d*_ij = c*_i - c*_j`` of their difference:
+
+* ``se_ij`` is the standard deviation of the draws ``d*_ij``;
+* the draws are centred on their own mean, ``t*_ij = (d*_ij - mean(d*_ij)) / se_ij``,
+  so that a bias of the draws (they can centre away from the point: see
+  :func:`~crsbench_lib.scoring.bootstrap.interval_summary`) moves no decision;
+* ``q`` is the ``interval`` quantile over draws of ``max_ij |t*_ij|``, the
+  largest standardised deviation among all candidate pairs in a draw (the
+  max-t method of simultaneous inference: Romano and Wolf 2005);
+* the simultaneous interval of ``c_i - c_j`` is ``(c_i - c_j) -/+ q se_ij``,
+  centred on the point estimate;
+* candidate ``i`` belongs to the tier unless some ``j`` beats it, i.e. the
+  interval of ``c_j - c_i`` lies above zero. With probability about
+  ``interval`` every interval covers its true difference at once, and then
+  no interval puts a candidate above the truly best one: the tier holds the
+  best (Mogstad, Romano, Shaikh and Wilhelm 2024, the confidence set for the
+  best, built from all pairwise comparisons).
+
+A pair whose draws never differ (``se = 0``: both saturate identically) is
+separated exactly when its point difference is not zero. The point leader is
+always in the tier.
+
+References
+----------
+Romano, J. P. and Wolf, M. (2005). Exact and approximate stepdown methods for
+multiple hypothesis testing. *Journal of the American Statistical Association*
+100(469), 94-108.
+Mogstad, M., Romano, J. P., Shaikh, A. M. and Wilhelm, D. (2024). Inference for
+ranks with applications to mobility across neighbourhoods and academic
+achievement across countries. *Review of Economic Studies* 91(1), 476-518.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from crsbench_lib.errors import ConfigError
+
+
+@dataclass(frozen=True, eq=False)
+class TierDecision:
+    """The simultaneous comparisons behind a leading tier.
+
+    Attributes
+    ----------
+    in_tier : numpy.ndarray
+        (E,) bool: the candidate belongs to the confidence set for the best
+        (False for every non-candidate).
+    critical_value : float
+        ``q``: the ``interval`` quantile of the largest standardised deviation.
+    se : numpy.ndarray
+        (E, E): standard deviation of the draws of ``c_i - c_j``.
+    low, high : numpy.ndarray
+        (E, E): the simultaneous interval of ``c_i - c_j`` (NaN on the diagonal).
+    interval : float
+    """
+
+    in_tier: np.ndarray
+    critical_value: float
+    se: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    interval: float
+
+
+def best_confidence_set(
+    draws: np.ndarray, point: np.ndarray, candidates: np.ndarray | None = None, interval: float = 0.95
+) -> TierDecision:
+    """The candidates not shown worse than another one by simultaneous centred intervals.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        (B, E) bootstrap draws of the scores (higher is better), B >= 2.
+    point : numpy.ndarray
+        (E,) point estimates.
+    candidates : numpy.ndarray, optional
+        (E,) bool: which columns compete (default all). The critical value is
+        taken over the candidate pairs only; intervals are reported for every
+        pair with the same critical value.
+    interval : float
+        Simultaneous coverage, in (0, 1).
+
+    Returns
+    -------
+    TierDecision
+
+    Raises
+    ------
+    ConfigError
+        On mismatched shapes, fewer than two draws, no candidate, or
+        ``interval`` outside (0, 1).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> truth = np.array([0.70, 0.69, 0.50])
+    >>> draws = truth + rng.normal(0.0, 0.01, (2000, 3))
+    >>> best_confidence_set(draws, truth).in_tier.tolist()  # 0.01 apart: tied; 0.2 apart: not
+    [True, True, False]
+    """
+    values = np.asarray(draws, dtype=float)
+    centre = np.asarray(point, dtype=float)
+    if values.ndim != 2 or centre.shape != (values.shape[1],):
+        raise ConfigError(f"best_confidence_set: expected draws (B, E) and point (E,), found {values.shape} "
+                          f"and {centre.shape}")
+    if values.shape[0] < 2:
+        raise ConfigError("best_confidence_set: needs at least two draws")
+    if not 0.0 < interval < 1.0:
+        raise ConfigError(f"parameter 'interval' must lie in (0, 1), found {interval!r}")
+    n_e = values.shape[1]
+    competing = np.ones(n_e, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    if competing.shape != (n_e,) or not competing.any():
+        raise ConfigError("best_confidence_set: 'candidates' must be (E,) bool with at least one True")
+    # (B, E, E) differences c_i - c_j; E is small (tens), B a few thousand.
+    diffs = values[:, :, None] - values[:, None, :]
+    se = diffs.std(axis=0, ddof=1)
+    deviation = diffs - diffs.mean(axis=0)
+    pair = competing[:, None] & competing[None, :] & ~np.eye(n_e, dtype=bool) & (se > 0)
+    if pair.any():
+        standardised = np.abs(deviation[:, pair]) / se[pair]
+        critical = float(np.quantile(standardised.max(axis=1), interval))
+    else:
+        critical = 0.0
+    point_diff = centre[:, None] - centre[None, :]
+    low = point_diff - critical * se
+    high = point_diff + critical * se
+    np.fill_diagonal(low, np.nan)
+    np.fill_diagonal(high, np.nan)
+    # j beats i when the interval of c_j - c_i lies above zero (for se = 0: when c_j > c_i).
+    beats = np.where(se > 0, low > 0, point_diff > 0)  # beats[j, i]: j above i
+    np.fill_diagonal(beats, False)
+    beaten = (beats & competing[:, None]).any(axis=0)
+    return TierDecision(competing & ~beaten, critical, se, low, high, float(interval))
+
+
+__all__ = ["TierDecision", "best_confidence_set"]

@@ -1,0 +1,100 @@
+"""The corruption chapter's sentences follow their intervals and keep within- and between-cell figures apart."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crsbench_lib.report.grammar import correlation_word
+from crsbench_lib.report.sentences import corruption
+
+ends = st.floats(min_value=-1, max_value=1, allow_nan=False)
+
+
+@given(a=ends, b=ends)
+def test_within_verdict_follows_the_interval(a, b):
+    low, high = min(a, b), max(a, b)
+    r = (low + high) / 2
+    text = corruption.describe_within_cells(r, (low, high), r, 1, 4, 10)
+    if low <= 0 <= high:
+        assert "the data cannot tell whether" in text and "association" not in text.split("(")[1].split(")")[0]
+    elif low > 0 and high < corruption.CLOSE_GUIDE:
+        assert "but only partly" in text and "at most a partial guide" in text
+    elif low >= corruption.CLOSE_GUIDE:
+        assert "closely" in text and "a close guide" in text
+    elif high < 0:
+        assert "tends to lose less calibration" in text
+    else:
+        assert "do not pin down" in text
+    # The size words come from both ends, never from the point alone.
+    if not low <= 0 <= high:
+        for end in (low, high):
+            word = correlation_word(end)
+            assert (word in text) if word != "no" else ("to speak of" in text)
+
+
+def test_within_sentence_on_the_reviewers_numbers():
+    text = corruption.describe_within_cells(0.495, (0.303, 0.592), 0.517, 6, 34, 20, bias=-0.047, mc_se=0.002)
+    assert text.startswith("Within a cell, across its 20 encoders, an encoder that loses more AUROC")
+    assert "the mean within-cell r is 0.495 (its 95 % interval [0.303, 0.592] excludes zero and runs from a " \
+           "moderate to a strong positive association) and the median 0.517" in text
+    assert "in 6 of 34 cells (18 %) r is below 0.3" in text
+    assert "25 % of the spread" in text and "35 % at the upper end" in text
+    assert "towards zero" in text and "understates" in text
+
+
+def test_interval_ends_keep_their_sign_and_digits():
+    text = corruption.describe_within_cells(0.003, (-0.0002, 0.0057), 0.003, 3, 4, 10)
+    assert "[-0.0002, 0.0057] includes zero" in text
+    between = corruption.describe_between_cells(0.5, (0.0004, 0.9), (-0.0003, 0.8), 10, 0.63, 43)
+    assert "[0.0004, 0.9000]" in between and "[-0.0003, 0.8000]" in between
+
+
+@pytest.mark.parametrize(("study", "where"), [(0.3, "below"), (0.63, "inside"), (0.95, "above")])
+def test_between_compares_with_the_study_as_a_between_cell_figure(study, where):
+    text = corruption.describe_between_cells(0.836, (0.5, 0.9), (0.6, 0.92), 34, study, 43)
+    assert f"it lies {where} this build's interval" in text
+    assert "also a correlation of cell means and compares with this figure only" in text
+    assert "corruptions' strength, not about which model is robust" in text
+    assert "cannot tell the two apart" not in text
+    assert ("does not make the two settings alike" in text) == (where == "inside")
+
+
+def test_between_says_what_the_images_add():
+    wider = corruption.describe_between_cells(0.8, (0.6, 0.9), (0.7, 0.9), 30, 0.63, 43)
+    assert "the images widen it from 0.200 to 0.300" in wider
+    narrower = corruption.describe_between_cells(0.8, (0.7, 0.9), (0.6, 0.9), 30, 0.63, 43)
+    assert "the images narrow it from 0.300 to 0.200" in narrower
+    same = corruption.describe_between_cells(0.8, (0.7, 0.9), (0.7, 0.9), 30, 0.63, 43)
+    assert "the images leave its width at 0.200" in same
+
+
+@given(r=ends, bias=st.floats(-0.2, 0.2), se=st.floats(0, 0.05))
+def test_image_noise_is_judged_against_monte_carlo_error(r, bias, se):
+    text = corruption.describe_image_noise(r, bias, se)
+    if abs(bias) <= 2 * se or r == 0:
+        assert "no measurable dilution" in text
+    elif math.copysign(1, bias) != math.copysign(1, r):
+        assert "towards zero" in text
+    else:
+        assert "away from zero" in text
+
+
+def test_lesson_separates_the_design_from_the_world():
+    assert "simulated world" in corruption.describe_corruption_lesson(True)
+    assert "cohort and its corruptions" in corruption.describe_corruption_lesson(False)
+    assert "holds for any benchmark of this design" in corruption.describe_corruption_lesson(False)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="out of order"):
+        corruption.describe_within_cells(0.4, (0.5, 0.3), 0.4, 1, 4, 10)
+    with pytest.raises(ValueError, match="n_below"):
+        corruption.describe_within_cells(0.4, (0.3, 0.5), 0.4, 5, 4, 10)
+    with pytest.raises(ValueError, match="finite"):
+        corruption.describe_within_cells(float("nan"), (0.3, 0.5), 0.4, 1, 4, 10)
+    with pytest.raises(ValueError, match="mc_se"):
+        corruption.describe_image_noise(0.4, 0.1, -1.0)
+    with pytest.raises(ValueError, match="finite"):
+        corruption.describe_between_cells(0.8, (0.6, float("inf")), (0.7, 0.9), 30, 0.63, 43)
