@@ -331,6 +331,41 @@ def _profiles(axes: dict[str, np.ndarray], seed_counts: np.ndarray) -> np.ndarra
     return np.transpose(profile, (1, 0, 2))
 
 
+def resampling_shift(draws: np.ndarray, point: np.ndarray) -> np.ndarray:
+    """The mean of the draws minus the point: each axis's resampling bias.
+
+    A draw whose axis is not finite (a study-scale label-efficiency ratio over a
+    resampled clean AUROC of 0 on a tiny test set) carries no bias to average:
+    the mean runs over the finite draws only, and an axis without any finite
+    draw is not shifted. Non-finite draws stay as they are, so normalisation
+    clips them as it did before recentring.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        (B, E, A) profile draws.
+    point : numpy.ndarray
+        (E, A) point profiles.
+
+    Returns
+    -------
+    numpy.ndarray
+        (E, A) shifts; 0 where the point or every draw is not finite.
+
+    Examples
+    --------
+    >>> draws = np.array([[[0.9]], [[np.inf]], [[0.7]]])
+    >>> resampling_shift(draws, np.array([[0.75]])).round(6).tolist()
+    [[0.05]]
+    """
+    values = np.asarray(draws, dtype=float)
+    finite = np.isfinite(values)
+    count = finite.sum(axis=0)
+    mean = np.where(finite, values, 0.0).sum(axis=0) / np.maximum(count, 1)
+    shift = mean - np.asarray(point, dtype=float)
+    return np.where((count > 0) & np.isfinite(shift), shift, 0.0)
+
+
 def two_level_bootstrap(
     predictions: Mapping[str, DatasetPredictions],
     standard: ReferenceStandard | str | os.PathLike[str] | None,
@@ -471,7 +506,7 @@ def two_level_bootstrap(
         if unavailable.any():
             raise SchemaError(f"encoder '{encoders[int(np.argmax(unavailable))]}' has axis {axis} unavailable")
     profiles = all_profiles[1:]
-    shift = profiles.mean(axis=0) - all_profiles[0]  # (E, 4): the axes' resampling bias
+    shift = resampling_shift(profiles, all_profiles[0])  # (E, 4): the axes' resampling bias
     scored = profiles - shift[None] if recentre else profiles
     point_crs = _leave_self_out_crs(all_profiles[:1], encoders, std)[0]
     crs = _leave_self_out_crs(scored, encoders, std)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crsbench_lib.errors import ConfigError, SchemaError
 from crsbench_lib.evaluation.cell import rows_from_predictions
 from crsbench_lib.results.predictions import ConditionPredictions, dataset_arrays
 from crsbench_lib.metrics import auroc
 from crsbench_lib.scoring.axes import AXES, encoder_profiles, raw_axes
-from crsbench_lib.scoring.two_level_bootstrap import bias_decomposition, two_level_bootstrap
+from crsbench_lib.scoring.two_level_bootstrap import bias_decomposition, resampling_shift, two_level_bootstrap
 from crsbench_lib.standard import ReferenceStandard
 from tests.metrics.test_auroc import _proba, reference_weighted_auroc
 
@@ -281,3 +283,28 @@ def test_the_discrimination_interval_covers_the_known_truth_at_the_nominal_rate(
                                0.95).iloc[0]
         covered += bool(row["low"] <= truth <= row["high"])
     assert covered / replicates >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / replicates)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=2, max_size=12),
+    st.floats(0.0, 1.0),
+    st.integers(0, 11),
+)
+def test_resampling_shift_is_the_mean_over_finite_draws(values: list[float], point: float, broken: int) -> None:
+    draws = np.array(values)[:, None, None]
+    expected = np.mean(values) - point
+    assert resampling_shift(draws, np.array([[point]]))[0, 0] == pytest.approx(expected, abs=1e-12)
+    # An infinite draw (a ratio over a resampled clean AUROC of 0) is left out of the mean, not spread to every draw.
+    if broken < len(values) and len(values) > 1:
+        with_inf = draws.copy()
+        with_inf[broken] = np.inf
+        kept = [v for i, v in enumerate(values) if i != broken]
+        shift = resampling_shift(with_inf, np.array([[point]]))[0, 0]
+        assert np.isfinite(shift) and shift == pytest.approx(np.mean(kept) - point, abs=1e-12)
+
+
+def test_resampling_shift_is_zero_without_a_finite_draw() -> None:
+    draws = np.full((3, 1, 2), np.inf)
+    draws[:, 0, 1] = [0.2, 0.4, 0.6]
+    assert resampling_shift(draws, np.array([[0.5, 0.5]])).round(12).tolist() == [[0.0, -0.1]]
