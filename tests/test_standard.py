@@ -26,8 +26,9 @@ from crsbench_lib.standard import (
 def test_template_holds_the_method_defaults():
     template = load_template()
     assert template.version == "crs-template"
-    assert template.anchors == {"D": (0.5, 1.0), "C": (0.2, 0.0), "L": (0.5, 1.0), "R": (0.2, 0.0)}
-    assert template.axis_scales == AxisScales()  # the chance scales arrive with the next default standard
+    # L and R on the chance scales (method amendment 14), anchored at the scales' own ends.
+    assert template.anchors == {"D": (0.5, 1.0), "C": (0.2, 0.0), "L": (0.0, 1.0), "R": (1.0, 0.0)}
+    assert template.axis_scales == AxisScales("chance", "chance", 0.05)
     assert template.weights == {"dominance": 0.3, "balance": 0.4, "floor": 0.3}
     assert template.label_fractions == (1.0, 0.25, 0.1, 0.05, 0.01)
     assert template.ece_bins == 15

@@ -335,20 +335,21 @@ def tier_table(summary: pd.DataFrame, top_k: int, tied: Sequence[str] = ()) -> p
     top_k : int
         The k of its ``p_top{k}`` column.
     tied : sequence of str
-        The leader and every encoder the draws cannot separate from it
-        (:func:`crsbench_lib.scoring.bootstrap.tied_with_leader`, plus any tied
-        reference).
+        The references the draws cannot separate from the leader
+        (:func:`crsbench_lib.scoring.bootstrap.tied_with_leader`); candidates
+        are marked from the summary's ``in_tier``, the one tier definition.
 
     Returns
     -------
     pandas.DataFrame
         encoder (``" (reference)"`` appended for a reference), CRS (point,
         leave-self-out), CRS score table (whole panel), median of draws, bias,
-        tied for the lead, the percentile and basic intervals' ends, point
+        in the leading tier (candidates), reference not separated from the
+        leader, the percentile and basic intervals' ends, point
         inside, P(rank 1), P(top k) (missing for a reference).
     """
     column = f"p_top{top_k}"
-    wanted = ["encoder", "role", "crs", "crs_full_panel", "crs_median", "bias", "crs_low", "crs_high",
+    wanted = ["encoder", "role", "crs", "crs_full_panel", "crs_median", "bias", "in_tier", "crs_low", "crs_high",
               "crs_basic_low", "crs_basic_high", "point_inside", "p_rank1", column]
     missing = [c for c in wanted if c not in summary.columns]
     if missing:
@@ -360,7 +361,9 @@ def tier_table(summary: pd.DataFrame, top_k: int, tied: Sequence[str] = ()) -> p
         "CRS score table": summary["crs_full_panel"].to_numpy(),
         "median of draws": summary["crs_median"].to_numpy(),
         "bias": summary["bias"].to_numpy(),
-        "tied for the lead": summary["encoder"].astype(str).isin(set(tied)).to_numpy(),
+        "in the leading tier": (summary["in_tier"].astype(bool) & (summary["role"] != "reference")).to_numpy(),
+        "reference not separated from the leader": (
+            (summary["role"] == "reference") & summary["encoder"].astype(str).isin(set(tied))).to_numpy(),
         "percentile low": summary["crs_low"].to_numpy(),
         "percentile high": summary["crs_high"].to_numpy(),
         "basic low": summary["crs_basic_low"].to_numpy(),

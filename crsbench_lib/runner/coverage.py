@@ -79,6 +79,70 @@ DEFAULT_FAMILIES: tuple[str, ...] = ("gaussian_blur", "black_corner")
 
 
 @dataclass(frozen=True)
+class AuditSize:
+    """How large an audit is: what it audits and how many draws it makes (one preset of :data:`AUDIT_PRESETS`).
+
+    Attributes
+    ----------
+    encoders, families : tuple of str
+        Audited encoders and corruption families.
+    replicates, truth_draws, truth_test, truth_corrupted, pool_factor : int
+        See :func:`design_from_profile`.
+    draws : int
+        Bootstrap draws per replicate.
+    truth_bootstrap_draws : int
+        Bootstrap draws giving the truth's Monte-Carlo error.
+    """
+
+    encoders: tuple[str, ...]
+    families: tuple[str, ...]
+    replicates: int
+    truth_draws: int
+    truth_test: int
+    truth_corrupted: int
+    pool_factor: int
+    draws: int
+    truth_bootstrap_draws: int
+
+
+#: Named audit sizes. ``benchmark``: the larger audit (``crsbench coverage``'s default,
+#: about 15 minutes on 2 cores); ``chapter``: the book's chapter on the default profile
+#: (a few minutes cold: a hand-crafted baseline, a broad and a narrow pretrained encoder);
+#: ``smoke``: the chapter on the test suite's quick profile (seconds).
+AUDIT_PRESETS: dict[str, AuditSize] = {
+    "benchmark": AuditSize(DEFAULT_ENCODERS, DEFAULT_FAMILIES, replicates=16, truth_draws=16, truth_test=20_000,
+                           truth_corrupted=2_000, pool_factor=8, draws=1000, truth_bootstrap_draws=200),
+    "chapter": AuditSize(("hog", "multitask_broad_aug_s", "simclr_derm_aug_s"), ("gaussian_blur",), replicates=8,
+                         truth_draws=6, truth_test=6_000, truth_corrupted=1_000, pool_factor=4, draws=500,
+                         truth_bootstrap_draws=100),
+    "smoke": AuditSize(("pixels", "hog"), ("gaussian_blur",), replicates=2, truth_draws=2, truth_test=600,
+                       truth_corrupted=100, pool_factor=2, draws=60, truth_bootstrap_draws=30),
+}
+#: The preset the book's chapter uses per profile (``book``); profiles not named take ``chapter``.
+BOOK_PRESETS: dict[str, str] = {"quick": "smoke"}
+
+
+def audit_preset(name: str, profile: str = "default") -> AuditSize:
+    """The audit size called ``name``; ``book`` is the chapter's size for ``profile``.
+
+    Raises
+    ------
+    ConfigError
+        On an unknown preset (the message lists the valid ones).
+
+    Examples
+    --------
+    >>> audit_preset("book", "quick") == AUDIT_PRESETS["smoke"], audit_preset("book", "default").replicates
+    (True, 8)
+    """
+    if name == "book":
+        name = BOOK_PRESETS.get(profile, "chapter")
+    if name not in AUDIT_PRESETS:
+        raise ConfigError(f"unknown audit preset {name!r}; valid presets: {', '.join([*AUDIT_PRESETS, 'book'])}")
+    return AUDIT_PRESETS[name]
+
+
+@dataclass(frozen=True)
 class AuditDesign:
     """What the audit simulates: the profile's protocol on one phantom dataset.
 
@@ -190,6 +254,22 @@ def _check_design(d: AuditDesign) -> None:
                           f"{len(d.seeds)} disjoint training draws of {d.train} / {d.val}")
 
 
+def _check_names(dataset: str, encoders: Sequence[str], families: Sequence[str]) -> None:
+    """Refuse an encoder the registry does not build or a family the dataset's domain lacks, before any work."""
+    from crsbench_lib.cohort.corruptions import corruption_families
+    from crsbench_lib.encoders.registry import available_encoders, hub_prefix
+
+    known = available_encoders()
+    for name in encoders:
+        if name not in known and hub_prefix(name) is None:
+            raise ConfigError(f"coverage audit: unknown encoder {name!r}; valid encoders: {', '.join(known)}")
+    valid = corruption_families(dataset)
+    for family in families:
+        if family not in valid:
+            raise ConfigError(f"coverage audit: unknown corruption family {family!r} for {dataset}; "
+                              f"valid families: {', '.join(valid)}")
+
+
 def design_from_profile(
     profile: Profile,
     dataset: str = "derm",
@@ -239,7 +319,10 @@ def design_from_profile(
     """
     specs = [s for s in profile.datasets if s.name == dataset and s.kind == "phantom"]
     if not specs:
-        raise ConfigError(f"coverage audit: {dataset!r} is not a phantom dataset of profile {profile.name!r}")
+        valid = [s.name for s in profile.datasets if s.kind == "phantom"]
+        raise ConfigError(f"coverage audit: {dataset!r} is not a phantom dataset of profile {profile.name!r} "
+                          f"(its phantom datasets: {', '.join(valid) or 'none'})")
+    _check_names(dataset, encoders, families)
     options = specs[0].options
     sizes = options["sizes"]
     probe = dict(profile.probe.written())
@@ -657,7 +740,8 @@ def run_audit(
 
 
 __all__ = [
-    "AUDIT_DATA_SEED", "DEFAULT_ENCODERS", "DEFAULT_FAMILIES", "AuditDesign", "Draw", "PoolEmbeddings", "PoolLabels",
+    "AUDIT_DATA_SEED", "AUDIT_PRESETS", "BOOK_PRESETS", "DEFAULT_ENCODERS", "DEFAULT_FAMILIES", "AuditDesign",
+    "AuditSize", "audit_preset", "Draw", "PoolEmbeddings", "PoolLabels",
     "audit_dataset", "audit_root", "condition_blocks", "design_from_profile", "draw_predictions", "embed_pools",
     "load_pools", "replicate_draw", "replicate_predictions", "run_audit", "simulation_fingerprint", "truth_draw",
     "truth_predictions",

@@ -249,7 +249,8 @@ def interval_hits(truth: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:
     -------
     pandas.DataFrame
         replicate, quantity, item, method, nominal, covered, width (NaN for a
-        set: its size is in ``set_size``), truth_se, set_size.
+        set: its size is in ``set_size``), truth_se, set_size, and ``error``:
+        the interval's point estimate less the truth (NaN for a set).
 
     Raises
     ------
@@ -278,6 +279,7 @@ def interval_hits(truth: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:
         raise SchemaError(f"no truth for {row['quantity']} of {row['item']!r}")
     bounded["covered"] = (bounded["low"] <= bounded["truth"]) & (bounded["truth"] <= bounded["high"])
     bounded["width"] = bounded["high"] - bounded["low"]
+    bounded["error"] = bounded["estimate"] - bounded["truth"]
     bounded["set_size"] = np.nan
     parts = [bounded]
     sets = intervals[is_set]
@@ -293,9 +295,10 @@ def interval_hits(truth: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame:
                 rows.append({"replicate": replicate, "quantity": quantity, "item": true_item, "method": SET_METHOD,
                              "nominal": float(group["nominal"].iloc[0]),
                              "covered": bool((group["item"].astype(str) == true_item).any()),
-                             "width": np.nan, "truth_se": se, "set_size": float(len(group))})
+                             "width": np.nan, "truth_se": se, "set_size": float(len(group)), "error": np.nan})
         parts.append(pd.DataFrame(rows))
-    columns = ["replicate", "quantity", "item", "method", "nominal", "covered", "width", "truth_se", "set_size"]
+    columns = ["replicate", "quantity", "item", "method", "nominal", "covered", "width", "truth_se", "set_size",
+               "error"]
     out = pd.concat([p[columns] for p in parts], ignore_index=True)
     out["covered"] = out["covered"].astype(bool)
     return out.sort_values(["quantity", "method", "replicate", "item"], kind="stable").reset_index(drop=True)
@@ -322,8 +325,11 @@ def coverage_table(truth: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame
     -------
     pandas.DataFrame
         quantity, method, nominal, observed, n (intervals), n_replicates,
-        mc_se, mean_width, mean_truth_se, mean_set_size; quantities in
-        alphabetical order.
+        mc_se, mean_width, mean_truth_se, mean_set_size; ``mean_error``, the
+        mean of point estimate less truth (the estimator's bias over the
+        replicates, ``E[theta_hat] - theta``; Efron & Tibshirani 1993, eq. 10.1),
+        and ``error_se``, its standard error with the replicate as unit (NaN
+        for a set or a single replicate); quantities in alphabetical order.
 
     Examples
     --------
@@ -344,11 +350,14 @@ def coverage_table(truth: pd.DataFrame, intervals: pd.DataFrame) -> pd.DataFrame
         p = float(group["covered"].mean())
         cluster = float(per_replicate.std(ddof=1) / np.sqrt(r)) if r > 1 else np.nan
         binomial = float(np.sqrt(p * (1.0 - p) / r))
+        errors = group.groupby("replicate")["error"].mean()
+        error_se = float(errors.std(ddof=1) / np.sqrt(r)) if r > 1 and errors.notna().all() else np.nan
         rows.append({
             "quantity": quantity, "method": method, "nominal": float(group["nominal"].iloc[0]), "observed": p,
             "n": len(group), "n_replicates": r, "mc_se": max(cluster, binomial) if r > 1 else np.nan,
             "mean_width": float(group["width"].mean()), "mean_truth_se": float(group["truth_se"].mean()),
             "mean_set_size": float(group["set_size"].mean()),
+            "mean_error": float(group["error"].mean()), "error_se": error_se,
         })
     return pd.DataFrame(rows)
 

@@ -23,7 +23,10 @@ A reordering means something only beside the noise of the ranking itself
 (method section 9, amendment 13): :func:`insertion_retest` scores the existing
 encoders one seed at a time under each scheme and compares every pair of seeds
 (Kendall tau-b and order changes), and :func:`rank_noise_table` puts that
-test-retest baseline beside the insertion's own tau.
+test-retest baseline beside the insertion's own tau. The bootstrap-draw
+baseline (:func:`scheme_draws`: the existing encoders' profiles in every draw
+of the two-level bootstrap, scored under each scheme) joins both in
+:func:`insertion_noise_table`, the shared noise table of every rank comparison.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from scipy import stats
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.scoring.axes import CELL, encoder_profiles
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, score_profiles
-from crsbench_lib.scoring.retest import WITHIN_ARM, retest_summary
+from crsbench_lib.scoring.retest import WITHIN_ARM, bootstrap_retest_taus, noise_baseline_table, retest_summary
 from crsbench_lib.standard import AXES, ReferenceStandard
 
 #: The two scoring schemes of the chapter, in display order (the row names of :func:`rank_change_table`).
@@ -461,3 +464,124 @@ def rank_noise_table(result: InsertionResult, retest: pd.DataFrame) -> pd.DataFr
             float(changes.at[scheme, "max"]) if has else np.nan,
         ))
     return pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS))
+
+
+def scheme_draws(
+    profile_draws: np.ndarray, encoders: Sequence[str], existing: Sequence[str], standard: ReferenceStandard
+) -> dict[str, np.ndarray]:
+    """The existing encoders' CRS under each scheme in every bootstrap draw of their profiles.
+
+    The input of the bootstrap-draw baseline of the insertion's rank
+    comparison (:func:`crsbench_lib.scoring.retest.bootstrap_retest_taus`):
+    each draw's raw profiles (seeds and test images resampled, e.g.
+    ``two_level_bootstrap(...).profile_draws``) are scored as the insertion
+    scores the existing encoders, against the fixed standard
+    (:func:`~crsbench_lib.scoring.crs.score_profiles`) and renormalised on the
+    existing cohort (:func:`~crsbench_lib.scoring.crs.cohort_renormalised_scores`).
+
+    Parameters
+    ----------
+    profile_draws : numpy.ndarray
+        Shape (B, n_encoders, 4): raw D, C, L, R per draw and encoder.
+    encoders : sequence of str
+        The encoders of the second axis, in order.
+    existing : sequence of str
+        The existing encoders (each among ``encoders``).
+    standard : ReferenceStandard
+
+    Returns
+    -------
+    dict
+        Scheme (:data:`SCHEMES`) -> array (B, n_existing), columns in sorted encoder order.
+
+    Raises
+    ------
+    SchemaError
+        If the draws' shape does not match ``encoders``, or an existing encoder is absent.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring import freeze_standard
+    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> table = synthetic_results(n_encoders=4, corruptions=("noise",), random_state=0)
+    >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> point = encoder_profiles(raw_axes(table))[list(AXES)].to_numpy()
+    >>> draws = scheme_draws(np.stack([point, point]), ["enc00", "enc01", "enc02", "enc03"], ["enc00", "enc01", "enc02"], std)
+    >>> draws[FIXED].shape, draws[COHORT].shape
+    ((2, 3), (2, 3))
+    """
+    values = np.asarray(profile_draws, dtype=float)
+    names = [str(e) for e in encoders]
+    if values.ndim != 3 or values.shape[1:] != (len(names), len(AXES)):
+        raise SchemaError(f"profile draws: expected shape (draws, {len(names)}, {len(AXES)}), got {values.shape}")
+    keep = sorted(str(e) for e in existing)
+    absent = sorted(set(keep) - set(names))
+    if absent:
+        raise SchemaError(f"profile draws: existing encoder {absent[0]!r} is not among the draws' encoders")
+    columns = [names.index(e) for e in keep]
+    out = {scheme: np.empty((values.shape[0], len(keep))) for scheme in SCHEMES}
+    for b in range(values.shape[0]):
+        profiles = pd.DataFrame(values[b, columns], index=pd.Index(keep, name="encoder"), columns=list(AXES))
+        for scheme, scored in ((FIXED, score_profiles(profiles, standard)),
+                               (COHORT, cohort_renormalised_scores(profiles, standard))):
+            out[scheme][b] = scored.set_index(scored["encoder"].astype(str))["crs"].loc[keep].to_numpy(dtype=float)
+    return out
+
+
+#: Per scheme: the label of the insertion's comparison and of the ranking whose noise it is read against.
+NOISE_LABELS: dict[str, tuple[str, str]] = {
+    FIXED: ("the insertion under the fixed reference", "the fixed-reference ranking"),
+    COHORT: ("the insertion under cohort renormalisation", "the cohort-renormalised ranking"),
+}
+
+
+def insertion_noise_table(
+    result: InsertionResult, retest: pd.DataFrame, draws: dict[str, np.ndarray], interval: float = 0.95
+) -> pd.DataFrame:
+    """The insertion's tau per scheme beside both noise baselines of that scheme's ranking.
+
+    :func:`crsbench_lib.scoring.retest.noise_baseline_table` with the labels
+    :data:`NOISE_LABELS`: the insertion's tau-b (before against after) per
+    scheme; the seed-redraw taus of the scheme's ranking
+    (:func:`insertion_retest`); and its bootstrap-draw taus
+    (:func:`crsbench_lib.scoring.retest.bootstrap_retest_taus` of
+    :func:`scheme_draws`).
+
+    Parameters
+    ----------
+    result : InsertionResult
+    retest : pandas.DataFrame
+        :func:`insertion_retest` output for the same existing encoders.
+    draws : dict
+        :func:`scheme_draws` output for the same existing encoders.
+    interval : float
+        Coverage of the bootstrap rows' range.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`crsbench_lib.scoring.retest.NOISE_BASELINE_COLUMNS`.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> from crsbench_lib.scoring import freeze_standard
+    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
+    >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> raw = raw_axes(table)
+    >>> profiles = encoder_profiles(raw)
+    >>> existing = list(profiles.index[:4])
+    >>> result = insertion_test(profiles.iloc[:4], profiles.iloc[4:], std)
+    >>> point = profiles[list(AXES)].to_numpy()
+    >>> draws = scheme_draws(np.stack([point, point]), list(profiles.index), existing, std)
+    >>> noise = insertion_noise_table(result, insertion_retest(raw, existing, std), draws)
+    >>> noise[["source", "comparison"]].values.tolist()[0]
+    ['observed', 'the insertion under the fixed reference']
+    """
+    return noise_baseline_table(
+        {NOISE_LABELS[FIXED][0]: result.fixed_tau, NOISE_LABELS[COHORT][0]: result.cohort_tau},
+        {NOISE_LABELS[s][1]: retest.loc[retest["scheme"] == s, "kendall_tau"] for s in SCHEMES},
+        {NOISE_LABELS[s][1]: bootstrap_retest_taus(draws[s])["kendall_tau"] for s in SCHEMES},
+        interval=interval)

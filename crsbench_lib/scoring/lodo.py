@@ -30,6 +30,14 @@ encoders with replacement (the same resample for both predictors and every
 held-out dataset, a paired bootstrap; Efron and Tibshirani 1993) and reports
 the percentile interval of ``tau(first) - tau(second)``.
 
+A held-out tau is read beside the noise of the ranking it predicts:
+:func:`held_out_bootstrap_taus` gives the tau between two independent draws
+of each held-out AUROC ranking (the bootstrap-draw baseline of
+:mod:`crsbench_lib.scoring.retest`); the seed-redraw baseline is
+:func:`crsbench_lib.scoring.lodo_new_domain.new_domain_retest`. Profiles come
+from :func:`~crsbench_lib.scoring.axes.standard_axes`, so a standard's axis
+scales reach every LoDO score.
+
 The study's conclusion, which this analysis lets a reader check on any cohort:
 neither leave-one-dataset-out nor the external site supports treating the CRS
 as a universal predictor of new-task AUROC.
@@ -37,7 +45,7 @@ as a universal predictor of new-task AUROC.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import cast
 
@@ -46,9 +54,10 @@ import pandas as pd
 from scipy import stats
 
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.results.predictions import DatasetPredictions, restrict_arrays
 from crsbench_lib.results.schema import validate_results
 from crsbench_lib.results.select import clean_rows
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.scoring.freeze import freeze_profiles
 from crsbench_lib.scoring.resampling import (
@@ -59,6 +68,8 @@ from crsbench_lib.scoring.resampling import (
     multiplicities,
     percentile_interval,
 )
+from crsbench_lib.scoring.retest import bootstrap_retest_taus
+from crsbench_lib.scoring.two_level_bootstrap import two_level_bootstrap
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, check_ece_bins
 
 BASELINE = "auroc"
@@ -226,7 +237,7 @@ def leave_one_dataset_out(
     ----------
     raw : pandas.DataFrame
         Raw axes per (encoder, dataset, seed): the output of
-        ``axes.raw_axes(results, arm=...)`` (columns ``encoder, dataset, seed, D,
+        ``axes.standard_axes(results, standard, arm)`` (columns ``encoder, dataset, seed, D,
         C, L, R``).
     standard : ReferenceStandard, optional
         The reference standard: its panel is refrozen without each held-out
@@ -354,7 +365,7 @@ def shift_free_scores(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     site_a = table[table["condition"] != "shift"]
 
     def profiles_of(which: str) -> pd.DataFrame:
-        return encoder_profiles(raw_axes(site_a, arm=which, label_fractions=standard.label_fractions))
+        return encoder_profiles(standard_axes(site_a, standard, arm=which))
 
     profiles = profiles_of(arm)
     # The panel holds profiles of the standard's own arm, whichever arm is scored.
@@ -671,3 +682,52 @@ def tau_difference_table(named: Mapping[str, TauDifference]) -> pd.DataFrame:
     """
     rows = [{"comparison": name, **asdict(diff), "direction": str(diff.direction)} for name, diff in named.items()]
     return pd.DataFrame(rows, columns=["comparison", *(f.name for f in fields(TauDifference)), "direction"])
+
+
+#: Columns of :func:`held_out_bootstrap_taus`.
+HELD_OUT_BOOTSTRAP_COLUMNS: tuple[str, ...] = ("held_out", "draw_a", "draw_b", "kendall_tau", "n_encoders")
+
+
+def held_out_bootstrap_taus(
+    predictions: Mapping[str, DatasetPredictions],
+    standard: ReferenceStandard,
+    encoders: Sequence[str] | None = None,
+    n_draws: int = 1000,
+    random_state: int = 0,
+) -> pd.DataFrame:
+    """The bootstrap-draw baseline of every held-out AUROC ranking: tau between two independent draws of it.
+
+    A held-out tau cannot exceed the reproducibility of the ranking it
+    predicts. For each dataset ``d``, the two-level bootstrap of ``d`` alone
+    (:func:`~crsbench_lib.scoring.two_level_bootstrap.two_level_bootstrap`:
+    seeds and test images resampled) gives ``n_draws`` replicates of the
+    encoders' clean AUROC on ``d`` (the LoDO target), and
+    :func:`~crsbench_lib.scoring.retest.bootstrap_retest_taus` the Kendall
+    tau-b between draw ``b`` and draw ``b + n_draws // 2``.
+
+    Parameters
+    ----------
+    predictions : mapping
+        Dataset -> :class:`~crsbench_lib.results.predictions.DatasetPredictions` of one arm.
+    standard : ReferenceStandard
+    encoders : sequence of str, optional
+        Rank only these encoders (default: every encoder of the predictions).
+    n_draws : int
+        Bootstrap draws per dataset (at least 2).
+    random_state : int
+        Seed of the draws (the same for every dataset).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`HELD_OUT_BOOTSTRAP_COLUMNS`, ``n_draws // 2`` rows per dataset.
+    """
+    frames = []
+    for dataset in sorted(predictions):
+        boot = two_level_bootstrap(restrict_arrays(predictions, datasets=[dataset]), standard, n_draws=n_draws,
+                                   random_state=random_state, top_k=1)
+        taus = bootstrap_retest_taus(boot.auroc_draws, boot.encoders, keep=encoders)
+        frames.append(taus.assign(held_out=dataset))
+    if not frames:
+        return pd.DataFrame(columns=list(HELD_OUT_BOOTSTRAP_COLUMNS))
+    return pd.concat(frames, ignore_index=True)[list(HELD_OUT_BOOTSTRAP_COLUMNS)]

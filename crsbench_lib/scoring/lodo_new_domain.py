@@ -1,4 +1,4 @@
-"""Leave one dataset out, asked of encoders to which the held-out domain is new (the v3 amendment on LoDO).
+"""Leave one dataset out, asked of encoders to which the held-out domain is new (method section 9, amendment 17).
 
 :mod:`crsbench_lib.scoring.lodo` holds out a dataset ``d`` and predicts the
 encoders' ranking on it from their profiles on the other datasets. When every
@@ -50,13 +50,15 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.scoring.lodo import BASELINE, lodo_standard
 from crsbench_lib.scoring.retest import (
     ACROSS_MEASURES_OTHER_SEED,
     ACROSS_MEASURES_SAME_SEED,
+    NOISE_BASELINE_COLUMNS,
     WITHIN_MEASURE,
+    noise_baseline_table,
     retest_summary,
     seedwise_scores,
 )
@@ -263,7 +265,7 @@ def new_domain_predictions(
     Parameters
     ----------
     raw : pandas.DataFrame
-        Raw axes per (encoder, dataset, seed) (``axes.raw_axes``).
+        Raw axes per (encoder, dataset, seed) (``axes.standard_axes``).
     standard : ReferenceStandard
         Its panel is refrozen without each held-out dataset
         (:func:`~crsbench_lib.scoring.lodo.lodo_standard`); anchors and weights kept.
@@ -425,9 +427,8 @@ def new_domain_retest(
     """
     table = as_validated(results)
     check_ece_bins(table.frame, standard, arm)
-    raw = _check_raw(raw_axes(table, arm=arm, label_fractions=standard.label_fractions))
-    panel_raw = raw if standard.arm == arm else _check_raw(
-        raw_axes(table, arm=standard.arm, label_fractions=standard.label_fractions))
+    raw = _check_raw(standard_axes(table, standard, arm=arm))
+    panel_raw = raw if standard.arm == arm else _check_raw(standard_axes(table, standard, arm=standard.arm))
     encoders = sorted(raw["encoder"].astype(str).unique())
     _check_seen(seen_domains, encoders)
     domains = _domains(sorted(raw["dataset"].astype(str).unique()), domain_of)
@@ -505,3 +506,72 @@ def new_domain_summary(taus: pd.DataFrame, retest: pd.DataFrame) -> pd.DataFrame
                 float(first["mean_tau"]), float(first["min_tau"]), float(first["max_tau"]))
             out.loc[i, f"{prefix}_pairs"] = int(first["n_pairs"])
     return out
+
+
+_MEASURE_NAME: dict[str, str] = {"crs": "CRS", BASELINE: "AUROC"}
+
+
+def held_out_noise_table(
+    taus: pd.DataFrame, retest: pd.DataFrame, bootstrap: pd.DataFrame, target: str = BASELINE,
+    interval: float = 0.95,
+) -> pd.DataFrame:
+    """Each held-out tau beside both noise baselines of its target ranking, one block per held-out dataset.
+
+    Per held-out dataset ``d``, :func:`~crsbench_lib.scoring.retest.noise_baseline_table`
+    of: each predictor's tau with the target on ``d`` (rankings averaged over
+    seeds, :func:`new_domain_taus`); the same on one-seed rankings of
+    different seeds; the target ranking's seed-redraw taus (two seeds of it,
+    :func:`new_domain_retest`); and its bootstrap-draw taus (two independent
+    draws of it, :func:`~crsbench_lib.scoring.lodo.held_out_bootstrap_taus`).
+    Only the AUROC target has a bootstrap baseline (the bootstrap gives the
+    held-out AUROC; the held-out CRS against the refrozen standard is not
+    resampled), so the default and the book ask it of AUROC.
+
+    Parameters
+    ----------
+    taus : pandas.DataFrame
+        :func:`new_domain_taus` output.
+    retest : pandas.DataFrame
+        :func:`new_domain_retest` output.
+    bootstrap : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.lodo.held_out_bootstrap_taus` output (``held_out``, ``kendall_tau``).
+    target : str
+        The target measure (:data:`NEW_DOMAIN_MEASURES`).
+    interval : float
+        Coverage of the bootstrap rows' range.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``held_out`` then the columns of
+        :data:`~crsbench_lib.scoring.retest.NOISE_BASELINE_COLUMNS`, datasets in sorted order.
+
+    Examples
+    --------
+    >>> taus = pd.DataFrame({"held_out": "d", "target": "auroc", "predictor": ["crs", "auroc"], "kendall_tau": [0.5, 0.7]})
+    >>> retest = pd.DataFrame({"held_out": "d", "comparison": [WITHIN_MEASURE, ACROSS_MEASURES_OTHER_SEED],
+    ...                        "predictor": ["", "crs"], "target": "auroc", "kendall_tau": [0.8, 0.4]})
+    >>> boot = pd.DataFrame({"held_out": "d", "kendall_tau": [0.8, 0.9, 0.85]})
+    >>> held_out_noise_table(taus, retest, boot)[["source", "tau"]].values.tolist()[-2:]
+    [['seed redraw', 0.8], ['bootstrap draw', 0.85]]
+    """
+    if target not in NEW_DOMAIN_MEASURES:
+        raise SchemaError(f"held-out noise table: target {target!r} is not one of {list(NEW_DOMAIN_MEASURES)}")
+    name = _MEASURE_NAME[target]
+    frames = []
+    for held_out in sorted(taus["held_out"].astype(str).unique()):
+        rows = taus[(taus["held_out"].astype(str) == held_out) & (taus["target"] == target)]
+        pairs = retest[(retest["held_out"].astype(str) == held_out) & (retest["target"] == target)]
+        label = {p: f"{_MEASURE_NAME[p]} without {held_out} against {name} on {held_out}" for p in NEW_DOMAIN_MEASURES}
+        ranking = f"the {name} ranking on {held_out}"
+        table = noise_baseline_table(
+            {label[p]: float(t) for p, t in zip(rows["predictor"], rows["kendall_tau"]) if np.isfinite(t)},
+            {ranking: pairs.loc[pairs["comparison"] == WITHIN_MEASURE, "kendall_tau"]},
+            {ranking: bootstrap.loc[bootstrap["held_out"].astype(str) == held_out, "kendall_tau"]},
+            one_seed={label[p]: pairs.loc[(pairs["comparison"] == ACROSS_MEASURES_OTHER_SEED)
+                                          & (pairs["predictor"] == p), "kendall_tau"] for p in NEW_DOMAIN_MEASURES},
+            interval=interval)
+        frames.append(table.assign(held_out=held_out)[["held_out", *NOISE_BASELINE_COLUMNS]])
+    if not frames:
+        return pd.DataFrame(columns=["held_out", *NOISE_BASELINE_COLUMNS])
+    return pd.concat(frames, ignore_index=True)

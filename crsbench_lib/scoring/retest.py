@@ -22,13 +22,23 @@ arm changes nothing (it still carries the adapter's own training noise). With
 three seeds there are three pairs per arm, and pairs share seeds: their range
 describes this run, it is not a test.
 
-Kendall's tau-b as in :mod:`crsbench_lib.scoring.transfer` (scipy.stats.kendalltau).
+The second baseline, :func:`bootstrap_retest_taus`, is the tau between two
+independent draws of the two-level bootstrap (draw ``b`` against draw
+``b + B // 2``): the noise of a ranking averaged over seeds, with seeds and
+test images resampled, and so the like-for-like partner of a tau between
+averaged rankings. :func:`noise_baseline_table` puts a comparison's tau
+beside both baselines, the one table every rank comparison of the book shows
+(agreement, transfer, LoDO, insertion), and
+:func:`crsbench_lib.report.grammar.describe_tau_against_noise` reads it.
+
+Kendall's tau-b as in :mod:`crsbench_lib.scoring.transfer` (scipy.stats.kendalltau);
+between bootstrap draws, vectorised by :func:`crsbench_lib.scoring.agreement.kendall_tau_b_rows`.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,6 +46,7 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
+from crsbench_lib.scoring.agreement import kendall_tau_b_rows
 from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
@@ -255,3 +266,214 @@ def retest_summary(taus: pd.DataFrame) -> pd.DataFrame:
                 rows.append(row)
     columns = ["comparison", "arms", "n_pairs", "mean_tau", "min_tau", "max_tau"]
     return pd.DataFrame(rows, columns=columns + (["n_encoders"] if "n_encoders" in taus.columns else []))
+
+
+# --- Bootstrap-draw baseline and the noise table shared by every rank comparison (issue 27, item 4) -------------
+
+#: Columns of :func:`bootstrap_retest_taus`.
+BOOTSTRAP_RETEST_COLUMNS: tuple[str, ...] = ("draw_a", "draw_b", "kendall_tau", "n_encoders")
+#: Columns of :func:`noise_baseline_table`, in order.
+NOISE_BASELINE_COLUMNS: tuple[str, ...] = ("comparison", "source", "rankings", "tau", "low", "high", "n_pairs", "spread")
+#: The sources of :func:`noise_baseline_table`, in display order.
+OBSERVED = "observed"
+SEED_REDRAW = "seed redraw"
+BOOTSTRAP_DRAW = "bootstrap draw"
+#: What the rankings of each kind of row are.
+AVERAGED = "averaged over seeds"
+ONE_SEED_EACH = "one seed each"
+ONE_SEED_OTHER = "one seed each, different seeds"
+RESAMPLED = "averaged over resampled seeds and test images"
+
+
+def bootstrap_retest_taus(
+    draws: np.ndarray,
+    encoders: Sequence[str] | None = None,
+    keep: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Kendall tau-b between independent bootstrap draws of the same ranking: the bootstrap-draw baseline.
+
+    The draws of a bootstrap are independent replicates of the whole
+    measurement (seeds and test images resampled). Splitting the ``B`` draws
+    into halves and pairing draw ``b`` with draw ``b + B // 2`` gives
+    ``B // 2`` pairs of independent replicates, no draw used twice; the tau of
+    each pair is what measuring the same encoders twice does to their order
+    when both measurements carry the sampling noise of the design:
+
+        tau_b(b) = (n_c - n_d) / sqrt((n0 - n1)(n0 - n2)),  n0 = n(n - 1) / 2,
+
+    between rows ``b`` and ``b + B // 2``, with ``n_c`` / ``n_d`` the
+    concordant / discordant pairs and ``n1``, ``n2`` the pairs tied in either
+    draw (Kendall 1945, "The treatment of ties in ranking problems",
+    Biometrika 33: 239-251), computed by
+    :func:`~crsbench_lib.scoring.agreement.kendall_tau_b_rows`. A comparison
+    of two rankings averaged over seeds (each with its own sampling noise) is
+    like-for-like with this baseline; the seed-redraw baseline
+    (:func:`retest_taus`) is the partner of one-seed rankings.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        Shape (B, n_encoders): one score per encoder in every draw (e.g.
+        ``two_level_bootstrap(...).crs_draws`` or ``.auroc_draws``), higher
+        ranked first. ``B`` must be at least 2; an odd last draw is unused.
+    encoders : sequence of str, optional
+        The column names (needed with ``keep``).
+    keep : sequence of str, optional
+        Rank only these encoders (columns); default every column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`BOOTSTRAP_RETEST_COLUMNS`, one row per pair of draws
+        (``draw_a = b``, ``draw_b = b + B // 2``); ``kendall_tau`` is NaN where
+        a draw is constant.
+
+    Raises
+    ------
+    SchemaError
+        If ``draws`` is not a finite 2-d array with at least 2 draws and 2
+        encoders, or ``keep`` names an encoder absent from ``encoders``.
+
+    Examples
+    --------
+    >>> draws = np.array([[0.1, 0.2, 0.3], [0.1, 0.3, 0.2], [0.1, 0.2, 0.3], [0.3, 0.2, 0.1]])
+    >>> bootstrap_retest_taus(draws)["kendall_tau"].round(3).tolist()
+    [1.0, -0.333]
+    """
+    values = np.asarray(draws, dtype=float)
+    if values.ndim != 2 or values.shape[0] < 2 or values.shape[1] < 2:
+        raise SchemaError(f"bootstrap draws: expected shape (draws >= 2, encoders >= 2), got {values.shape}")
+    if keep is not None:
+        if encoders is None or len(encoders) != values.shape[1]:
+            raise SchemaError("bootstrap draws: keep needs encoders naming every column")
+        names = [str(e) for e in encoders]
+        missing = sorted(set(map(str, keep)) - set(names))
+        if missing:
+            raise SchemaError(f"bootstrap draws: encoder {missing[0]!r} is not among the draws' columns")
+        values = values[:, [names.index(str(e)) for e in keep]]
+        if values.shape[1] < 2:
+            raise SchemaError(f"bootstrap draws: keep holds {values.shape[1]} encoder(s); need at least 2")
+    if not np.isfinite(values).all():
+        raise SchemaError("bootstrap draws: every score must be finite")
+    half = values.shape[0] // 2
+    first = np.arange(half)
+    taus = kendall_tau_b_rows(values[first], values[first + half])
+    return pd.DataFrame({"draw_a": first, "draw_b": first + half, "kendall_tau": taus,
+                         "n_encoders": values.shape[1]}, columns=list(BOOTSTRAP_RETEST_COLUMNS))
+
+
+def _finite(values: Sequence[float] | np.ndarray | pd.Series) -> np.ndarray:
+    array = np.asarray(values, dtype=float).ravel()
+    return array[np.isfinite(array)]
+
+
+def noise_baseline_table(
+    observed: Mapping[str, float],
+    seed_redraw: Mapping[str, Sequence[float] | np.ndarray | pd.Series],
+    bootstrap_draw: Mapping[str, Sequence[float] | np.ndarray | pd.Series],
+    one_seed: Mapping[str, Sequence[float] | np.ndarray | pd.Series] | None = None,
+    interval: float = 0.95,
+) -> pd.DataFrame:
+    """A rank comparison's tau beside the test-retest tau of the same rankings: seed redraws and bootstrap draws.
+
+    The one table every rank comparison of the book (agreement, transfer,
+    LoDO, insertion) shows beside its tau. Rows, in this order:
+
+    * ``observed``, ``averaged over seeds``: each observed tau (one value);
+    * ``observed``, ``one seed each, different seeds``: the comparison made on
+      one-seed rankings, when given (mean, minimum and maximum over seed pairs);
+    * ``seed redraw``: per ranking, the tau between two seeds scored one at a
+      time (:func:`retest_taus`): mean, minimum and maximum over seed pairs;
+    * ``bootstrap draw``: per ranking, the tau between two independent
+      bootstrap draws (:func:`bootstrap_retest_taus`): median and the central
+      ``interval`` percentile range over draw pairs.
+
+    With the few, overlapping seed pairs of a run (three pairs from three
+    seeds), the seed rows describe this run, not a sampling distribution; the
+    bootstrap rows summarise ``B // 2`` independent pairs. Non-finite taus are
+    left out; a ranking with none left gets no row.
+
+    Parameters
+    ----------
+    observed : mapping of str to float
+        Comparison label -> its tau between rankings averaged over seeds.
+    seed_redraw, bootstrap_draw : mapping of str to array-like
+        Ranking label -> the taus of its pairs.
+    one_seed : mapping of str to array-like, optional
+        Comparison label -> its taus between one-seed rankings on different seeds.
+    interval : float
+        Coverage of the bootstrap rows' percentile range, in (0, 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`NOISE_BASELINE_COLUMNS`: ``tau`` (the value, the mean,
+        or the median), ``low`` and ``high`` (NaN for a single value),
+        ``n_pairs`` and ``spread`` (what ``low`` and ``high`` are).
+
+    Raises
+    ------
+    ValueError
+        If ``interval`` is not in (0, 1).
+
+    Examples
+    --------
+    >>> table = noise_baseline_table({"frozen vs lora": 0.87}, {"frozen": [0.6, 0.7, 0.8]},
+    ...                              {"frozen": np.linspace(0.7, 0.9, 101)})
+    >>> table[["source", "tau", "low", "high", "n_pairs"]].round(3).values.tolist()
+    [['observed', 0.87, nan, nan, 1], ['seed redraw', 0.7, 0.6, 0.8, 3], ['bootstrap draw', 0.8, 0.705, 0.895, 101]]
+    """
+    if not 0 < float(interval) < 1:
+        raise ValueError(f"interval must lie in (0, 1), got {interval!r}")
+    tail = (1 - float(interval)) / 2 * 100
+    level = f"{float(interval) * 100:g} %"
+    rows: list[tuple] = []
+    for label, tau in observed.items():
+        rows.append((str(label), OBSERVED, AVERAGED, float(tau), np.nan, np.nan, 1, "value"))
+    for label, taus in (one_seed or {}).items():
+        values = _finite(taus)
+        if values.size:
+            rows.append((str(label), OBSERVED, ONE_SEED_OTHER, round(float(values.mean()), 12), float(values.min()),
+                         float(values.max()), int(values.size), "mean; min to max"))
+    for label, taus in seed_redraw.items():
+        values = _finite(taus)
+        if values.size:
+            rows.append((str(label), SEED_REDRAW, ONE_SEED_EACH, round(float(values.mean()), 12), float(values.min()),
+                         float(values.max()), int(values.size), "mean; min to max"))
+    for label, taus in bootstrap_draw.items():
+        values = _finite(taus)
+        if values.size:
+            low, mid, high = np.percentile(values, [tail, 50, 100 - tail])
+            rows.append((str(label), BOOTSTRAP_DRAW, RESAMPLED, float(mid), float(low), float(high), int(values.size),
+                         f"median; central {level}"))
+    return pd.DataFrame(rows, columns=list(NOISE_BASELINE_COLUMNS))
+
+
+def pair_taus(taus: pd.DataFrame, comparison: str, first: str, second: str | None = None) -> np.ndarray:
+    """The taus of one comparison of :func:`retest_taus` or :func:`measure_retest_taus`, for :func:`noise_baseline_table`.
+
+    Parameters
+    ----------
+    taus : pandas.DataFrame
+        Columns :data:`RETEST_COLUMNS`.
+    comparison : str
+        One of :data:`ARM_KINDS` or :data:`MEASURE_KINDS`.
+    first, second : str
+        The arms (or measures) of the pairs; ``second`` defaults to ``first``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The finite ``kendall_tau`` of the matching rows (empty with a single seed).
+
+    Examples
+    --------
+    >>> taus = pd.DataFrame({"comparison": [WITHIN_ARM, WITHIN_ARM], "arm_a": ["frozen", "lora"],
+    ...                      "arm_b": ["frozen", "lora"], "kendall_tau": [0.7, 0.6]})
+    >>> pair_taus(taus, WITHIN_ARM, "lora").tolist()
+    [0.6]
+    """
+    second = first if second is None else second
+    rows = taus[(taus["comparison"] == comparison) & (taus["arm_a"].astype(str) == str(first))
+                & (taus["arm_b"].astype(str) == str(second))]
+    return _finite(rows["kendall_tau"])

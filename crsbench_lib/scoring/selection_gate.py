@@ -1,10 +1,10 @@
-"""The selection gate: explicit per-axis thresholds plus the stable leading tier.
+"""The selection gate: explicit per-axis thresholds plus the leading tier.
 
 The study's operational advice is to treat encoder evaluation as a multi-axis
 *gate* rather than a one-number leaderboard: a candidate that advances should
 clear explicit expectations on discrimination, calibration, scarce-label
 retention and robustness, and the aggregate score should only shortlist a
-statistically stable leading tier, not crown a winner. This module applies both
+leading tier the data support, not crown a winner. This module applies both
 rules to a table of encoder profiles:
 
 * a threshold per axis in the axis's raw unit, with the axis's direction
@@ -13,8 +13,11 @@ rules to a table of encoder profiles:
   caller's explicit choice (the book exposes them as notebook parameters);
   there is deliberately no library default, because acceptable values depend on
   the clinical use.
-* the leading tier: encoders whose bootstrap probability of a top-k rank is at
-  least ``tier_probability``.
+* the leading tier, read from a bootstrap summary's ``in_tier`` column and
+  never recomputed here: the confidence set for the best candidate of
+  :func:`~crsbench_lib.scoring.tier.best_confidence_set` (method section 9,
+  amendment 15), the one definition every page of the book uses. A rank
+  probability such as P(top k) describes the draws; it decides no membership.
 
 Encoders named as *references* (e.g. one pretrained on the evaluation labels)
 are gated and shown, but they are not candidates: they never join the tier and
@@ -135,15 +138,39 @@ def describe_thresholds(thresholds: Mapping[str, float]) -> pd.DataFrame:
     )
 
 
+def _tier_membership(summary: pd.DataFrame, encoders: pd.Series, is_reference: np.ndarray) -> np.ndarray:
+    """The bootstrap's ``in_tier`` for every gated encoder, after checking the two agree on who competes."""
+    for column in ("encoder", "in_tier"):
+        if column not in summary.columns:
+            raise SchemaError(f"bootstrap summary: missing column {column!r} (expected a bootstrap result's summary)")
+    names = summary["encoder"].astype(str).to_numpy()
+    if len(set(names)) != len(names):
+        raise SchemaError("bootstrap summary: an encoder appears twice")
+    in_tier = pd.Series(summary["in_tier"].to_numpy(dtype=bool), index=names)
+    candidates = encoders[~is_reference]
+    absent = sorted(set(candidates) - set(names))
+    if absent:
+        raise SchemaError(f"bootstrap summary: no row for encoder {absent[0]!r}")
+    if "role" in summary.columns:
+        roles = pd.Series(summary["role"].astype(str).to_numpy(), index=names)
+        gated = encoders[encoders.isin(names)]
+        expected = np.where(gated.isin(encoders[is_reference]), "reference", "candidate")
+        differ = gated[roles.reindex(gated).to_numpy() != expected]
+        if len(differ):
+            raise SchemaError(f"bootstrap summary: encoder {differ.iloc[0]!r} is a "
+                              f"{roles[differ.iloc[0]]} there but not in the gate (pass the same references to both)")
+    out = np.zeros(len(encoders), dtype=bool)
+    out[~is_reference] = in_tier.reindex(candidates).to_numpy(dtype=bool)
+    return out
+
+
 def selection_gate(
     profiles: pd.DataFrame,
     thresholds: Mapping[str, float],
-    rank_probabilities: pd.DataFrame | None = None,
-    tier_probability: float = 0.95,
-    probability_column: str = "p_top3",
+    bootstrap_summary: pd.DataFrame | None = None,
     references: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """Which encoders clear every threshold, and which form the stable leading tier.
+    """Which encoders clear every threshold, and which belong to the leading tier.
 
     Parameters
     ----------
@@ -152,43 +179,52 @@ def selection_gate(
         and the axis columns named in ``thresholds``.
     thresholds : mapping of str to float
         Per-axis threshold in raw units; an axis not named is not gated.
-    rank_probabilities : pandas.DataFrame, optional
-        Bootstrap probabilities with ``encoder`` and ``probability_column``
-        (e.g. the bootstrap summary's ``p_top3``). Without it no leading tier is computed.
-    tier_probability : float
-        Minimum probability for the leading tier, in (0, 1].
-    probability_column : str
-        Column of ``rank_probabilities`` to read.
+    bootstrap_summary : pandas.DataFrame, optional
+        The ``summary`` of a bootstrap
+        (:func:`~crsbench_lib.scoring.two_level_bootstrap.two_level_bootstrap`
+        or :func:`~crsbench_lib.scoring.bootstrap.paired_seed_bootstrap`) with
+        ``encoder`` and ``in_tier`` (and ``role``, checked against
+        ``references``). Its ``in_tier`` is the leading tier; the gate copies
+        it and decides nothing about it. Without it no tier is read.
     references : sequence of str
         Encoders that are shown but are not candidates: their decision is
         ``"reference, not a candidate"`` whatever they clear, they are never in
-        the leading tier and need no rank probability.
+        the leading tier and need no row in the bootstrap summary.
 
     Returns
     -------
     pandas.DataFrame
         One row per encoder: ``encoder``, the gated axes, ``pass_<axis>`` per
         gated axis, ``clears_gate``, ``failed_axes`` (comma-separated, "" when
-        none), and with rank probabilities ``p_tier`` and ``leading_tier``; then
-        ``decision``: ``"advance"`` (leading tier and clears the gate),
-        ``"leading tier, fails <axes>"``, ``"clears gate, outside leading tier"``
-        or ``"fails <axes>"`` (``"reference, not a candidate"`` for a
-        reference); ``role`` ("candidate" or "reference"). Sorted by decision
-        then encoder, references last.
+        none), ``role`` ("candidate" or "reference"), and with a bootstrap
+        summary ``leading_tier`` (its ``in_tier``); then ``decision``:
+        ``"advance"`` (leading tier and clears the gate), ``"leading tier,
+        fails <axes>"``, ``"clears gate, outside leading tier"`` or ``"fails
+        <axes>"`` (``"clears gate"`` without a summary; ``"reference, not a
+        candidate"`` for a reference). Sorted by decision then encoder,
+        references last.
 
     Raises
     ------
     SchemaError
         On an unknown axis, a missing column, a non-finite threshold or profile
-        value, or an encoder without a rank probability.
-    ValueError
-        If ``tier_probability`` is outside (0, 1].
+        value, a candidate without a row in the bootstrap summary, or an
+        encoder that is a reference in one of the gate and the bootstrap and a
+        candidate in the other (the tier depends on who competes).
+
+    Examples
+    --------
+    >>> profiles = pd.DataFrame({"encoder": ["a", "b", "c"], "D": [0.9, 0.85, 0.6]})
+    >>> summary = pd.DataFrame({"encoder": ["a", "b", "c"], "in_tier": [True, True, False]})
+    >>> selection_gate(profiles, {"D": 0.7}, summary)[["encoder", "leading_tier", "decision"]]
+      encoder  leading_tier decision
+    0       a          True  advance
+    1       b          True  advance
+    2       c         False  fails D
     """
     checked = _validate_thresholds(thresholds)
     if isinstance(references, str):
         raise SchemaError(f"references must be a sequence of encoder names, got the string {references!r}")
-    if not 0.0 < tier_probability <= 1.0:
-        raise ValueError(f"tier_probability must lie in (0, 1], got {tier_probability!r}")
     table = profiles.reset_index() if "encoder" not in profiles.columns else profiles.copy()
     if "encoder" not in table.columns:
         raise SchemaError("profiles: expected an 'encoder' column or index")
@@ -215,19 +251,8 @@ def selection_gate(
         raise SchemaError(f"references: no profile for encoder {unknown[0]!r}")
     is_reference = out["encoder"].isin(set(references)).to_numpy()
     out["role"] = np.where(is_reference, "reference", "candidate")
-    if rank_probabilities is not None:
-        for column in ("encoder", probability_column):
-            if column not in rank_probabilities.columns:
-                raise SchemaError(f"rank probabilities: missing column {column!r}")
-        probs = pd.Series(
-            rank_probabilities[probability_column].to_numpy(dtype=float),
-            index=rank_probabilities["encoder"].astype(str).to_numpy(),
-        )
-        absent = sorted(set(out.loc[~is_reference, "encoder"]) - set(probs.index))
-        if absent:
-            raise SchemaError(f"rank probabilities: no value for encoder {absent[0]!r}")
-        out["p_tier"] = np.where(is_reference, np.nan, probs.reindex(out["encoder"]).to_numpy())
-        out["leading_tier"] = ~is_reference & (out["p_tier"].fillna(0.0) >= tier_probability)
+    if bootstrap_summary is not None:
+        out["leading_tier"] = _tier_membership(bootstrap_summary, out["encoder"], is_reference)
         out["decision"] = [
             _decision(tier, fails) for tier, fails in zip(out["leading_tier"], out["failed_axes"], strict=True)
         ]

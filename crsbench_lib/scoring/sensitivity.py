@@ -39,7 +39,8 @@ from crsbench_lib.errors import ConfigError, ReferenceStandardError
 from crsbench_lib.scoring.agreement import kendall_tau_b, kendall_tau_to_reference
 from crsbench_lib.scoring.crs import _profile_array, balance_scores, floor_scores, normalise_array, score_profiles
 from crsbench_lib.scoring.freeze import freeze_profiles
-from crsbench_lib.standard import ReferenceStandard
+from crsbench_lib.scoring.anchors import scale_key
+from crsbench_lib.standard import AXES, ReferenceStandard
 
 #: Dirichlet concentration of the weight perturbation (sum of the alphas).
 DIRICHLET_CONCENTRATION = 100.0
@@ -47,15 +48,34 @@ DIRICHLET_CONCENTRATION = 100.0
 DEFAULT_DRAWS = 1000
 #: Size of a random reference panel, as a share of the full panel (rounded up).
 PANEL_SUBSET_SHARE = 2.0 / 3.0
-#: Worst anchors tried per axis by :func:`anchor_sweep` (each grid holds the method's default).
-#: D and L are AUROC-like (worst between chance and a weak encoder); C and R are ECE and
-#: AUROC losses (worst from a tenth to four tenths).
+#: Worst anchors tried per axis by :func:`anchor_sweep`, per scale (keys of
+#: :func:`crsbench_lib.scoring.anchors.scale_key`; each grid holds the method's default for its
+#: scale). D and L on the ratio scale are AUROC-like (worst between chance and a weak encoder);
+#: C and R in points are ECE and AUROC losses (worst from a tenth to four tenths). On the chance
+#: scales L's worst is a share of the above-chance AUROC kept (none to four tenths) and R's a
+#: share lost (four tenths to all of it).
 DEFAULT_WORST_SWEEP: dict[str, tuple[float, ...]] = {
     "D": (0.5, 0.55, 0.6, 0.65, 0.7),
     "C": (0.1, 0.15, 0.2, 0.3, 0.4),
-    "L": (0.5, 0.55, 0.6, 0.65, 0.7),
-    "R": (0.1, 0.15, 0.2, 0.3, 0.4),
+    "L:ratio": (0.5, 0.55, 0.6, 0.65, 0.7),
+    "L:chance": (0.0, 0.1, 0.2, 0.3, 0.4),
+    "R:points": (0.1, 0.15, 0.2, 0.3, 0.4),
+    "R:chance": (0.4, 0.5, 0.6, 0.8, 1.0),
 }
+
+
+def default_worst_sweep(standard: ReferenceStandard) -> dict[str, tuple[float, ...]]:
+    """The worst anchors :func:`anchor_sweep` tries for ``standard``'s axis scales, per axis.
+
+    Examples
+    --------
+    >>> from crsbench_lib.standard import load_template
+    >>> default_worst_sweep(load_template())["R"]
+    (0.4, 0.5, 0.6, 0.8, 1.0)
+    """
+    return {axis: DEFAULT_WORST_SWEEP[scale_key(axis, standard)] for axis in AXES}
+
+
 #: Columns of :func:`anchor_sweep`.
 ANCHOR_SWEEP_COLUMNS: tuple[str, ...] = ("axis", "worst", "is_default", "tau_auroc_crs", "top_k", "top_k_changed")
 
@@ -373,7 +393,7 @@ def anchor_sweep(
     standard : ReferenceStandard
         The standard whose anchors are varied (one axis at a time).
     worst_values : mapping of axis to sequence of float, optional
-        Worst anchors to try per axis (default :data:`DEFAULT_WORST_SWEEP`).
+        Worst anchors to try per axis (default :func:`default_worst_sweep`).
     top_k : int
     references : sequence of str
         Encoders counted in the agreement but never in the top k (see
@@ -404,7 +424,7 @@ def anchor_sweep(
     >>> sweep[["axis", "worst", "top_k"]].to_dict("records")
     [{'axis': 'C', 'worst': 0.1, 'top_k': 'b'}, {'axis': 'C', 'worst': 0.2, 'top_k': 'b'}]
     """
-    grid = DEFAULT_WORST_SWEEP if worst_values is None else worst_values
+    grid = default_worst_sweep(standard) if worst_values is None else worst_values
     missing = [n for n in standard.panel_names if n not in profiles.index]
     if missing:
         raise ReferenceStandardError(f"panel member '{missing[0]}' of '{standard.version}' is not among the profiles")
@@ -440,6 +460,7 @@ def anchor_sweep(
 __all__ = [
     "ANCHOR_SWEEP_COLUMNS",
     "DEFAULT_WORST_SWEEP",
+    "default_worst_sweep",
     "anchor_sweep",
     "DEFAULT_DRAWS",
     "DIRICHLET_CONCENTRATION",

@@ -5,7 +5,10 @@ gate, glossary, method): the leading tier is the set of candidates that the
 bootstrap cannot show to be worse than any other candidate, with the
 comparisons made **simultaneously** over every pair, so that the set holds the
 truly best candidate with probability of about ``interval`` (95 %) whatever the
-number of candidates.
+number of candidates. Membership is decided here only (the ``in_tier`` column
+of a bootstrap summary, which the selection gate copies); its words live in one
+place too, ``LEADING_TIER_DEFINITION`` of the report's leading-tier sentences,
+which the glossary and the method page repeat verbatim (a test checks it).
 
 For candidates ``i`` and ``j`` with point CRS ``c_i`` and ``c_j`` and bootstrap
 draws ``d*_ij = c*_i - c*_j`` of their difference:
@@ -42,11 +45,13 @@ achievement across countries. *Review of Economic Studies* 91(1), 476-518.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from crsbench_lib.errors import ConfigError
+from crsbench_lib.errors import ConfigError, SchemaError
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,4 +151,69 @@ def best_confidence_set(
     return TierDecision(competing & ~beaten, critical, se, low, high, float(interval))
 
 
-__all__ = ["TierDecision", "best_confidence_set"]
+_PAIR_COLUMNS = ("encoder_a", "encoder_b", "diff", "sim_low", "sim_high", "diff_bias", "separated")
+
+
+def leader_comparisons(pairwise: pd.DataFrame, leader: str, others: Sequence[str]) -> pd.DataFrame:
+    """The simultaneous intervals of ``CRS_leader - CRS_other`` that decide the tier, with their bias.
+
+    Reads the pairwise table of a bootstrap (``sim_low``, ``sim_high``: the
+    interval ``(c_a - c_b) -/+ q se_ab`` of :func:`best_confidence_set`,
+    centred on the point difference) and orients every row as the leader less
+    the other encoder; a row stored the other way round is negated and its
+    ends swapped.
+
+    Parameters
+    ----------
+    pairwise : pandas.DataFrame
+        A bootstrap result's ``pairwise`` table (encoder_a, encoder_b, diff,
+        sim_low, sim_high, diff_bias, separated).
+    leader : str
+        The point leader.
+    others : sequence of str
+        The encoders compared with it, in the order wanted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per name of ``others``: ``encoder``, ``diff`` (point CRS of
+        the leader less the encoder's), ``low``, ``high`` (its simultaneous
+        interval), ``bias`` (mean of the draws of the difference less the
+        point) and ``separated`` (the interval excludes zero).
+
+    Raises
+    ------
+    SchemaError
+        If a column or a pair is missing.
+
+    Examples
+    --------
+    >>> pairwise = pd.DataFrame({"encoder_a": ["a", "c"], "encoder_b": ["b", "a"], "diff": [0.02, -0.1],
+    ...                          "sim_low": [-0.01, -0.13], "sim_high": [0.05, -0.07], "diff_bias": [0.001, 0.002],
+    ...                          "separated": [False, True]})
+    >>> leader_comparisons(pairwise, "a", ["b", "c"])[["encoder", "low", "high", "separated"]]
+      encoder   low  high  separated
+    0       b -0.01  0.05      False
+    1       c  0.07  0.13       True
+    """
+    missing = [c for c in _PAIR_COLUMNS if c not in pairwise.columns]
+    if missing:
+        raise SchemaError(f"leader_comparisons: the pairwise table lacks column {missing[0]!r}")
+    rows = []
+    for name in others:
+        forward = pairwise[(pairwise["encoder_a"] == leader) & (pairwise["encoder_b"] == name)]
+        backward = pairwise[(pairwise["encoder_a"] == name) & (pairwise["encoder_b"] == leader)]
+        if not forward.empty:
+            row = forward.iloc[0]
+            values = (float(row["diff"]), float(row["sim_low"]), float(row["sim_high"]), float(row["diff_bias"]))
+        elif not backward.empty:
+            row = backward.iloc[0]
+            values = (-float(row["diff"]), -float(row["sim_high"]), -float(row["sim_low"]), -float(row["diff_bias"]))
+        else:
+            raise SchemaError(f"leader_comparisons: no pairwise row for {leader!r} and {name!r}")
+        rows.append({"encoder": str(name), "diff": values[0], "low": values[1], "high": values[2],
+                     "bias": values[3], "separated": bool(row["separated"])})
+    return pd.DataFrame(rows, columns=["encoder", "diff", "low", "high", "bias", "separated"])
+
+
+__all__ = ["TierDecision", "best_confidence_set", "leader_comparisons"]

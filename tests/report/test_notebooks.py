@@ -98,8 +98,8 @@ def test_failing_cell_is_a_notebook_error_with_the_executed_copy(folder, tmp_pat
 
 def test_shipped_notebooks_are_stored_without_outputs_and_declare_parameters():
     shipped = notebooks.available_notebooks()
-    assert {"agreement", "leading_tier", "sensitivity", "insertion", "calibration", "corruption", "lodo", "transfer",
-            "cohort", "four_axes", "published", "selection_gate"} <= set(shipped)
+    assert {"agreement", "leading_tier", "coverage", "sensitivity", "insertion", "calibration", "corruption", "lodo",
+            "transfer", "cohort", "four_axes", "published", "selection_gate"} <= set(shipped)
     for name, path in shipped.items():
         nb = nbformat.read(path, as_version=4)
         assert all(not c.get("outputs") and c.get("execution_count") is None for c in nb.cells if c.cell_type == "code"), name

@@ -112,7 +112,11 @@ def test_tier_table_marks_references(synthetic_table, frozen_standard):
 
     boot = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=50, references=["enc03"])
     table = summaries.tier_table(boot.summary, boot.top_k, tied=["enc03", boot.summary["encoder"].iloc[0]])
-    assert table["tied for the lead"].sum() == 2 and table.loc[table["encoder"] == "enc03 (reference)", "tied for the lead"].all()
+    # Candidates are marked from the summary's in_tier (the one definition), a tied reference in its own column.
+    candidates = boot.summary["role"] != "reference"
+    assert table["in the leading tier"].tolist() == (boot.summary["in_tier"].astype(bool) & candidates).tolist()
+    assert not table.loc[table["encoder"] == "enc03 (reference)", "in the leading tier"].any()
+    assert table["reference not separated from the leader"].tolist() == (~candidates).tolist()
     assert table["encoder"].tolist() == [e + (" (reference)" if e == "enc03" else "") for e in boot.summary["encoder"]]
     assert table.loc[table["encoder"] == "enc03 (reference)", "P(rank 1)"].isna().all()
     assert list(table["CRS"]) == sorted(table["CRS"], reverse=True)

@@ -136,3 +136,30 @@ def test_a_tiny_audit_runs_resumes_and_repeats(profile, tmp_path):
                                    cache=tmp_path / "b", n_jobs=1)
     pd.testing.assert_frame_equal(fresh_truth, truth)
     pd.testing.assert_frame_equal(fresh[fresh["replicate"] < 2].reset_index(drop=True), intervals)
+
+
+def test_presets_name_the_audit_sizes_and_the_book_follows_the_profile():
+    from crsbench_lib.runner.coverage import AUDIT_PRESETS, BOOK_PRESETS, audit_preset
+
+    assert audit_preset("book", "quick") is AUDIT_PRESETS[BOOK_PRESETS["quick"]]
+    assert audit_preset("book", "default") is AUDIT_PRESETS["chapter"] is audit_preset("chapter", "quick")
+    with pytest.raises(ConfigError, match="unknown audit preset 'big'; valid presets: benchmark, chapter, smoke, book"):
+        audit_preset("big")
+    # The chapter is smaller than the benchmark in every count, and every preset is a valid design.
+    small, large = AUDIT_PRESETS["chapter"], AUDIT_PRESETS["benchmark"]
+    for field in ("replicates", "truth_draws", "truth_test", "truth_corrupted", "pool_factor", "draws"):
+        assert getattr(small, field) <= getattr(large, field), field
+    for name, size in AUDIT_PRESETS.items():
+        profile = load_profile("quick" if name == "smoke" else "default")
+        design_from_profile(profile, encoders=size.encoders, families=size.families, n_replicates=size.replicates,
+                            n_truth_draws=size.truth_draws, truth_test=size.truth_test,
+                            truth_corrupted=size.truth_corrupted, pool_factor=size.pool_factor)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"encoders": ("pixels", "hogg")}, "unknown encoder 'hogg'; valid encoders: pixels"),
+    ({"families": ("gaussian_blur", "fog")}, "unknown corruption family 'fog' for derm; valid families: "),
+])
+def test_unknown_names_are_refused_before_any_work(profile, change, message):
+    with pytest.raises(ConfigError, match=message):
+        design_from_profile(profile, **change)

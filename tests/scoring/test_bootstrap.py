@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
-from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes, standard_axes
 from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap, resampled_profiles, seed_multiplicities
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.standard import AXES, load_template
@@ -44,7 +44,7 @@ def test_vectorised_draws_match_a_naive_loop(synthetic_table, frozen_standard):
     result = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=5, random_state=11)
     rng = np.random.default_rng(11)
     picks = rng.integers(0, 3, size=(5, 3))
-    raw = raw_axes(synthetic_table)
+    raw = standard_axes(synthetic_table, frozen_standard)  # the standard's scales, per cell
     for b in range(5):
         # Relabel each resampled seed as its own pseudo-seed, then score the usual way.
         parts = []
@@ -140,7 +140,7 @@ def test_summary_reports_bias_intervals_and_the_full_panel_score(boot, synthetic
     np.testing.assert_allclose(summary["crs_median"], np.median(draws, axis=0), atol=1e-12)
     inside = (summary["crs_low"] <= summary["crs"]) & (summary["crs"] <= summary["crs_high"])
     assert (summary["point_inside"] == inside).all()
-    table = score_profiles(encoder_profiles(raw_axes(synthetic_table)), frozen_standard).set_index("encoder")
+    table = score_profiles(encoder_profiles(standard_axes(synthetic_table, frozen_standard)), frozen_standard).set_index("encoder")
     np.testing.assert_allclose(summary["crs_full_panel"], table.loc[summary["encoder"], "crs"], atol=1e-12)
     assert (summary["role"] == "candidate").all() and summary["rank"].tolist() == list(range(1, 9))
 

@@ -169,3 +169,28 @@ def test_truth_table_rejects_empty_predictions(standard):
         truth_table([], standard)
     with pytest.raises(SchemaError, match="replicate 3 has no predictions"):
         replicate_intervals([], 3, standard)
+
+
+def test_mean_error_is_estimate_less_truth_with_the_replicate_as_unit():
+    truth = _truth([("axis_C", "a", 0.10, 0.001), ("axis_C", "b", 0.20, 0.001), ("tier", "a", 0.1, 0.01)])
+    intervals = _intervals([(0, "axis_C", "a", "percentile", 0.13, 0.12, 0.16), (0, "axis_C", "b", "percentile", 0.21, 0.2, 0.3),
+                            (1, "axis_C", "a", "percentile", 0.11, 0.1, 0.2), (1, "axis_C", "b", "percentile", 0.25, 0.2, 0.3),
+                            (0, "tier", "a", "set", np.nan, np.nan, np.nan), (1, "tier", "a", "set", np.nan, np.nan, np.nan)])
+    hits = interval_hits(truth, intervals)
+    assert hits.loc[hits["quantity"] == "axis_C", "error"].to_numpy() == pytest.approx([0.03, 0.01, 0.01, 0.05])
+    table = coverage_table(truth, intervals).set_index("quantity")
+    assert table.loc["axis_C", "mean_error"] == pytest.approx(0.025)
+    # Per-replicate means 0.02 and 0.03: their standard error.
+    assert table.loc["axis_C", "error_se"] == pytest.approx(np.std([0.02, 0.03], ddof=1) / np.sqrt(2))
+    assert np.isnan(table.loc["tier", "mean_error"]) and np.isnan(table.loc["tier", "error_se"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=2, max_size=12), st.floats(-1, 1, allow_nan=False))
+def test_a_shift_of_every_estimate_shifts_the_mean_error_by_as_much(estimates, shift):
+    truth = _truth([("q", "x", 0.0, 0.0)])
+    rows = [(r, "q", "x", "m", e, e - 1, e + 1) for r, e in enumerate(estimates)]
+    moved = [(r, q, i, m, e + shift, lo + shift, hi + shift) for r, q, i, m, e, lo, hi in rows]
+    before, after = coverage_table(truth, _intervals(rows)).iloc[0], coverage_table(truth, _intervals(moved)).iloc[0]
+    assert after["mean_error"] == pytest.approx(before["mean_error"] + shift, abs=1e-9)
+    assert after["error_se"] == pytest.approx(before["error_se"], abs=1e-9)

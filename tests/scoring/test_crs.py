@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
-from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import (
     cohort_normalise,
     cohort_renormalised_scores,
@@ -26,10 +26,15 @@ WEIGHTS = {"dominance": 0.3, "balance": 0.4, "floor": 0.3}
 
 
 def test_normalisation_uses_fixed_anchors_with_direction():
-    template = load_template()
+    # The study's scales' anchors (crs-default-v1 to v4): higher-better D and L, lower-better C and R.
+    worst, best = np.array([0.5, 0.2, 0.5, 0.2]), np.array([1.0, 0.0, 1.0, 0.0])
     raw = np.array([[0.75, 0.05, 1.2, 0.25], [0.4, 0.0, 0.5, 0.1]])
-    s = normalise_array(raw, template.worst, template.best)
+    s = normalise_array(raw, worst, best)
     np.testing.assert_allclose(s, [[0.5, 0.75, 1.0, 0.0], [0.0, 1.0, 0.0, 0.5]])
+    # The template's chance scales: L kept from 0 to 1, R lost from 1 to 0.
+    template = load_template()
+    np.testing.assert_allclose(normalise_array(raw, template.worst, template.best),
+                               [[0.5, 0.75, 1.0, 0.75], [0.0, 1.0, 0.5, 0.9]])
 
 
 def test_components_by_hand():
@@ -88,7 +93,7 @@ def test_score_results_ranked_table(synthetic_table, frozen_standard):
     assert table["rank"].tolist() == list(range(1, 9))
     assert (np.diff(table["crs"]) <= 0).all()
     assert set(table["standard_version"]) == {"test-v1"}
-    profiles = encoder_profiles(raw_axes(synthetic_table, label_fractions=frozen_standard.label_fractions))
+    profiles = encoder_profiles(standard_axes(synthetic_table, frozen_standard))
     np.testing.assert_array_equal(
         table.set_index("encoder").loc[profiles.index, ["s_D", "s_C", "s_L", "s_R"]].to_numpy(),
         normalise(profiles, frozen_standard).to_numpy(),

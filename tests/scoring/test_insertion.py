@@ -155,8 +155,11 @@ def test_rank_tau_is_kendalls_tau_b_and_undefined_on_a_constant_vector():
 
 
 @pytest.fixture(scope="module")
-def raw(synthetic_table):
-    return raw_axes(synthetic_table)
+def raw(synthetic_table, frozen_standard):
+    # The standard's label fractions and axis scales, as every score against a standard uses them.
+    from crsbench_lib.scoring.axes import standard_axes
+
+    return standard_axes(synthetic_table, frozen_standard)
 
 
 def test_seedwise_scores_are_each_seed_scored_alone_under_each_scheme(synthetic_table, raw, frozen_standard):
@@ -227,3 +230,49 @@ def test_rank_noise_table_puts_the_baseline_beside_the_insertion(raw, frozen_sta
     # One seed: no seed pair, so no baseline (NaN), never a made-up one.
     one = rank_noise_table(result, insertion_retest(raw[raw["seed"] == 0], existing_names, frozen_standard))
     assert (one["retest_seed_pairs"] == 0).all() and one["retest_mean_tau"].isna().all()
+
+
+def test_scheme_draws_of_unresampled_profiles_are_the_insertions_scores():
+    # Every draw equal to the point profiles: each draw scores the existing encoders exactly as the insertion's
+    # "before" does, under both schemes.
+    from crsbench_lib.results.synthetic import synthetic_results
+    from crsbench_lib.scoring import freeze_standard
+    from crsbench_lib.scoring.insertion import COHORT, FIXED, scheme_draws
+
+    table = synthetic_results(n_encoders=6, corruptions=("noise",), random_state=2)
+    std = freeze_standard(table, "t-v1", created="2026-01-01T00:00:00Z")
+    profiles = encoder_profiles(raw_axes(table))
+    names = list(profiles.index)
+    existing = names[:4]
+    result = insertion_test(profiles.loc[existing], profiles.loc[names[4:]], std)
+    before = result.existing.set_index("encoder").loc[sorted(existing)]
+    draws = scheme_draws(np.stack([profiles[list(AXES)].to_numpy()] * 3), names, existing, std)
+    assert np.array_equal(draws[FIXED], np.tile(before["crs_fixed_before"].to_numpy(), (3, 1)))
+    assert np.allclose(draws[COHORT], np.tile(before["crs_cohort_before"].to_numpy(), (3, 1)), rtol=0, atol=1e-12)
+    with pytest.raises(SchemaError, match="expected shape"):
+        scheme_draws(np.zeros((2, 3, 4)), names, existing, std)
+    with pytest.raises(SchemaError, match="'zz'"):
+        scheme_draws(np.stack([profiles[list(AXES)].to_numpy()]), names, ["zz"], std)
+
+
+def test_insertion_noise_table_pairs_each_scheme_with_its_own_baselines(synthetic_table, raw, frozen_standard):
+    from crsbench_lib.scoring.insertion import (
+        COHORT, FIXED, NOISE_LABELS, insertion_noise_table, insertion_retest, scheme_draws,
+    )
+    from crsbench_lib.scoring.retest import BOOTSTRAP_DRAW, OBSERVED, SEED_REDRAW, bootstrap_retest_taus
+
+    profiles = encoder_profiles(raw)
+    names = list(profiles.index)
+    existing = names[:-2]
+    result = insertion_test(profiles.loc[existing], profiles.loc[names[-2:]], frozen_standard)
+    rng = np.random.default_rng(0)
+    point = profiles[list(AXES)].to_numpy()
+    draws = scheme_draws(point + rng.normal(0, 0.01, (8, *point.shape)), names, existing, frozen_standard)
+    retest = insertion_retest(raw, existing, frozen_standard)
+    table = insertion_noise_table(result, retest, draws).set_index(["source", "comparison"])["tau"]
+    assert table[(OBSERVED, NOISE_LABELS[FIXED][0])] == result.fixed_tau == 1.0
+    assert table[(OBSERVED, NOISE_LABELS[COHORT][0])] == result.cohort_tau
+    seed_mean = retest.loc[retest["scheme"] == COHORT, "kendall_tau"].mean()
+    assert table[(SEED_REDRAW, NOISE_LABELS[COHORT][1])] == pytest.approx(seed_mean)
+    expected = np.median(bootstrap_retest_taus(draws[FIXED])["kendall_tau"])
+    assert table[(BOOTSTRAP_DRAW, NOISE_LABELS[FIXED][1])] == pytest.approx(expected)

@@ -8,7 +8,8 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring import crs, encoder_profiles, freeze_standard, lodo, raw_axes
+from crsbench_lib.scoring import crs, encoder_profiles, freeze_standard, lodo
+from crsbench_lib.scoring.axes import standard_axes
 from crsbench_lib.standard import ReferenceStandard
 
 
@@ -84,7 +85,7 @@ def standard(table):
 
 def test_held_out_dataset_leaves_the_panel(table, standard):
     """LODO's CRS equals scoring the reduced table against a standard frozen from the reduced table."""
-    raw = raw_axes(table)
+    raw = standard_axes(table, standard)
     result = lodo.leave_one_dataset_out(raw, standard)
     reduced_table = table[table["dataset"] != "fundus"]
     refrozen = freeze_standard(reduced_table, "r", base=standard, created="2026-01-01T00:00:00Z")
@@ -102,7 +103,7 @@ def test_held_out_dataset_leaves_the_panel(table, standard):
 
 
 def test_panel_members_outside_the_table_leave_the_panel(table, standard):
-    raw = raw_axes(table)
+    raw = standard_axes(table, standard)
     kept = raw[raw["encoder"].isin(["enc00", "enc01", "enc02", "enc03"])]
     result = lodo.leave_one_dataset_out(kept, standard)
     assert (result["panel_size"] == 4).all()
@@ -162,7 +163,8 @@ def test_site_b_prediction_of_the_lora_arm_refreezes_the_standards_arm():
 def test_lodo_of_the_lora_arm_refreezes_the_panel_from_the_frozen_arm():
     both, standard = _both_arms()
     lora = both["arm"] == "lora"
-    result = lodo.leave_one_dataset_out(raw_axes(both, arm="lora"), standard, panel_raw=raw_axes(both))
+    result = lodo.leave_one_dataset_out(standard_axes(both, standard, "lora"), standard,
+                                       panel_raw=standard_axes(both, standard))
     reduced = both[both["dataset"] != "derm"]
     refrozen = freeze_standard(reduced, "r", base=standard, created="2026-01-01T00:00:00Z")
     expected = crs.score_results(reduced, refrozen, arm="lora").set_index("encoder")["crs"].sort_index()
@@ -192,7 +194,7 @@ def test_weighted_tau_b_equals_tau_b_of_the_written_out_resample(n, data):
 
 
 def test_tau_difference_matches_the_lodo_taus_and_is_paired(table, standard):
-    raw = raw_axes(table)
+    raw = standard_axes(table, standard)
     predictions = lodo.lodo_predictions(raw, standard)
     summary = lodo.lodo_summary(lodo.leave_one_dataset_out(raw, standard))
     diff = lodo.tau_difference(predictions, "crs", "auroc", "held_out", n_draws=300, random_state=1)
@@ -243,7 +245,7 @@ def test_site_b_predictions_hold_the_taus_of_site_b_prediction(table, standard):
 
 
 def test_tau_difference_table_has_one_row_per_comparison(table, standard):
-    predictions = lodo.lodo_predictions(raw_axes(table), standard)
+    predictions = lodo.lodo_predictions(standard_axes(table, standard), standard)
     diff = lodo.tau_difference(predictions, "crs", "auroc", "held_out", n_draws=50)
     out = lodo.tau_difference_table({"a": diff, "b": diff})
     assert list(out["comparison"]) == ["a", "b"]
@@ -261,3 +263,38 @@ def test_tau_difference_compares_both_predictors_on_the_same_blocks():
     # On d1, the only block where both are defined, p and q are the same predictor.
     assert diff.estimate == 0.0 and diff.tau_first == diff.tau_second == 1.0
     assert diff.ci_low == 0.0 and diff.ci_high == 0.0
+
+
+def test_the_standards_axis_scales_reach_the_shift_free_scores(table, standard, monkeypatch):
+    # The LoDO profiles come from standard_axes(results, standard, arm), so a standard's scales reach them.
+    seen = []
+    real = lodo.standard_axes
+
+    def spy(results, std, arm="frozen"):
+        seen.append(std)
+        return real(results, std, arm=arm)
+
+    monkeypatch.setattr(lodo, "standard_axes", spy)
+    lodo.shift_free_scores(table, standard)
+    assert seen and all(s is standard for s in seen)
+
+
+def test_held_out_bootstrap_taus_are_two_independent_draws_of_each_held_out_auroc_ranking():
+    from crsbench_lib.results.predictions import dataset_arrays, restrict_arrays
+    from crsbench_lib.scoring.retest import bootstrap_retest_taus
+    from crsbench_lib.scoring.two_level_bootstrap import two_level_bootstrap
+    from tests.scoring.test_bootstrap_two_level import standard as make_standard
+    from tests.scoring.test_bootstrap_two_level import synthetic_predictions
+
+    arrays = dataset_arrays(synthetic_predictions(seed=1))
+    std = make_standard({"alpha": np.array([0.6, 0.6, 0.6, 0.6]), "beta": np.array([0.7, 0.5, 0.6, 0.8])})
+    out = lodo.held_out_bootstrap_taus(arrays, std, n_draws=10, random_state=3)
+    assert list(out.columns) == list(lodo.HELD_OUT_BOOTSTRAP_COLUMNS)
+    assert out.groupby("held_out").size().to_dict() == {"cxr": 5, "derm": 5}
+    derm = two_level_bootstrap(restrict_arrays(arrays, datasets=["derm"]), std, n_draws=10, random_state=3, top_k=1)
+    expected = bootstrap_retest_taus(derm.auroc_draws)["kendall_tau"].to_numpy()
+    assert np.array_equal(out.loc[out["held_out"] == "derm", "kendall_tau"].to_numpy(), expected, equal_nan=True)
+    again = lodo.held_out_bootstrap_taus(arrays, std, n_draws=10, random_state=3)
+    pd.testing.assert_frame_equal(out, again)
+    kept = lodo.held_out_bootstrap_taus(arrays, std, encoders=["alpha", "beta", "gamma"], n_draws=4)
+    assert set(kept["n_encoders"]) == {3}

@@ -11,7 +11,8 @@ from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.synthetic import synthetic_results
-from crsbench_lib.scoring import crs, encoder_profiles, freeze_standard, lodo, raw_axes
+from crsbench_lib.scoring import crs, encoder_profiles, freeze_standard, lodo
+from crsbench_lib.scoring.axes import standard_axes
 from crsbench_lib.scoring import lodo_new_domain as nd
 from crsbench_lib.scoring.retest import ACROSS_MEASURES_OTHER_SEED, ACROSS_MEASURES_SAME_SEED, WITHIN_MEASURE, seedwise_scores
 
@@ -94,8 +95,8 @@ def standard(table):
 
 
 @pytest.fixture(scope="module")
-def raw(table):
-    return raw_axes(table)
+def raw(table, standard):
+    return standard_axes(table, standard)
 
 
 def everyone(raw: pd.DataFrame) -> dict[str, frozenset]:
@@ -201,7 +202,7 @@ def test_retest_pairs_are_the_seedwise_rankings(table, standard):
     assert (derm["comparison"] == ACROSS_MEASURES_SAME_SEED).sum() == 2 * 2 * 3
     assert set(derm["n_encoders"]) == {5}
     # Recompute one test-retest pair from the seedwise scores against the LoDO standard.
-    raw = raw_axes(table)
+    raw = standard_axes(table, standard)
     refrozen = lodo.lodo_standard(standard, encoder_profiles(raw[raw["dataset"] != "derm"]), "derm")
     new = [f"enc0{i}" for i in range(1, 6)]
     by_seed = seedwise_scores(table[table["dataset"] == "derm"], refrozen, "frozen", new)
@@ -218,7 +219,7 @@ def test_one_seed_has_no_retest_pair(standard):
     pairs = nd.new_domain_retest(single, standard, {e: frozenset() for e in single["encoder"].unique()})
     assert not (pairs["comparison"] == WITHIN_MEASURE).any()
     assert not (pairs["comparison"] == ACROSS_MEASURES_OTHER_SEED).any()
-    raw = raw_axes(single)
+    raw = standard_axes(single, standard)
     taus = nd.new_domain_taus(nd.new_domain_predictions(raw, standard, {e: frozenset() for e in raw["encoder"].unique()}))
     summary = nd.new_domain_summary(taus, pairs)
     assert (summary["retest_pairs"] == 0).all() and summary["retest_tau"].isna().all()
@@ -259,3 +260,40 @@ def test_relabelling_the_encoders_changes_no_tau(order):
     shuffled = frame.iloc[list(order)].assign(encoder=[f"z{i}" for i in itertools.islice(order, 6)])
     pd.testing.assert_series_equal(nd.new_domain_taus(frame)["kendall_tau"],
                                    nd.new_domain_taus(shuffled)["kendall_tau"])
+
+
+def test_the_standards_axis_scales_reach_the_new_domain_retest(monkeypatch):
+    table = synthetic_results(n_encoders=4, seeds=(0, 1), corruptions=("noise",), severities=(1,))
+    std = freeze_standard(table, "t", created="2026-01-01T00:00:00Z")
+    seen = []
+    real = nd.standard_axes
+
+    def spy(results, standard, arm="frozen"):
+        seen.append(standard)
+        return real(results, standard, arm=arm)
+
+    monkeypatch.setattr(nd, "standard_axes", spy)
+    everyone = {e: frozenset() for e in sorted(table["encoder"].unique())}
+    nd.new_domain_retest(table, std, everyone)
+    assert seen and all(s is std for s in seen)
+
+
+def test_held_out_noise_table_puts_each_held_out_tau_beside_its_targets_baselines():
+    from crsbench_lib.scoring.retest import BOOTSTRAP_DRAW, NOISE_BASELINE_COLUMNS, OBSERVED, SEED_REDRAW
+
+    taus = pd.DataFrame({"held_out": ["a", "a", "b", "b", "a"], "target": ["auroc", "auroc", "auroc", "auroc", "crs"],
+                         "predictor": ["crs", "auroc", "crs", "auroc", "crs"], "kendall_tau": [0.5, 0.7, 0.2, np.nan, 0.9]})
+    retest = pd.DataFrame({"held_out": ["a", "a", "a", "b"],
+                           "comparison": [WITHIN_MEASURE, WITHIN_MEASURE, ACROSS_MEASURES_OTHER_SEED, WITHIN_MEASURE],
+                           "predictor": ["", "", "crs", ""], "target": "auroc", "kendall_tau": [0.8, 0.6, 0.3, 0.9]})
+    boot = pd.DataFrame({"held_out": ["a"] * 3 + ["b"] * 3, "kendall_tau": [0.7, 0.8, 0.9, 0.1, 0.2, 0.3]})
+    table = nd.held_out_noise_table(taus, retest, boot)
+    assert list(table.columns) == ["held_out", *NOISE_BASELINE_COLUMNS]
+    a = table[table["held_out"] == "a"].set_index(["source", "comparison"])["tau"]
+    assert a[(OBSERVED, "CRS without a against AUROC on a")].tolist() == [0.5, 0.3]  # averaged, then one seed
+    assert a[(SEED_REDRAW, "the AUROC ranking on a")] == pytest.approx(0.7)
+    assert a[(BOOTSTRAP_DRAW, "the AUROC ranking on a")] == pytest.approx(0.8)
+    b = table[table["held_out"] == "b"]
+    assert "AUROC without b against AUROC on b" not in set(b["comparison"])  # a NaN tau gets no row
+    with pytest.raises(SchemaError, match="target 'x'"):
+        nd.held_out_noise_table(taus, retest, boot, target="x")

@@ -89,3 +89,108 @@ def test_two_measures_of_one_arm_pair_like_two_arms(two_arms, frozen_standard):
         measure_retest_taus(two_arms, frozen_standard, measures=("crs", "crs"))
     with pytest.raises(SchemaError, match="no column 'auroc'"):
         seedwise_scores(two_arms, frozen_standard, "frozen", score="auroc")
+
+
+# --- bootstrap-draw baseline and the shared noise table (issue 27, item 4) ---------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra.numpy import arrays  # noqa: E402
+
+from crsbench_lib.scoring.retest import (  # noqa: E402
+    AVERAGED,
+    BOOTSTRAP_DRAW,
+    NOISE_BASELINE_COLUMNS,
+    OBSERVED,
+    ONE_SEED_OTHER,
+    SEED_REDRAW,
+    bootstrap_retest_taus,
+    noise_baseline_table,
+    pair_taus,
+)
+
+_draw_rows = arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 7)),
+                    elements=st.floats(-5, 5, allow_nan=False, width=32))
+
+
+@settings(max_examples=60, deadline=None)
+@given(half=_draw_rows)
+def test_identical_draws_agree_at_tau_one(half):
+    # Draw b and draw b + B/2 identical: every pair has tau 1 (or NaN where a draw has no order at all).
+    taus = bootstrap_retest_taus(np.vstack([half, half]))["kendall_tau"].to_numpy()
+    constant = np.ptp(half, axis=1) == 0
+    assert np.all(np.isnan(taus[constant])) and np.allclose(taus[~constant], 1.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(draws=_draw_rows, data=st.data())
+def test_relabelling_the_encoders_leaves_the_baseline_unchanged(draws, data):
+    draws = np.vstack([draws, draws[::-1] + 0.5 * np.arange(draws.shape[1])])
+    order = data.draw(st.permutations(range(draws.shape[1])))
+    before = bootstrap_retest_taus(draws)["kendall_tau"].to_numpy()
+    after = bootstrap_retest_taus(draws[:, order])["kendall_tau"].to_numpy()
+    assert np.allclose(before, after, equal_nan=True)
+
+
+def test_pairs_split_the_draws_in_halves_and_match_scipy():
+    rng = np.random.default_rng(3)
+    draws = rng.normal(size=(11, 6))
+    out = bootstrap_retest_taus(draws)
+    assert list(out.columns) == ["draw_a", "draw_b", "kendall_tau", "n_encoders"]
+    assert out["draw_a"].tolist() == list(range(5)) and out["draw_b"].tolist() == list(range(5, 10))
+    expected = [stats.kendalltau(draws[b], draws[b + 5], variant="b")[0] for b in range(5)]
+    assert np.allclose(out["kendall_tau"], expected)
+    reversed_pair = bootstrap_retest_taus(np.array([[1.0, 2, 3], [3.0, 2, 1]]))
+    assert reversed_pair["kendall_tau"].tolist() == [-1.0]
+
+
+def test_keep_ranks_only_the_named_encoders():
+    draws = np.array([[1.0, 2, 3, 9], [1.0, 2, 3, -9]])
+    assert bootstrap_retest_taus(draws)["kendall_tau"].iloc[0] < 1
+    kept = bootstrap_retest_taus(draws, ["a", "b", "c", "d"], keep=["c", "a", "b"])
+    assert kept["kendall_tau"].tolist() == [1.0] and kept["n_encoders"].tolist() == [3]
+
+
+@pytest.mark.parametrize("draws, kwargs, message", [
+    (np.ones((1, 3)), {}, "expected shape"),
+    (np.ones((4,)), {}, "expected shape"),
+    (np.ones((4, 1)), {}, "expected shape"),
+    (np.array([[1.0, np.nan], [1.0, 2.0]]), {}, "finite"),
+    (np.ones((2, 3)), {"keep": ["a", "b"]}, "keep needs encoders"),
+    (np.ones((2, 3)), {"encoders": ["a", "b", "c"], "keep": ["a", "z"]}, "'z' is not among"),
+    (np.ones((2, 3)), {"encoders": ["a", "b", "c"], "keep": ["a"]}, "need at least 2"),
+])
+def test_bootstrap_retest_input_errors(draws, kwargs, message):
+    with pytest.raises(SchemaError, match=message):
+        bootstrap_retest_taus(draws, **kwargs)
+
+
+def test_noise_table_rows_summaries_and_order():
+    boot = np.linspace(0.5, 1.0, 201)
+    table = noise_baseline_table({"x vs y": 0.4}, {"x": [0.6, np.nan, 0.8], "y": []}, {"x": boot},
+                                 one_seed={"x vs y": [0.3, 0.5]}, interval=0.9)
+    assert list(table.columns) == list(NOISE_BASELINE_COLUMNS)
+    assert list(zip(table["source"], table["rankings"])) == [
+        (OBSERVED, AVERAGED), (OBSERVED, ONE_SEED_OTHER), (SEED_REDRAW, "one seed each"), (BOOTSTRAP_DRAW,
+                                                                                           table["rankings"].iloc[3])]
+    seed = table[table["source"] == SEED_REDRAW].iloc[0]
+    assert (seed["tau"], seed["low"], seed["high"], seed["n_pairs"]) == (0.7, 0.6, 0.8, 2)  # NaN left out
+    draw = table[table["source"] == BOOTSTRAP_DRAW].iloc[0]
+    assert np.isclose(draw["tau"], 0.75) and np.isclose(draw["low"], np.percentile(boot, 5))
+    assert np.isclose(draw["high"], np.percentile(boot, 95)) and draw["n_pairs"] == 201
+    assert "y" not in set(table["comparison"])  # a ranking without a finite tau gets no row
+
+
+def test_noise_table_is_deterministic_and_checks_its_interval():
+    args = ({"a": 0.5}, {"r": [0.1, 0.2]}, {"r": np.random.default_rng(0).random(99)})
+    pd.testing.assert_frame_equal(noise_baseline_table(*args), noise_baseline_table(*args))
+    with pytest.raises(ValueError, match="interval"):
+        noise_baseline_table(*args, interval=1.0)
+
+
+def test_pair_taus_reads_one_comparison(two_arms, frozen_standard):
+    taus = retest_taus(two_arms, frozen_standard)
+    within = pair_taus(taus, WITHIN_ARM, "frozen")
+    assert within.size == 3
+    assert np.allclose(within, taus[(taus["comparison"] == WITHIN_ARM) & (taus["arm_a"] == "frozen")]["kendall_tau"])
+    assert pair_taus(taus, ACROSS_OTHER_SEED, "frozen", "lora").size == 6

@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap, tied_with_leader
 from crsbench_lib.scoring.selection_gate import (
     DEPLOYMENT_EVIDENCE,
     REFERENCE_DECISION,
@@ -23,7 +24,10 @@ PROFILES = pd.DataFrame(
     }
 )
 THRESHOLDS = {"D": 0.75, "C": 0.10, "L": 0.85, "R": 0.05}
-PROBS = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "p_top3": [1.0, 0.97, 0.6, 0.0]})
+# A bootstrap summary: the tier is its in_tier column, whatever P(top 3) says ("c" is in the top 3 in 99 %
+# of draws yet outside the tier, "b" in 40 % yet inside it: the gate must follow in_tier).
+PROBS = pd.DataFrame({"encoder": ["a", "b", "c", "d"], "role": "candidate", "p_top3": [1.0, 0.4, 0.99, 0.0],
+                      "in_tier": [True, True, False, False]})
 
 
 def test_decisions():
@@ -66,10 +70,14 @@ def test_errors():
         selection_gate(PROFILES, {})
     with pytest.raises(SchemaError, match="missing axis column"):
         selection_gate(PROFILES.drop(columns="R"), THRESHOLDS)
-    with pytest.raises(SchemaError, match="no value for encoder 'd'"):
+    with pytest.raises(SchemaError, match="no row for encoder 'd'"):
         selection_gate(PROFILES, THRESHOLDS, PROBS.head(3))
-    with pytest.raises(ValueError, match="tier_probability"):
-        selection_gate(PROFILES, THRESHOLDS, PROBS, tier_probability=0)
+    with pytest.raises(SchemaError, match="missing column 'in_tier'"):
+        selection_gate(PROFILES, THRESHOLDS, PROBS.drop(columns="in_tier"))
+    with pytest.raises(SchemaError, match="'b' is a reference there but not in the gate"):
+        selection_gate(PROFILES, THRESHOLDS, PROBS.assign(role=["candidate", "reference", "candidate", "candidate"]))
+    with pytest.raises(SchemaError, match="'b' is a candidate there but not in the gate"):
+        selection_gate(PROFILES, THRESHOLDS, PROBS, references=["b"])
     bad = PROFILES.copy()
     bad.loc[0, "D"] = float("nan")
     with pytest.raises(SchemaError, match="non-finite"):
@@ -83,7 +91,8 @@ def test_a_reference_is_gated_but_never_advances():
     assert gate.loc["b", "decision"] == REFERENCE_DECISION and gate.loc["b", "role"] == "reference"
     assert not gate.loc["b", "leading_tier"] and gate.loc["b", "clears_gate"]
     assert gate.loc["a", "decision"] == "advance" and gate.loc["a", "role"] == "candidate"
-    assert list(selection_gate(profiles, THRESHOLDS, PROBS, references=["b"])["encoder"])[-1] == "b"
+    as_reference = PROBS.assign(role=["candidate", "reference", "candidate", "candidate"], in_tier=[True, False, False, False])
+    assert list(selection_gate(profiles, THRESHOLDS, as_reference, references=["b"])["encoder"])[-1] == "b"
     with pytest.raises(SchemaError, match="no profile for encoder 'zz'"):
         selection_gate(PROFILES, THRESHOLDS, PROBS, references=["zz"])
 
@@ -100,3 +109,23 @@ def test_threshold_failures_count_the_candidates_each_threshold_stops(d, c, refe
     assert failures.loc["D", "failing"] == fails_d.sum() and failures.loc["C", "failing"] == fails_c.sum()
     assert failures.loc["D", "failing_alone"] == (fails_d & ~fails_c).sum()
     assert failures.loc["D", "binds"] == bool(fails_d.any()) and failures.loc["C", "candidates"] == len(candidates)
+
+
+def test_the_gate_reads_the_tier_and_not_a_rank_probability():
+    gate = selection_gate(PROFILES, THRESHOLDS, PROBS).set_index("encoder")
+    assert gate["leading_tier"].to_dict() == {"a": True, "b": True, "c": False, "d": False}
+    assert "p_tier" not in gate.columns
+
+
+@settings(max_examples=8, deadline=None)
+@given(random_state=st.integers(0, 10_000), n_draws=st.integers(20, 120), with_reference=st.booleans())
+def test_the_gate_tier_is_the_bootstrap_tier(synthetic_table, frozen_standard, random_state, n_draws, with_reference):
+    """The tier is the same set on the gate page as on the leading-tier page: one function decides it."""
+    references = ["enc02"] if with_reference else []
+    boot = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=n_draws, random_state=random_state,
+                                 references=references)
+    profiles = boot.summary[["encoder"]].assign(D=1.0)
+    gate = selection_gate(profiles, {"D": 0.5}, boot.summary, references=references)
+    in_tier = set(boot.summary.loc[boot.summary["in_tier"].astype(bool), "encoder"])
+    assert set(gate.loc[gate["leading_tier"], "encoder"]) == in_tier == set(tied_with_leader(boot.summary, boot.pairwise))
+    assert set(gate.loc[gate["decision"] == "advance", "encoder"]) == in_tier

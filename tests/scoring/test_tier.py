@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from crsbench_lib.errors import ConfigError
-from crsbench_lib.scoring.tier import best_confidence_set
+from crsbench_lib.errors import ConfigError, SchemaError
+from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap, tied_with_leader
+from crsbench_lib.scoring.tier import best_confidence_set, leader_comparisons
 
 
 def test_far_apart_candidates_leave_the_leader_alone_and_near_ties_stay():
@@ -89,3 +91,41 @@ def test_bad_input_is_one_line(draws, point, message):
         best_confidence_set(draws, point)
     with pytest.raises(ConfigError, match="interval"):
         best_confidence_set(np.zeros((5, 3)), np.zeros(3), interval=1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-0.5, 0.5), st.floats(0.0, 0.2), st.floats(-0.05, 0.05))
+def test_leader_comparisons_orient_each_pair_as_the_leader_less_the_other(diff, half, bias):
+    forward = pd.DataFrame({"encoder_a": ["a"], "encoder_b": ["b"], "diff": [diff], "sim_low": [diff - half],
+                            "sim_high": [diff + half], "diff_bias": [bias], "separated": [half < abs(diff)]})
+    backward = forward.assign(encoder_a=["b"], encoder_b=["a"], diff=[-diff], sim_low=[-diff - half],
+                              sim_high=[-diff + half], diff_bias=[-bias])
+    one, other = leader_comparisons(forward, "a", ["b"]), leader_comparisons(backward, "a", ["b"])
+    pd.testing.assert_frame_equal(one, other, atol=1e-12, rtol=0)
+    assert one.loc[0, "low"] <= one.loc[0, "diff"] <= one.loc[0, "high"]
+    assert one.loc[0, "diff"] == pytest.approx(diff) and one.loc[0, "bias"] == pytest.approx(bias)
+
+
+def test_leader_comparisons_refuse_a_missing_pair_or_column():
+    pairwise = pd.DataFrame({"encoder_a": ["a"], "encoder_b": ["b"], "diff": [0.1], "sim_low": [0.0],
+                             "sim_high": [0.2], "diff_bias": [0.0], "separated": [False]})
+    with pytest.raises(SchemaError, match="no pairwise row for 'a' and 'c'"):
+        leader_comparisons(pairwise, "a", ["c"])
+    with pytest.raises(SchemaError, match="lacks column 'sim_low'"):
+        leader_comparisons(pairwise.drop(columns="sim_low"), "a", ["b"])
+
+
+@settings(max_examples=6, deadline=None)
+@given(random_state=st.integers(0, 10_000))
+def test_every_member_is_tied_with_the_leader_and_an_excluded_runner_up_is_beaten_by_it(
+        synthetic_table, frozen_standard, random_state):
+    boot = paired_seed_bootstrap(synthetic_table, frozen_standard, n_draws=60, random_state=random_state)
+    members = tied_with_leader(boot.summary, boot.pairwise)
+    candidates = boot.summary.loc[boot.summary["role"] == "candidate", "encoder"].tolist()
+    others = [c for c in candidates if c != members[0]]
+    table = leader_comparisons(boot.pairwise, members[0], others).set_index("encoder")
+    for name in members[1:]:
+        assert table.loc[name, "low"] <= 0 <= table.loc[name, "high"] and not table.loc[name, "separated"]
+    runner_up = others[0]
+    if runner_up not in members:
+        assert table.loc[runner_up, "low"] > 0 and table.loc[runner_up, "separated"]

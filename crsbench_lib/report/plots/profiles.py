@@ -219,7 +219,7 @@ def gate_matrix(gate: pd.DataFrame) -> Figure:
     ----------
     gate : pandas.DataFrame
         ``selection_gate.selection_gate`` output (``encoder``, ``pass_<axis>``,
-        ``decision``, optionally ``p_tier``).
+        ``decision``).
 
     Returns
     -------
@@ -240,8 +240,7 @@ def gate_matrix(gate: pd.DataFrame) -> Figure:
     labels = list(gate["encoder"].astype(str))
     ax.set_yticks(range(len(gate)), labels)
     for i, decision in enumerate(gate["decision"].astype(str)):
-        suffix = f"  (P = {gate['p_tier'].iloc[i]:.2f})" if "p_tier" in gate.columns else ""
-        ax.text(len(axes_cols) - 0.4, i, f"{decision}{suffix}", va="center", fontsize=7.5,
+        ax.text(len(axes_cols) - 0.4, i, decision, va="center", fontsize=7.5,
                 fontweight="bold" if decision == "advance" else "normal")
     ax.set_xlim(-0.5, len(axes_cols) + 2.6)
     ax.spines[:].set_visible(False)

@@ -1,10 +1,11 @@
 """The sentences of the agreement and sensitivity chapters: how far AUROC and CRS rank alike.
 
 The rank agreement of AUROC and CRS with its reversed pairs and the study's
-value (:func:`describe_agreement`), whether the two rankings differ beyond
-their own seed noise (:func:`describe_measure_retest`), and how that
-agreement and the top set move when a worst anchor moves
-(:func:`describe_anchor_sweep`).
+value (:func:`describe_agreement`), and how that agreement and the top set
+move when a worst anchor moves (:func:`describe_anchor_sweep`). Whether the two
+rankings differ beyond their own noise (seed redraws and bootstrap draws) is
+read by the book's one shared sentence for every rank comparison,
+:func:`crsbench_lib.report.grammar.describe_tau_against_noise`.
 """
 
 from __future__ import annotations
@@ -120,58 +121,3 @@ def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: st
     if not sentences:
         return "No anchor was varied."
     return " ".join(sentences)
-
-
-def describe_measure_retest(summary: pd.DataFrame, first: str = "D", second: str = "crs",
-                            names: dict[str, str] | None = None) -> str:
-    """Whether two measures rank the encoders apart beyond each ranking's own seed noise.
-
-    Reads :func:`crsbench_lib.scoring.retest.retest_summary` of
-    :func:`~crsbench_lib.scoring.retest.measure_retest_taus` (rankings scored
-    one seed at a time). The verdict compares like with like: the τ_b between
-    the two measures on *different* seeds against the test-retest τ_b of each
-    measure (two seeds of one measure), pooled; with the few, overlapping seed
-    pairs of a run it states whether the two ranges separate, not a test.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from crsbench_lib.scoring.retest import ACROSS_MEASURES_OTHER_SEED, ACROSS_MEASURES_SAME_SEED, WITHIN_MEASURE
-    >>> summary = pd.DataFrame({
-    ...     "comparison": [WITHIN_MEASURE, WITHIN_MEASURE, ACROSS_MEASURES_SAME_SEED, ACROSS_MEASURES_OTHER_SEED],
-    ...     "arms": ["D", "crs", "D vs crs", "D vs crs"], "n_pairs": [3, 3, 3, 6],
-    ...     "mean_tau": [0.80, 0.70, 0.85, 0.72], "min_tau": [0.75, 0.64, 0.80, 0.66],
-    ...     "max_tau": [0.86, 0.76, 0.90, 0.79]})
-    >>> describe_measure_retest(summary)
-    'Scored one seed at a time, two seeds of the same measure agree at a mean Kendall τ_b of 0.75 (0.64 to 0.86 over 6 seed pairs of AUROC and CRS): the test-retest baseline. AUROC on one seed against CRS on another agrees at τ_b 0.72 (0.66 to 0.79 over 6 pairs), and on the same seed at 0.85 (0.80 to 0.90 over 3 pairs; these share a training split). The ranges overlap: in this run AUROC and CRS order the encoders as alike as two runs of one measure do, so their disagreement cannot be told apart from the noise of re-running.'
-    """
-    from crsbench_lib.scoring.retest import ACROSS_MEASURES_OTHER_SEED, ACROSS_MEASURES_SAME_SEED, WITHIN_MEASURE
-
-    names = {"D": "AUROC", "crs": "CRS", **(names or {})}
-    a, b = names.get(first, first), names.get(second, second)
-    pair = f"{first} vs {second}"
-    base = summary[(summary["comparison"] == WITHIN_MEASURE) & summary["arms"].isin([first, second])]
-    other = summary[(summary["comparison"] == ACROSS_MEASURES_OTHER_SEED) & (summary["arms"] == pair)]
-    same = summary[(summary["comparison"] == ACROSS_MEASURES_SAME_SEED) & (summary["arms"] == pair)]
-    if base.empty or other.empty:
-        return (f"This run has a single seed, so neither ranking's test-retest noise can be measured: the {a}-{b} "
-                "agreement cannot be compared with the noise of re-running.")
-    n_base = int(base["n_pairs"].sum())
-    mean_base = float((base["mean_tau"] * base["n_pairs"]).sum() / n_base)
-    low, high = float(base["min_tau"].min()), float(base["max_tau"].max())
-    o = other.iloc[0]
-    text = (f"Scored one seed at a time, two seeds of the same measure agree at a mean Kendall τ_b of {mean_base:.2f} "
-            f"({low:.2f} to {high:.2f} over {n_base} seed pairs of {and_list([a, b]) if len(base) > 1 else a}): "
-            f"the test-retest baseline. {a} on one seed against {b} on another agrees at τ_b {o['mean_tau']:.2f} "
-            f"({o['min_tau']:.2f} to {o['max_tau']:.2f} over {int(o['n_pairs'])} pairs)")
-    if not same.empty:
-        c = same.iloc[0]
-        text += (f", and on the same seed at {c['mean_tau']:.2f} ({c['min_tau']:.2f} to {c['max_tau']:.2f} over "
-                 f"{int(c['n_pairs'])} pairs; these share a training split)")
-    text += ". "
-    if o["max_tau"] < low:
-        return text + (f"Every cross-measure pair falls below every test-retest pair: in this run {a} and {b} order "
-                       "the encoders differently beyond the noise of re-running, as far as these few, overlapping "
-                       "seed pairs show.")
-    return text + (f"The ranges overlap: in this run {a} and {b} order the encoders as alike as two runs of one "
-                   "measure do, so their disagreement cannot be told apart from the noise of re-running.")

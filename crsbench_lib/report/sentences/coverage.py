@@ -28,6 +28,31 @@ QUANTITY_NAMES: dict[str, str] = {
     "axis_R": "robustness (R)", "crs": "each encoder's CRS", "crs_difference": "the pairwise CRS differences",
     "tau_auroc_crs": "Kendall's τ_b of AUROC and CRS",
 }
+_AXES_SHOWN = ("no page shows an axis interval; the CRS draws resample the axes, each encoder's profile draws "
+               "recentred on its point profile (method section 9, amendment 15)")
+#: Which interval the book's pages show for each audited quantity, and where (None: no page shows one).
+BOOK_INTERVALS: dict[str, tuple[str | None, str]] = {
+    "axis_D": (None, _AXES_SHOWN), "axis_C": (None, _AXES_SHOWN), "axis_L": (None, _AXES_SHOWN),
+    "axis_R": (None, _AXES_SHOWN),
+    "crs": ("percentile", "the leading-tier chapter's bootstrap summary, with the basic interval and the bias beside it"),
+    "crs_difference": ("percentile", "the leading-tier chapter's pairwise table, with the basic interval beside it"),
+    "tau_auroc_crs": ("percentile", "the agreement chapter"),
+    "leading_tier": ("set", "the leading-tier and selection-gate chapters: the confidence set for the best, read on "
+                            "simultaneous intervals centred on the point"),
+}
+#: What each quantity's estimator is, where a bias has a known source.
+BIAS_SOURCES: dict[str, str] = {
+    "axis_C": "binned ECE is biased upward on a finite test set (each bin's absolute gap between confidence and "
+              "accuracy turns sampling noise into excess)",
+    "crs": "the CRS's dominance share and floor are non-smooth functions of the profile",
+    "crs_difference": "the CRS's dominance share and floor are non-smooth functions of the profile",
+}
+
+
+def _covered(row: pd.Series) -> str:
+    """``"5 of 24"``: how many intervals held the truth."""
+    n = int(row["n"])
+    return f"{round(float(row['observed']) * n)} of {n}"
 
 
 def judged_se(nominal: float, observed_se: float, n_replicates: int) -> float:
@@ -92,8 +117,8 @@ def describe_coverage(table: pd.DataFrame, method: str = "percentile", world: st
     ...     "mc_se": [0.02, 0.05, 0.07], "mean_set_size": [float("nan"), float("nan"), 2.1]})
     >>> print(describe_coverage(table))  # doctest: +NORMALIZE_WHITESPACE
     Over 20 replicates of the protocol, the 95 % percentile intervals (nominal coverage 0.95) stay within two Monte-Carlo
-    errors of it for discrimination (D) (0.940 of 100 intervals cover the truth, Monte-Carlo error 0.049) and fall short for
-    calibration (C) (0.700 of 100, error 0.050). With 20 replicates a shortfall below 0.10 goes unseen: more
+    errors of it for discrimination (D) (94 of 100 intervals cover the truth, a share of 0.940, Monte-Carlo error 0.049) and fall short for
+    calibration (C) (70 of 100, 0.700, error 0.050). With 20 replicates a shortfall below 0.10 goes unseen: more
     replicates would tell. The leading tier (2.1 encoders on average) held the truly best encoder in 0.900 of the 20
     replicates (error 0.070). Which interval falls short is a property of the interval method under this design;
     by how much is measured in this build's simulated world.
@@ -111,8 +136,8 @@ def describe_coverage(table: pd.DataFrame, method: str = "percentile", world: st
         if verdict == "holds":
             held_errors.append(se)
         name = QUANTITY_NAMES.get(str(r["quantity"]), str(r["quantity"]))
-        detail = (f"{fmt(r['observed'], 3)} of {int(r['n'])} intervals cover the truth, Monte-Carlo error {fmt(se, 3)}"
-                  if first else f"{fmt(r['observed'], 3)} of {int(r['n'])}, error {fmt(se, 3)}")
+        detail = (f"{_covered(r)} intervals cover the truth, a share of {fmt(r['observed'], 3)}, Monte-Carlo error "
+                  f"{fmt(se, 3)}" if first else f"{_covered(r)}, {fmt(r['observed'], 3)}, error {fmt(se, 3)}")
         first = False
         clauses[verdict].append(f"{name} ({detail})")
     verbs = {"holds": "stay within two Monte-Carlo errors of it for", "under-covers": "fall short for",
@@ -188,4 +213,188 @@ def describe_truth(truth: pd.DataFrame, table: pd.DataFrame, method: str = "perc
                    f"({name}): there, part of a miss may be the truth's; more training draws would tell.")
 
 
-__all__ = ["QUANTITY_NAMES", "RESOLVABLE_SE", "TOLERANCE_SE", "coverage_verdict", "describe_coverage", "describe_truth", "judged_se"]
+def describe_unaudited(profile: str) -> str:
+    """What the chapter says for a run whose cohort is not the simulated one: there is no truth to audit against.
+
+    Examples
+    --------
+    >>> describe_unaudited("mine").startswith("This build reads data whose truth is unknown")
+    True
+    """
+    return ("This build reads data whose truth is unknown (profile "
+            f"{profile}), so its intervals cannot be checked against it: the self-audit runs in the simulated "
+            "world only. `crsbench coverage --profile default` audits the default profile's protocol there; "
+            "its finding belongs to that world and to intervals of this design, not to this run's data.")
+
+
+def signed(value: float, digits: int) -> str:
+    """``+0.003``, ``-0.003`` or ``0.000``: a distance with its sign written out.
+
+    Examples
+    --------
+    >>> signed(0.0123, 3), signed(-0.0001, 3)
+    ('+0.012', '0.000')
+    """
+    text = fmt(value, digits)
+    return text if text.startswith("-") or float(text) == 0 else "+" + text
+
+
+def _verdicts(table: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, pd.Series]]:
+    """(quantity, method) -> (verdict, judged error, row) for every row of a coverage table."""
+    out = {}
+    for _, r in table.iterrows():
+        se = judged_se(float(r["nominal"]), float(r["mc_se"]), int(r["n_replicates"]))
+        out[(str(r["quantity"]), str(r["method"]))] = (
+            coverage_verdict(float(r["observed"]), float(r["nominal"]), se), se, r)
+    return out
+
+
+_VERBS = {"holds": "holds", "under-covers": "falls short", "over-covers": "is wider than promised"}
+
+
+def describe_methods(table: pd.DataFrame, world: str = "this build's simulated world") -> str:
+    """Percentile against basic interval, quantity by quantity, with the estimator's bias that decides between them.
+
+    The percentile interval ``[q(a), q(1 - a)]`` of the draws is where a
+    resampled estimate falls; the basic interval ``[2 point - q(1 - a), 2 point
+    - q(a)]`` reflects it about the point (Davison & Hinkley 1997, eq. 5.6). For
+    an estimator biased by ``b`` the draws are biased by about ``b`` again around
+    the point, so the percentile interval sits about ``2 b`` from the truth and the
+    basic interval about ``0``: where a bias is large beside the interval's
+    width, the percentile interval falls short and the basic one holds. The bias
+    is read from the audit itself (mean of estimate less truth over the
+    replicates, judged against twice its standard error).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A coverage table with ``mean_error`` and ``error_se``
+        (:func:`crsbench_lib.scoring.coverage.coverage_table`).
+    world : str
+        Names where the numbers come from.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If no quantity has both a percentile and a basic interval.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["axis_C", "axis_C", "axis_D", "axis_D"],
+    ...     "method": ["basic", "percentile"] * 2, "nominal": 0.95, "observed": [0.96, 0.30, 0.95, 0.94],
+    ...     "n": 80, "n_replicates": 16, "mc_se": [0.04, 0.10, 0.04, 0.04], "mean_width": 0.03,
+    ...     "mean_error": [0.012, 0.012, 0.001, 0.001], "error_se": [0.001, 0.001, 0.002, 0.002]})
+    >>> print(describe_methods(table))  # doctest: +NORMALIZE_WHITESPACE
+    For calibration (C) the percentile interval falls short (24 of 80 cover the truth, a share of 0.300, error 0.100) while the
+    basic interval holds (0.960, error 0.054): its estimate lies +0.012 from the truth on average (error 0.001, 80 %
+    of the interval's half-width), because binned ECE is biased upward on a finite test set (each bin's absolute gap
+    between confidence and accuracy turns sampling noise into excess); the draws add the bias again, the basic
+    interval reflects them about the point and takes it out. Both intervals hold for discrimination (D). That a
+    biased estimator's percentile interval falls short while the basic one holds belongs to the interval methods
+    (any benchmark of this design); how large the bias is belongs to this build's simulated world.
+    """
+    verdicts = _verdicts(table)
+    quantities = sorted({q for q, m in verdicts if m == "percentile"} & {q for q, m in verdicts if m == "basic"},
+                        key=lambda q: list(QUANTITY_NAMES).index(q) if q in QUANTITY_NAMES else len(QUANTITY_NAMES))
+    if not quantities:
+        raise ValueError("the coverage table holds no quantity with both a percentile and a basic interval")
+    both: dict[str, list[str]] = {"holds": [], "under-covers": []}
+    sentences = []
+    split_found = False
+    other_parts = 0
+    for q in quantities:
+        (pv, pse, pr), (bv, bse, br) = verdicts[(q, "percentile")], verdicts[(q, "basic")]
+        name = QUANTITY_NAMES.get(q, q)
+        if pv == bv and pv in both:
+            both[pv].append(name)
+            continue
+        if pv == bv:
+            sentences.append(f"Both intervals are wider than promised for {name}.")
+            continue
+        textbook = pv == "under-covers" and bv == "holds"
+        other_parts += not textbook
+        text = (f"For {name} the percentile interval {_VERBS[pv]} ({_covered(pr)} cover "
+                f"the truth, a share of {fmt(pr['observed'], 3)}, error {fmt(pse, 3)}) while the basic interval {_VERBS[bv]} ({fmt(br['observed'], 3)}, "
+                f"error {fmt(bse, 3)})")
+        bias, bias_se = float(pr.get("mean_error", math.nan)), float(pr.get("error_se", math.nan))
+        half = float(pr.get("mean_width", math.nan)) / 2.0
+        if math.isfinite(bias) and math.isfinite(bias_se) and abs(bias) > TOLERANCE_SE * bias_se:
+            share = f", {percent(bias / half)} of the interval's half-width" if math.isfinite(half) and half > 0 else ""
+            text += f": its estimate lies {signed(bias, 3)} from the truth on average (error {fmt(bias_se, 3)}{share})"
+            if q in BIAS_SOURCES:
+                text += f", because {BIAS_SOURCES[q]}"
+            if textbook:
+                text += "; the draws add the bias again, the basic interval reflects them about the point and takes it out"
+                split_found = True
+        elif math.isfinite(bias):
+            text += (f"; its estimate's mean distance from the truth ({signed(bias, 3)}, error {fmt(bias_se, 3)}) "
+                     "does not explain it")
+        sentences.append(text + ".")
+    if both["holds"]:
+        sentences.append(f"Both intervals hold for {and_list(both['holds'])}.")
+    if both["under-covers"]:
+        sentences.append(f"Both fall short for {and_list(both['under-covers'])}.")
+    parted = len(quantities) - len(both["holds"]) - len(both["under-covers"])
+    if split_found:
+        sentences.append("That a biased estimator's percentile interval falls short while the basic one holds belongs to "
+                         "the interval methods (any benchmark of this design); how large the bias is belongs to "
+                         f"{world}.")
+    if other_parts or (parted and not split_found):
+        sentences.append(f"Where the two methods part in any other way, the finding is measured in {world} only.")
+    if parted == 0:
+        sentences.append(f"The two methods give the same verdict for every quantity, in {world}.")
+    return " ".join(sentences)
+
+
+def describe_book_intervals(table: pd.DataFrame, intervals: dict[str, tuple[str | None, str]] | None = None) -> str:
+    """Which interval the book's pages show for each quantity, and whether that interval held in this audit.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A coverage table.
+    intervals : dict, optional
+        Quantity -> (method shown, where); default :data:`BOOK_INTERVALS`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["crs", "leading_tier"], "method": ["percentile", "set"], "nominal": 0.95,
+    ...     "observed": [0.94, 1.0], "n": [80, 16], "n_replicates": 16, "mc_se": [0.03, 0.0]})
+    >>> print(describe_book_intervals(table, {"crs": ("percentile", "the tier chapter"),
+    ...     "leading_tier": ("set", "the tier chapter"), "axis_D": (None, "no page"),
+    ...     "axis_C": (None, "no page")}))  # doctest: +NORMALIZE_WHITESPACE
+    The book's pages show the percentile interval for each encoder's CRS (the tier chapter; here it holds: 0.940,
+    error 0.054) and the leading tier as a set for the truly best encoder (the tier chapter; here it holds: 1.000,
+    error 0.054). For discrimination (D) and calibration (C): no page.
+    """
+    verdicts = _verdicts(table)
+    shown: list[str] = []
+    unshown: dict[str, list[str]] = {}
+    for q, (method, where) in (intervals if intervals is not None else BOOK_INTERVALS).items():
+        name = "the leading tier" if q == "leading_tier" else QUANTITY_NAMES.get(q, q)
+        if method is None:
+            unshown.setdefault(where, []).append(name)
+            continue
+        what = f"{name} as a set for the truly best encoder" if method == "set" else f"the {method} interval for {name}"
+        if (q, method) in verdicts:
+            verdict, se, r = verdicts[(q, method)]
+            shown.append(f"{what} ({where}; here it {_VERBS[verdict]}: {fmt(r['observed'], 3)}, error {fmt(se, 3)})")
+        else:
+            shown.append(f"{what} ({where}; not audited here)")
+    text = [f"The book's pages show {and_list(shown)}."] if shown else []
+    text += [f"For {and_list(names)}: {where}." for where, names in unshown.items()]
+    return " ".join(text)
+
+
+__all__ = ["BIAS_SOURCES", "BOOK_INTERVALS", "QUANTITY_NAMES", "describe_book_intervals", "describe_methods",
+           "describe_unaudited", "signed", "RESOLVABLE_SE", "TOLERANCE_SE", "coverage_verdict", "describe_coverage", "describe_truth", "judged_se"]

@@ -4,16 +4,15 @@ How far published scores move under the fixed reference and under cohort
 renormalisation (:func:`describe_displacement`), and whether the existing
 entries change order or only position (:func:`describe_rank_changes`), and
 how that reordering compares with the reordering that redrawing the seeds
-brings (:func:`describe_rank_noise`).
+brings, read through the book's shared noise sentence (:func:`describe_rank_noise`).
 """
 
 from __future__ import annotations
 
-import math
 import numbers
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import finite, fmt
+from crsbench_lib.report.grammar import describe_tau_against_noise, finite, fmt
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,45 +94,33 @@ def _span(low: float, high: float, digits: int) -> str:
     return lo if lo == hi else f"{lo} to {hi}"
 
 
-def _scheme_clause(row: object, label: str) -> tuple[str, str]:
-    """The clause of one scheme, and how its insertion compares with its seed redraws."""
-    moved, pairs = int(row.insertion_order_changes), int(row.n_pairs)
-    tau = "τ_b undefined" if math.isnan(float(row.insertion_tau)) else f"τ_b = {fmt(float(row.insertion_tau), 3)}"
-    head = f"under {label} the insertion leaves the existing order at {tau} with itself before ({moved} of {pairs} pairs reordered)"
-    if not int(row.retest_seed_pairs):
-        return head, "none"
-    low, high = float(row.retest_min_order_changes), float(row.retest_max_order_changes)
-    seeds = (f"two seeds of the same ranking reorder {_span(low, high, 2)} pairs (τ_b "
-             f"{_span(float(row.retest_min_tau), float(row.retest_max_tau), 2)}, mean {fmt(float(row.retest_mean_tau), 2)} "
-             f"over {int(row.retest_seed_pairs)} seed pairs)")
-    if moved < low:
-        relation = "fewer"
-    elif moved > high:
-        relation = "more"
-    else:
-        relation = "within"
-    return f"{head}, while {seeds}", relation
+def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: float = 0.95,
+                        simulated: bool | None = None) -> str:
+    """Whether an insertion reorders the existing entries more or less than the ranking's own noise does.
 
-
-def describe_rank_noise(table: "pd.DataFrame", noun: str = "existing encoders") -> str:
-    """Whether an insertion reorders the existing entries more or less than redrawing the seeds does.
-
-    Reads :func:`crsbench_lib.scoring.insertion.rank_noise_table`: per scheme,
-    the insertion's Kendall τ_b and pairwise order changes (before against
-    after, on profiles averaged over seeds) beside the test-retest of the same
-    ranking (two seeds, each scored alone). The verdict compares the order
-    changes with the range of the seed pairs' (with the few, overlapping seed
-    pairs of a run it says whether the counts separate, not a test), and says
-    what each reordering is: a re-run's is the measurement's noise, an
-    insertion's is the scheme rewriting history from the same scores.
+    The τ_b part is the book's shared reading of a rank comparison against its
+    noise (:func:`crsbench_lib.report.grammar.describe_tau_against_noise` on
+    :func:`crsbench_lib.scoring.retest.noise_baseline_table`: the insertion's
+    τ_b per scheme beside the seed-redraw and bootstrap-draw τ_b of the same
+    ranking). What only this chapter adds is the count of reordered pairs
+    beside the seed pairs' range (:func:`crsbench_lib.scoring.insertion.rank_noise_table`;
+    with the few, overlapping seed pairs of a run it says whether the counts
+    separate, not a test) and what each reordering is: a re-run's is the
+    measurement's noise, an insertion's is the scheme rewriting history from
+    the same scores.
 
     Parameters
     ----------
     table : pandas.DataFrame
         Rows "fixed reference" and "cohort-renormalised", columns
         :data:`crsbench_lib.scoring.insertion.RANK_NOISE_COLUMNS`.
-    noun : str
-        What the existing entries are called.
+    noise : pandas.DataFrame
+        :func:`crsbench_lib.scoring.insertion.insertion_noise_table` of the same insertion
+        (each scheme's τ_b is judged against its own ranking's rows).
+    level : float
+        Coverage of the bootstrap rows' range.
+    simulated : bool, optional
+        Whether the run is the simulated cohort (the world its numbers belong to).
 
     Returns
     -------
@@ -141,39 +128,48 @@ def describe_rank_noise(table: "pd.DataFrame", noun: str = "existing encoders") 
 
     Examples
     --------
-    >>> import pandas as pd
+    >>> import numpy as np, pandas as pd
     >>> from crsbench_lib.scoring.insertion import RANK_NOISE_COLUMNS
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
     >>> rows = [("fixed reference", 1.0, 0, 136, 3, 0.81, 0.76, 0.85, 10, 16),
     ...         ("cohort-renormalised", 0.97, 2, 136, 3, 0.54, 0.46, 0.59, 28, 37)]
-    >>> describe_rank_noise(pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS))).split(". ")[0] + "."
-    'Beside the noise of the ranking itself: under the fixed reference the insertion leaves the existing order at τ_b = 1.000 with itself before (0 of 136 pairs reordered), while two seeds of the same ranking reorder 10 to 16 pairs (τ_b 0.76 to 0.85, mean 0.81 over 3 seed pairs).'
+    >>> noise = noise_baseline_table({"the fixed reference": 1.0, "cohort renormalisation": 0.97},
+    ...                              {"fixed reference": [0.76, 0.85, 0.81]}, {"fixed reference": np.linspace(0.8, 0.95, 11)})
+    >>> describe_rank_noise(pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS)), noise).split(". ")[-4] + "."
+    'In pairs: the insertion reorders 0 of 136 pairs under the fixed reference and 2 under cohort renormalisation, while two seeds of the same ranking reorder 10 to 16 pairs (fixed reference) and 28 to 37 (cohort-renormalised).'
     """
-    from crsbench_lib.scoring.insertion import COHORT, FIXED
+    from crsbench_lib.scoring.insertion import COHORT, FIXED, NOISE_LABELS
 
     rows = {str(r.scheme): r for r in table.itertuples(index=False)}
     if set(rows) != {FIXED, COHORT}:
         raise ValueError(f"rank noise table: expected the rows {FIXED!r} and {COHORT!r}, got {sorted(rows)}")
-    fixed, fixed_relation = _scheme_clause(rows[FIXED], "the fixed reference")
-    cohort, relation = _scheme_clause(rows[COHORT], "cohort renormalisation")
-    text = f"Beside the noise of the ranking itself: {fixed}. {cohort[:1].upper()}{cohort[1:]}. "
-    if relation == "none":
-        return text + ("This run has a single seed, so no test-retest baseline can be measured and the reordering "
-                       "cannot be read against the ranking's own noise.")
-    verdict = {
-        "fewer": "Renormalisation reorders fewer pairs than redrawing the seeds does",
-        "more": "Renormalisation reorders more pairs than any redraw of the seeds does",
-        "within": "Renormalisation reorders about as many pairs as redrawing the seeds does (within their range)",
-    }[relation]
+    fixed, cohort = rows[FIXED], rows[COHORT]
+    for scheme, value in ((FIXED, fixed.insertion_order_changes), (COHORT, cohort.insertion_order_changes)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{scheme} order changes must be a non-negative integer, got {value!r}")
+    text = describe_tau_against_noise(noise, level=level, simulated=simulated,
+                                      judged_by={c: [r] for c, r in NOISE_LABELS.values()})
+    world = "this build's simulated world" if simulated else "this build's world"
+    moved, pairs = int(cohort.insertion_order_changes), int(cohort.n_pairs)
+    head = (f" In pairs: the insertion reorders {int(fixed.insertion_order_changes)} of {pairs} pairs under the fixed "
+            f"reference and {moved} under cohort renormalisation")
+    if not int(cohort.retest_seed_pairs) or not int(fixed.retest_seed_pairs):
+        return text + head + ("; this run has a single seed, so the count cannot be read against the ranking's own "
+                              "seed noise.")
+    low, high = float(cohort.retest_min_order_changes), float(cohort.retest_max_order_changes)
+    text += (f"{head}, while two seeds of the same ranking reorder "
+             f"{_span(float(fixed.retest_min_order_changes), float(fixed.retest_max_order_changes), 2)} pairs "
+             f"({FIXED}) and {_span(low, high, 2)} ({COHORT}). ")
+    verdict = ("Renormalisation reorders fewer pairs than redrawing the seeds does" if moved < low else
+               "Renormalisation reorders more pairs than any redraw of the seeds does" if moved > high else
+               "Renormalisation reorders about as many pairs as redrawing the seeds does (within their range)")
     text += (f"{verdict}, but not in the same way: a redraw's reordering is the measurement's noise, while "
              "renormalisation reorders the same scores with no new measurement at all, which is history rewritten, "
              "and the fixed reference never does it.")
-    base, renorm = float(rows[FIXED].retest_mean_tau), float(rows[COHORT].retest_mean_tau)
-    if renorm < float(rows[FIXED].retest_min_tau):
+    base, renorm = float(fixed.retest_mean_tau), float(cohort.retest_mean_tau)
+    if renorm < float(fixed.retest_min_tau):
         text += (f" Scored one seed at a time, the renormalised ranking is also the less reproducible one (mean τ_b "
                  f"{fmt(renorm, 2)} against {fmt(base, 2)}): its anchors are the cohort's own extremes and its panel the "
                  "cohort, so the seed noise of the encoders at the extremes moves every score.")
-    return text + (" The insertion's τ_b compares rankings averaged over the run's seeds, which are steadier than the "
-                   "one-seed rankings of the baseline, so the baseline overstates the noise of the order a registry "
-                   "publishes. That a fixed reference reorders nothing holds for any benchmark of this design; how "
-                   "many pairs renormalisation reorders, against this run's seed noise, belongs to this build's "
-                   "world and these newcomers.")
+    return text + (" That a fixed reference reorders nothing holds for any benchmark of this design; how many pairs "
+                   f"renormalisation reorders belongs to {world} and these newcomers.")

@@ -1,10 +1,12 @@
-"""The sentences of the leading-tier chapter: who leads, and what the bootstrap intervals mean.
+"""The sentences of the leading-tier chapter: what the tier is, who leads, and what the bootstrap intervals mean.
 
-Who the draws cannot separate from the leader (:func:`describe_leading_tier`),
-every point CRS outside its own percentile interval and what the intervals then
-mean (:func:`describe_bootstrap_bias`), where one encoder's bias comes from
-(:func:`describe_bias_sources`), and which point CRS orders the table
-(:func:`describe_score_orders`).
+The one wording of the leading tier (:data:`LEADING_TIER_DEFINITION`, shown by
+:func:`describe_tier_definition` on the leading-tier and gate pages and
+repeated verbatim by the glossary and the method page), who is in it
+(:func:`describe_leading_tier`), every point CRS outside its own percentile
+interval and what the intervals then mean (:func:`describe_bootstrap_bias`),
+where one encoder's bias comes from (:func:`describe_bias_sources`), and which
+point CRS orders the table (:func:`describe_score_orders`).
 """
 
 from __future__ import annotations
@@ -15,91 +17,156 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from crsbench_lib.report.grammar import and_list, describe_interval, finite, fmt, interval_excludes_zero, percent
+from crsbench_lib.report.grammar import and_list, finite, fmt, format_interval, interval_excludes_zero, percent
 
 if TYPE_CHECKING:
     import pandas as pd
+
+#: The one definition of the leading tier, word for word on every page that defines it (the glossary entry,
+#: the method page, the leading-tier and gate pages); membership is computed in one place,
+#: :func:`~crsbench_lib.scoring.tier.best_confidence_set` (the ``in_tier`` column of a bootstrap summary).
+LEADING_TIER_DEFINITION = (
+    "The confidence set for the best candidate: every candidate that no other candidate is shown to beat. "
+    "One candidate is shown to beat another when the simultaneous interval of their paired CRS difference "
+    "lies above zero. The intervals are centred on the point difference, so a bias of the bootstrap draws "
+    "moves no decision, and they share one max-t critical value over every pair of candidates, so that with "
+    "their stated coverage (95 % by default) all of them hold at once and the set then holds the truly best "
+    "candidate. "
+    "The point leader is always a member, a reference is never one, and a rank probability such as P(top k) "
+    "describes the draws without deciding membership."
+)
+
+#: The glue key under which the leading-tier and gate pages store their tier (tested to agree).
+TIER_GLUE_KEY = "leading_tier_members"
+
+
+def describe_tier_definition(level: float = 0.95) -> str:
+    """The leading tier's definition as a page prints it, with the coverage the page uses.
+
+    Parameters
+    ----------
+    level : float
+        Simultaneous coverage of the intervals, in (0, 1).
+
+    Returns
+    -------
+    str
+        ``"The *leading tier* is "`` followed by :data:`LEADING_TIER_DEFINITION`
+        (its first letter lower-cased) and the coverage this page uses. Plain
+        Markdown: a notebook's Markdown output is rendered as CommonMark, so
+        the page's own text links the glossary term.
+
+    Examples
+    --------
+    >>> describe_tier_definition(0.9).split(". ")[-1]
+    'On this page the coverage is 90 %.'
+    """
+    coverage = finite(level, "level")
+    if not 0.0 < coverage < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    body = LEADING_TIER_DEFINITION[0].lower() + LEADING_TIER_DEFINITION[1:]
+    return f"The *leading tier* is {body} On this page the coverage is {coverage * 100:.0f} %."
+
+
+_COMPARISON_COLUMNS = ("encoder", "low", "high", "bias")
+
+
+def _comparison(row: "pd.Series", digits: int) -> str:
+    return (f"{format_interval(float(row['low']), float(row['high']), digits)} "
+            f"(bias {fmt(finite(row['bias'], 'bias'), digits)})")
 
 
 def describe_leading_tier(
     members: Sequence[str],
     p_rank1: Mapping[str, float],
-    intervals: Mapping[str, tuple[float, float]],
+    comparisons: "pd.DataFrame",
     level: float = 0.95,
     references: Sequence[str] = (),
     tied_references: Sequence[str] = (),
-    point_outside: Mapping[str, tuple[float, float, float]] | None = None,
+    digits: int = 3,
 ) -> str:
-    """Who leads, naming every candidate the draws cannot separate from the leader.
+    """Who is in the leading tier, with the simultaneous interval behind each comparison with the leader.
 
     Parameters
     ----------
     members : sequence of str
-        The leader (highest point CRS among the candidates) first, then every
-        candidate whose paired CRS difference with it has an interval that
-        includes zero (:func:`~crsbench_lib.scoring.bootstrap.tied_with_leader`).
+        The tier (:func:`~crsbench_lib.scoring.bootstrap.tied_with_leader`,
+        the bootstrap summary's ``in_tier``), the leader first.
     p_rank1 : mapping
         P(rank 1) among the candidates, per candidate (at least the members).
-    intervals : mapping
-        Candidate -> (low, high) interval of ``CRS_leader - CRS_candidate``,
-        for the members after the first and, when the leader stands alone,
-        for the runner-up.
+    comparisons : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.tier.leader_comparisons` of the leader
+        with the other members, or with the runner-up when the leader stands
+        alone: encoder, low, high (the simultaneous interval of
+        ``CRS_leader - CRS_encoder``) and bias (of its draws).
     level : float
-        Coverage of the intervals.
+        Simultaneous coverage of the intervals.
     references : sequence of str
         Encoders shown as references and not ranked; named so the reader knows
         why they are absent from the sentence.
     tied_references : sequence of str
-        The references whose CRS difference with the leader also has an
-        interval that includes zero.
-    point_outside : mapping, optional
-        Candidate -> (point difference, basic low, basic high) for each
-        compared candidate whose point difference with the leader lies outside
-        its own percentile interval (``diff_point_inside`` false): the two
-        encoders' draws are biased by different amounts, so the tier decision
-        is said with the basic interval beside it.
+        The references whose simultaneous interval with the leader includes zero.
+    digits : int
+        Fewest decimals of an interval's ends (more where an end would round to zero).
 
     Returns
     -------
     str
 
+    Raises
+    ------
+    ValueError
+        If a member's interval with the leader excludes zero or the lone
+        leader's interval with the runner-up includes it (the comparisons do
+        not belong to this tier), or a member lacks its comparison.
+
     Examples
     --------
-    >>> describe_leading_tier(["a", "b", "c"], {"a": 0.5, "b": 0.3, "c": 0.2},
-    ...                       {"b": (-0.06, 0.08), "c": (-0.05, 0.1)})
-    'The draws cannot separate 3 candidates for the lead: a, b and c (the 95 % interval of the CRS difference with a includes zero for b and c); treat them as a tier, not a winner and runners-up. Each ranks first in 50 %, 30 % and 20 % of draws.'
-    >>> describe_leading_tier(["a"], {"a": 0.97, "b": 0.03}, {"b": (0.01, 0.05)}, references=["r"])
-    'a leads: its CRS difference with the runner-up b has a 95 % interval [0.010, 0.050] that excludes zero, and it ranks first in 97 % of draws. Not ranked: r, shown as a reference.'
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"encoder": ["b", "c"], "low": [-0.06, -0.05], "high": [0.08, 0.1],
+    ...                      "bias": [0.002, -0.004]})
+    >>> describe_leading_tier(["a", "b", "c"], {"a": 0.5, "b": 0.3, "c": 0.2}, rows)
+    'The leading tier holds 3 candidates: a, b and c. No candidate is shown to beat any of them, so treat them as a tier, not a winner and runners-up. The simultaneous 95 % intervals of the CRS difference of a with b and c, centred on the point, are [-0.060, 0.080] (bias 0.002) and [-0.050, 0.100] (bias -0.004); each includes zero. Each ranks first in 50 %, 30 % and 20 % of draws.'
+    >>> runner = pd.DataFrame({"encoder": ["b"], "low": [0.01], "high": [0.05], "bias": [0.001]})
+    >>> describe_leading_tier(["a"], {"a": 0.97, "b": 0.03}, runner, references=["r"])
+    'a alone forms the leading tier: every other candidate is shown below at least one other; its CRS difference with the runner-up b has a simultaneous 95 % interval [0.010, 0.050] (bias 0.001) that excludes zero, and it ranks first in 97 % of draws. Not ranked: r, shown as a reference.'
     """
     names = [str(m) for m in members]
     if not names:
         raise ValueError("describe_leading_tier needs the leader")
+    missing = [c for c in _COMPARISON_COLUMNS if c not in comparisons.columns]
+    if missing:
+        raise ValueError(f"describe_leading_tier: the comparisons lack column {missing[0]!r}")
+    table = comparisons.assign(encoder=comparisons["encoder"].astype(str)).set_index("encoder")
     leader, others = names[0], names[1:]
     pct = f"{level * 100:.0f} %"
     if others:
-        text = (f"The draws cannot separate {len(names)} candidates for the lead: {and_list(names)} (the {pct} "
-                f"interval of the CRS difference with {leader} includes zero for {and_list(others)}); treat them as a "
-                f"tier, not a winner and runners-up. Each ranks first in "
+        absent = [n for n in others if n not in table.index]
+        if absent:
+            raise ValueError(f"describe_leading_tier: no comparison of {leader} with member {absent[0]!r}")
+        for name in others:
+            if interval_excludes_zero(float(table.loc[name, "low"]), float(table.loc[name, "high"])):
+                raise ValueError(f"{name}'s interval with {leader} excludes zero: it cannot be in the tier")
+        shown = and_list([_comparison(table.loc[n], digits) for n in others])
+        text = (f"The leading tier holds {len(names)} candidates: {and_list(names)}. No candidate is shown to beat any "
+                "of them, so treat them as a tier, not a winner and runners-up. The simultaneous "
+                f"{pct} {'interval' if len(others) == 1 else 'intervals'} of the CRS difference of {leader} with "
+                f"{and_list(others)}, centred on the point, {'is' if len(others) == 1 else 'are'} {shown}; "
+                f"{'it includes' if len(others) == 1 else 'each includes'} zero. Each ranks first in "
                 f"{and_list([percent(finite(p_rank1[n], 'p_rank1')) for n in names])} of draws.")
     else:
-        runner = [n for n in intervals if n != leader]
+        runner = [n for n in table.index if n != leader]
         if not runner:
             text = f"{leader} is the only candidate."
         else:
-            low, high = intervals[runner[0]]
-            if not interval_excludes_zero(low, high):
-                raise ValueError(f"{runner[0]}'s interval [{low}, {high}] includes zero: it belongs in the tier")
-            text = (f"{leader} leads: its CRS difference with the runner-up {runner[0]} has a "
-                    + describe_interval(low, high, level=level).replace("its ", "", 1).replace(" excludes", " that excludes")
-                    + f", and it ranks first in {percent(finite(p_rank1[leader], 'p_rank1'))} of draws.")
-    for name, (diff, basic_low, basic_high) in (point_outside or {}).items():
-        percentile_says = "inside" if name in others else "outside"
-        basic_says = "outside" if interval_excludes_zero(basic_low, basic_high) else "inside"
-        text += (f" For {name}, the point CRS difference with {leader} ({finite(diff, 'diff'):.3f}) lies outside its "
-                 f"own percentile interval: the two encoders' draws are biased by different amounts. Its basic "
-                 f"interval [{basic_low:.3f}, {basic_high:.3f}] puts {name} {basic_says} the tier, "
-                 + ("so both intervals agree." if basic_says == percentile_says else
-                    "so its place in the tier depends on which interval one trusts."))
+            row = table.loc[runner[0]]
+            if not interval_excludes_zero(float(row["low"]), float(row["high"])):
+                raise ValueError(f"{runner[0]}'s interval [{row['low']}, {row['high']}] includes zero: "
+                                 "it belongs in the tier")
+            text = (f"{leader} alone forms the leading tier: every other candidate is shown below at least one "
+                    f"other; its CRS difference with the runner-up {runner[0]} has a simultaneous {pct} interval "
+                    f"{_comparison(row, digits)} that excludes zero, and it ranks first in "
+                    f"{percent(finite(p_rank1[leader], 'p_rank1'))} of draws.")
     if references:
         refs = list(references)
         text += f" Not ranked: {and_list(refs)}, shown as {'a reference' if len(refs) == 1 else 'references'}"
@@ -176,11 +243,11 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
     for _, row in outside.iterrows():
         side = "below" if float(row["bias"]) < 0 else "above"
         parts.append(
-            f"{row['encoder']} ({fmt(float(row['crs']), digits)} against [{fmt(float(row['crs_low']), digits)}, "
-            f"{fmt(float(row['crs_high']), digits)}], draws centred {side} the point with median "
-            f"{fmt(float(row['crs_median']), digits)} and bias {fmt(float(row['bias']), digits)}, "
-            f"{_standard_errors(float(row['bias_se']))}; basic interval [{fmt(float(row['crs_basic_low']), digits)}, "
-            f"{fmt(float(row['crs_basic_high']), digits)}])"
+            f"{row['encoder']} ({fmt(float(row['crs']), digits)} against "
+            f"{format_interval(float(row['crs_low']), float(row['crs_high']), digits)}, draws centred {side} the "
+            f"point with median {fmt(float(row['crs_median']), digits)} and bias {fmt(float(row['bias']), digits)}, "
+            f"{_standard_errors(float(row['bias_se']))}; basic interval "
+            f"{format_interval(float(row['crs_basic_low']), float(row['crs_basic_high']), digits)})"
         )
     n = len(outside)
     return (
@@ -202,8 +269,14 @@ def describe_bootstrap_bias(summary: "pd.DataFrame", level: float = 0.95, digits
 _AXIS_WORDS = {"D": "AUROC", "C": "ECE", "L": "retention", "R": "AUROC loss"}
 
 
-def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: int = 3) -> str:
+def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: int = 3, recentred: bool = False) -> str:
     """Where one encoder's bootstrap bias of the CRS comes from, in words.
+
+    The decomposition measures the draws scored as drawn. When the bootstrap
+    recentred each axis's draws on the point before scoring (``recentred``),
+    the part from the axes is what the recentring removed and the part from
+    the nonlinearity is the bias the bootstrap summary shows; the sentence
+    says so, so that its number and the table's do not seem to disagree.
 
     Parameters
     ----------
@@ -215,6 +288,9 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
         The encoder to describe (e.g. the one with the largest bias).
     digits : int
         Decimals shown.
+    recentred : bool
+        Whether the bootstrap scored recentred draws
+        (:attr:`~crsbench_lib.scoring.two_level_bootstrap.TwoLevelBootstrapResult.recentred`).
 
     Examples
     --------
@@ -226,6 +302,9 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
     "Of the bias of -0.085 for a, -0.071 comes from the axes' own resampling bias and -0.014 from the nonlinearity of the CRS"
     >>> text[text.index("The axis") : text.index(" (binned")]
     'The axis whose draws fall furthest behind the point is C: ECE rises by 0.009 on average, 2.1 standard deviations of its draws'
+    >>> recentred = describe_bias_sources(pd.DataFrame([row], index=["a"]), "a", recentred=True)
+    >>> recentred[: recentred.index(" (dominance")]
+    "Scored as drawn, the CRS draws of a would sit -0.085 from the point: -0.071 from the axes' own resampling bias, which recentring each axis's draws on the point removes, and -0.014 from the nonlinearity of the CRS"
     """
     needed = ("bias", "from_axes", "from_nonsmooth", "dominance", "balance", "floor",
               *_AXIS_WORDS, *(f"{a}_se" for a in _AXIS_WORDS))
@@ -235,13 +314,20 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
     if encoder not in decomposition.index:
         raise ValueError(f"describe_bias_sources: no row for encoder {encoder!r}")
     row = decomposition.loc[encoder]
-    text = (f"Of the bias of {fmt(float(row['bias']), digits)} for {encoder}, "
-            f"{fmt(float(row['from_axes']), digits)} comes from the axes' own resampling bias and "
-            f"{fmt(float(row['from_nonsmooth']), digits)} from the nonlinearity of the CRS (dominance, floor, "
-            "balance and clipping at the anchors; its draws rescored with every axis recentred on the point)")
+    if recentred:
+        text = (f"Scored as drawn, the CRS draws of {encoder} would sit {fmt(float(row['bias']), digits)} from the "
+                f"point: {fmt(float(row['from_axes']), digits)} from the axes' own resampling bias, which recentring "
+                f"each axis's draws on the point removes, and {fmt(float(row['from_nonsmooth']), digits)} from the "
+                "nonlinearity of the CRS (dominance, floor, balance and clipping at the anchors), which stays: it is "
+                "the bias the bootstrap summary shows")
+    else:
+        text = (f"Of the bias of {fmt(float(row['bias']), digits)} for {encoder}, "
+                f"{fmt(float(row['from_axes']), digits)} comes from the axes' own resampling bias and "
+                f"{fmt(float(row['from_nonsmooth']), digits)} from the nonlinearity of the CRS (dominance, floor, "
+                "balance and clipping at the anchors; its draws rescored with every axis recentred on the point)")
     parts = {name: float(row[name]) for name in ("dominance", "balance", "floor")}
     largest = max(parts, key=lambda name: abs(parts[name]))
-    text += f"; by component, {largest} carries {fmt(parts[largest], digits)}."
+    text += f"; by component, {largest} carries {fmt(parts[largest], digits)}{' of the bias as drawn' if recentred else ''}."
     worst = min(_AXIS_WORDS, key=lambda axis: float(row[f"{axis}_se"]))
     moved = float(row[f"{worst}_se"])
     if moved >= -NEGLIGIBLE_BIAS_SE:
@@ -253,6 +339,8 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
     if worst == "C":
         text += (" (binned ECE sums absolute gaps, and resampling the images with replacement adds noise to "
                  "every gap)")
+    if recentred:
+        return text + "; the recentring subtracts that shift before the draws meet the panel entries, measured once."
     return text + ", while the panel entries stay as measured once."
 
 

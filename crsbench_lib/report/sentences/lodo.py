@@ -176,8 +176,8 @@ def describe_new_domain_encoders(membership: "pd.DataFrame", families: Mapping[s
 def describe_new_domain_prediction(summary: "pd.DataFrame", held_out: str, target: str, who: str | None = None) -> str:
     """How well each predictor ranks one held-out target among the encoders new to its domain, against its noise.
 
-    The verdict compares like with like (as
-    :func:`crsbench_lib.report.sentences.transfer.describe_retest` does): a
+    The verdict compares like with like (as the one-seed part of
+    :func:`crsbench_lib.report.grammar.describe_tau_against_noise` does): a
     predictor on one seed against the target on another seed, with the
     target on two seeds (test-retest), both scored one seed at a time. A
     LoDO τ_b cannot be better than its target's reproducibility; when every

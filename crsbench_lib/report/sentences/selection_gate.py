@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import and_list
+from crsbench_lib.report.grammar import and_list, finite
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,6 +22,7 @@ def describe_selection(
     n_encoders: int,
     untrained: Sequence[str] = (),
     references: Sequence[str] = (),
+    level: float = 0.95,
 ) -> str:
     """The selection gate's outcome, with the caution its outcome calls for.
 
@@ -30,7 +31,9 @@ def describe_selection(
     advance : sequence of str
         Candidates both in the leading tier and clearing every threshold.
     tier : sequence of str
-        The leading tier.
+        The leading tier: the gate's ``leading_tier`` column, a copy of the
+        bootstrap summary's ``in_tier`` (the confidence set for the best
+        candidate, the same set the leading-tier page names).
     clears : sequence of str
         Candidates clearing every threshold.
     n_encoders : int
@@ -40,21 +43,29 @@ def describe_selection(
         of them advancing says the thresholds are too lax for this cohort.
     references : sequence of str
         Encoders shown as references, not candidates: named, never advanced.
+    level : float
+        Simultaneous coverage of the tier's intervals.
 
     Examples
     --------
     >>> describe_selection(["cnn_random"], ["cnn_random", "mae"], ["cnn_random"], 15, untrained=["cnn_random"])
-    '1 of 15 candidates clears every threshold; the leading tier is cnn_random, mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
+    '1 of 15 candidates clears every threshold; the leading tier (95 % simultaneous coverage) is cnn_random and mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
     >>> describe_selection(["a"], ["a"], ["a", "b"], 2, references=["r"]).split(". ", 1)[1]
     'a advances for deployment evaluation. r is a reference, not a candidate: shown, never advanced.'
     """
     if n_encoders < 0:
         raise ValueError(f"n_encoders must be non-negative, got {n_encoders}")
+    if n_encoders > 0 and not tier:
+        raise ValueError("the leading tier is empty among candidates: the point leader is always a member")
+    stray = [name for name in advance if name not in set(tier) or name not in set(clears)]
+    if stray:
+        raise ValueError(f"{stray[0]!r} advances without being in the leading tier and clearing every threshold")
     leaked = [name for name in (*advance, *tier) if name in set(references)]
     if leaked:
         raise ValueError(f"reference {leaked[0]!r} cannot be in the leading tier or advance")
     text = (f"{len(clears)} of {n_encoders} candidates {'clears' if len(clears) == 1 else 'clear'} every threshold; "
-            f"the leading tier is {', '.join(tier) if tier else 'empty'}. ")
+            f"the leading tier ({finite(level, 'level') * 100:.0f} % simultaneous coverage) is "
+            f"{and_list(list(tier)) if tier else 'empty'}. ")
     if references:
         refs = list(references)
         note = (f" {and_list(refs)} {'is a reference' if len(refs) == 1 else 'are references'}, not "
@@ -64,11 +75,9 @@ def describe_selection(
     if not advance:
         if not clears:
             return text + "No encoder clears the gate: the thresholds ask more than any candidate offers; revisit the candidates or the clinical requirements." + note
-        if not tier:
-            return text + "No encoder is stably ahead, so none advances: the seeds cannot separate the candidates." + note
         return text + "No encoder is both in the leading tier and clears the gate: revisit the candidates or the thresholds." + note
     verb = "advances" if len(advance) == 1 else "advance"
-    text += f"{', '.join(advance)} {verb} for deployment evaluation."
+    text += f"{and_list(list(advance))} {verb} for deployment evaluation."
     baseline = [name for name in advance if name in set(untrained)]
     if baseline:
         names = ", ".join(baseline)

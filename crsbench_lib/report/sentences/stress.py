@@ -3,12 +3,18 @@
 Whether a post-hoc calibrator helps, read from the ECE excess over its floor
 (:func:`describe_excess_verdict`), and whether discrimination loss and
 calibration loss move together across corruption cells
-(:func:`describe_robustness_faces`).
+(:func:`describe_robustness_faces`), and how many probes chose an edge of
+their C grid (:func:`describe_grid_edges`).
 """
 
 from __future__ import annotations
 
 from crsbench_lib.report.grammar import CORRELATION_SIZES, describe_change, finite, fmt, format_interval, percent
+from crsbench_lib.scoring.probe_grid import EdgeShare
+
+#: Largest share of edge choices at which the calibration axis is read as the encoders' (issue 27's bar): above it,
+#: more than one probe in ten was stopped by the grid, too many to call the axis a property of the features.
+EDGE_SHARE_READABLE = 0.10
 
 
 def describe_excess_verdict(
@@ -109,3 +115,44 @@ def describe_robustness_faces(r: float, interval: tuple[float, float], level: fl
                    "how closely the two move together")
     return (f"r² = {fmt(explained, digits)}: across cells, the AUROC loss accounts for {percent(explained)} of the "
             f"variance of the ECE increase and leaves {percent(1 - explained)} unexplained; {verdict}.")
+
+
+def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc") -> str:
+    """How many probes chose an edge of the C grid, and what that does to the calibration axis.
+
+    Parameters
+    ----------
+    share : EdgeShare
+        Counts from :func:`crsbench_lib.scoring.probe_grid.edge_share`.
+    c_rule : str
+        The probes' selection criterion (the results table's ``c_rule``).
+
+    Examples
+    --------
+    >>> print(describe_grid_edges(EdgeShare(180, 87, 23, (0.01, 0.1, 1.0, 10.0))))  # doctest: +NORMALIZE_WHITESPACE
+    Of the 180 clean full-label probes, 110 (61 %) chose an edge of the C grid [0.01, 10] (87 the smallest value, 23
+    the largest), where the validation AUROC might have preferred a C outside it. That is more than one probe in ten:
+    the calibration axis partly measures where the grid ends, not the encoders. ...
+    """
+    if share.n_probes == 0:
+        return "No clean full-label probe is in the table, so no probe's C can be placed on its grid."
+    n_edge = share.n_low + share.n_high
+    grid = f"[{share.grid[0]:g}, {share.grid[-1]:g}]"
+    criterion = "validation AUROC" if c_rule == "auroc" else "validation log-loss"
+    head = (f"Of the {share.n_probes} clean full-label probes, {n_edge} ({percent(share.share)}) chose an edge of the C "
+            f"grid {grid} ({share.n_low} the smallest value, {share.n_high} the largest)")
+    if n_edge == 0:
+        head = f"None of the {share.n_probes} clean full-label probes chose an edge of the C grid {grid}."
+        reading = "Every probe's regularisation was set by its features, not by the grid's ends."
+    elif share.share <= EDGE_SHARE_READABLE:
+        head += f", where the {criterion} might have preferred a C outside it."
+        reading = ("That is at most one probe in ten: the calibration axis measures the encoders, with those few probes "
+                   "the exceptions.")
+    else:
+        head += f", where the {criterion} might have preferred a C outside it."
+        reading = ("That is more than one probe in ten: the calibration axis partly measures where the grid ends, not "
+                   "the encoders.")
+    lesson = ("Which probes reach an edge belongs to this build's world; that an edge choice moves ECE (a heavily "
+              "regularised probe is under-confident, a barely regularised one over-confident) holds for any "
+              "benchmark that tunes a probe on a grid.")
+    return f"{head} {reading} {lesson}"

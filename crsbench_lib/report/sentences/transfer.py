@@ -1,8 +1,10 @@
 """The sentences of the transfer chapter: what adaptation changes, and how far the adapters trained.
 
 How far the frozen and adapted leading sets agree (:func:`describe_overlap`),
-how the LoRA arm's adapters trained (:func:`describe_adapter_training`) and
-whether adaptation reorders more than the ranking's own noise (:func:`describe_retest`).
+and how the LoRA arm's adapters trained (:func:`describe_adapter_training`).
+Whether adaptation reorders more than the ranking's own noise is read by the
+book's one shared sentence for every rank comparison,
+:func:`crsbench_lib.report.grammar.describe_tau_against_noise`.
 """
 
 from __future__ import annotations
@@ -92,66 +94,6 @@ def describe_adapter_training(training: "pd.DataFrame") -> str:
                  f"{count(int((trained['best_step'] == 0).sum()), len(trained))} never beat the frozen "
                  "probe they started from.")
     return text
-
-
-def describe_retest(summary: "pd.DataFrame", adapted: str = "lora", frozen: str = "frozen") -> str:
-    """Whether adaptation reorders the encoders more than re-running with a new seed does.
-
-    Reads :func:`crsbench_lib.scoring.retest.retest_summary` (rankings scored
-    one seed at a time). The verdict compares like with like: the frozen
-    against adapted τ_b on *different* seeds (both rankings carry their own
-    seed's noise) with the test-retest τ_b of the two arms (two seeds of one
-    arm), pooled. With the few seed pairs of a run, and pairs that share
-    seeds, it states whether the two ranges separate, not a test. The
-    same-seed τ_b is reported beside it: it shares the split, so it sits above
-    the others even when adaptation changes nothing.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from crsbench_lib.scoring.retest import ACROSS_OTHER_SEED, ACROSS_SAME_SEED, WITHIN_ARM
-    >>> summary = pd.DataFrame({
-    ...     "comparison": [WITHIN_ARM, WITHIN_ARM, ACROSS_SAME_SEED, ACROSS_OTHER_SEED],
-    ...     "arms": ["frozen", "lora", "frozen vs lora", "frozen vs lora"], "n_pairs": [3, 3, 3, 6],
-    ...     "mean_tau": [0.70, 0.66, 0.50, 0.40], "min_tau": [0.64, 0.60, 0.45, 0.31],
-    ...     "max_tau": [0.78, 0.71, 0.55, 0.52]})
-    >>> describe_retest(summary)
-    'Scored one seed at a time, two seeds of the same arm agree at a mean Kendall τ_b of 0.68 (0.60 to 0.78 over 6 seed pairs of both arms): the test-retest baseline, what re-running with a new seed does to a one-seed ranking. Frozen against adapted on different seeds, τ_b is 0.40 (0.31 to 0.52 over 6 pairs), and on the same seed 0.50 (0.45 to 0.55 over 3 pairs; the two share a training split, so this one is higher even without adaptation). In this run every frozen-against-adapted pair falls below every test-retest pair: adaptation reorders the encoders more than re-running with a new seed does, as far as these few, overlapping seed pairs show.'
-    """
-    from crsbench_lib.scoring.retest import ACROSS_OTHER_SEED, ACROSS_SAME_SEED, WITHIN_ARM
-
-    pair = f"{frozen} vs {adapted}"
-    base = summary[(summary["comparison"] == WITHIN_ARM) & summary["arms"].isin([frozen, adapted])]
-    other = summary[(summary["comparison"] == ACROSS_OTHER_SEED) & (summary["arms"] == pair)]
-    same = summary[(summary["comparison"] == ACROSS_SAME_SEED) & (summary["arms"] == pair)]
-    if base.empty or other.empty:
-        return ("No two seeds of this run can be compared (a single seed, or arms that share no seed), so no "
-                "test-retest baseline can be measured: the frozen-against-adapted τ_b cannot be compared with the "
-                "noise of the ranking itself.")
-    n_base = int(base["n_pairs"].sum())
-    mean_base = float((base["mean_tau"] * base["n_pairs"]).sum() / n_base)
-    low, high = float(base["min_tau"].min()), float(base["max_tau"].max())
-    o = other.iloc[0]
-    text = (f"Scored one seed at a time, two seeds of the same arm agree at a mean Kendall τ_b of {mean_base:.2f} "
-            f"({low:.2f} to {high:.2f} over {n_base} seed pairs of {'both arms' if len(base) > 1 else 'one arm'}): "
-            "the test-retest baseline, what re-running with a new seed does to a one-seed ranking. "
-            f"Frozen against adapted on different seeds, τ_b is {o['mean_tau']:.2f} ({o['min_tau']:.2f} to "
-            f"{o['max_tau']:.2f} over {int(o['n_pairs'])} pairs)")
-    if not same.empty:
-        c = same.iloc[0]
-        text += (f", and on the same seed {c['mean_tau']:.2f} ({c['min_tau']:.2f} to {c['max_tau']:.2f} over "
-                 f"{int(c['n_pairs'])} pairs; the two share a training split, so this one is higher even without "
-                 "adaptation)")
-    text += ". "
-    if o["max_tau"] < low:
-        return text + ("In this run every frozen-against-adapted pair falls below every test-retest pair: "
-                       "adaptation reorders the encoders more than re-running with a new seed does, as far as these "
-                       "few, overlapping seed pairs show.")
-    if o["min_tau"] > high:
-        return text + ("In this run every frozen-against-adapted pair lies above every test-retest pair: no sign "
-                       "that adaptation reorders the encoders beyond the ranking's own noise.")
-    return text + ("The two ranges overlap: this run cannot tell the reordering that adaptation brings apart from "
-                   "the reordering that re-running with a new seed brings.")
 
 
 def tau_step(n_encoders: int) -> str:

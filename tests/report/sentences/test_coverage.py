@@ -6,6 +6,8 @@ import math
 
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from crsbench_lib.report.sentences.coverage import coverage_verdict, describe_coverage, describe_truth, judged_se
 
@@ -47,7 +49,7 @@ def test_few_replicates_say_what_they_cannot_see():
 
 def test_a_short_interval_is_named_with_its_numbers():
     text = describe_coverage(_table({"axis_D": 0.95, "crs_difference": 0.70}, tier=0.85))
-    assert "fall short for the pairwise CRS differences (0.700 of 100, error 0.049)" in text
+    assert "fall short for the pairwise CRS differences (70 of 100, 0.700, error 0.049)" in text
     assert "held the truly best encoder in 0.850 of the 20 replicates" in text
     assert "property of the interval method under this design" in text
 
@@ -66,3 +68,75 @@ def test_truth_precision_is_judged_against_the_widths():
     assert "part of a miss may be the truth's" in describe_truth(truth, table)
     with pytest.raises(ValueError, match="one truly best"):
         describe_truth(truth.iloc[:0], table)
+
+
+def _methods(rows, n_rep=16):
+    """A coverage table of (quantity, method, observed, mc_se, mean_error, error_se) rows."""
+    return pd.DataFrame([{"quantity": q, "method": m, "nominal": 0.95, "observed": o, "n": 5 * n_rep,
+                          "n_replicates": n_rep, "mc_se": se, "mean_width": 0.03, "mean_error": e, "error_se": ese,
+                          "mean_truth_se": 0.001, "mean_set_size": math.nan} for q, m, o, se, e, ese in rows])
+
+
+def test_a_biased_percentile_interval_short_and_a_basic_one_holding_is_said_with_the_bias():
+    from crsbench_lib.report.sentences.coverage import describe_methods
+
+    table = _methods([("axis_C", "percentile", 0.30, 0.10, 0.012, 0.001), ("axis_C", "basic", 0.96, 0.04, 0.012, 0.001),
+                      ("axis_D", "percentile", 0.95, 0.04, 0.0, 0.002), ("axis_D", "basic", 0.94, 0.04, 0.0, 0.002)])
+    text = describe_methods(table, world="the phantom world")
+    assert text.startswith("For calibration (C) the percentile interval falls short (24 of 80 cover the truth, a share of 0.300")
+    assert "while the basic interval holds (0.960" in text
+    assert "its estimate lies +0.012 from the truth on average (error 0.001, 80 % of the interval's half-width)" in text
+    assert "binned ECE is biased upward" in text and "takes it out" in text
+    assert "Both intervals hold for discrimination (D)." in text
+    assert "belongs to the interval methods (any benchmark of this design)" in text and "the phantom world" in text
+
+
+def test_a_shortfall_the_bias_does_not_explain_is_this_worlds_only():
+    from crsbench_lib.report.sentences.coverage import describe_methods
+
+    table = _methods([("crs", "percentile", 0.95, 0.04, 0.001, 0.01), ("crs", "basic", 0.60, 0.08, 0.001, 0.01)])
+    text = describe_methods(table, world="W")
+    assert "For each encoder's CRS the percentile interval holds (76 of 80 cover the truth, a share of 0.950" in text
+    assert "while the basic interval falls short (0.600, error 0.080)" in text
+    assert "does not explain it" in text and "any benchmark" not in text
+    assert text.endswith("the finding is measured in W only.")
+
+
+def test_a_percentile_interval_wider_than_promised_is_not_read_as_a_shortfall():
+    from crsbench_lib.report.sentences.coverage import describe_methods
+
+    table = _methods([("axis_L", "percentile", 1.0, 0.0, 0.0, 0.001), ("axis_L", "basic", 0.95, 0.01, 0.0, 0.001)],
+                     n_rep=400)
+    text = describe_methods(table, world="W")
+    assert "the percentile interval is wider than promised (2000 of 2000 cover the truth, a share of 1.000" in text and "basic interval holds (0.950" in text
+    assert "falls short" not in text and "any benchmark" not in text
+    assert text.endswith("Where the two methods part in any other way, the finding is measured in W only.")
+
+
+def test_methods_that_agree_say_so_and_a_table_without_both_is_refused():
+    from crsbench_lib.report.sentences.coverage import describe_methods
+
+    agree = _methods([("axis_D", "percentile", 0.95, 0.04, 0.0, 0.002), ("axis_D", "basic", 0.94, 0.04, 0.0, 0.002)])
+    assert describe_methods(agree, world="W").endswith("The two methods give the same verdict for every quantity, in W.")
+    with pytest.raises(ValueError, match="both a percentile and a basic"):
+        describe_methods(agree[agree["method"] == "basic"])
+
+
+@given(st.floats(0.0, 1.0), st.floats(0.0, 0.3))
+def test_the_book_intervals_sentence_carries_each_shown_intervals_verdict(observed, se):
+    from crsbench_lib.report.sentences.coverage import BOOK_INTERVALS, describe_book_intervals
+
+    table = _methods([("crs", "percentile", observed, se, 0.0, 0.01), ("crs", "basic", 0.95, 0.04, 0.0, 0.01)])
+    text = describe_book_intervals(table)
+    verdict = coverage_verdict(observed, 0.95, judged_se(0.95, se, 16))
+    word = {"holds": "it holds", "under-covers": "it falls short", "over-covers": "it is wider than promised"}[verdict]
+    assert f"the percentile interval for each encoder's CRS ({BOOK_INTERVALS['crs'][1]}; here {word}: " in text
+    assert "Kendall's τ_b of AUROC and CRS (the agreement chapter; not audited here)" in text
+    assert "For discrimination (D), calibration (C), label efficiency (L) and robustness (R): no page shows" in text
+
+
+def test_an_unaudited_run_says_why():
+    from crsbench_lib.report.sentences.coverage import describe_unaudited
+
+    text = describe_unaudited("mine")
+    assert "truth is unknown" in text and "mine" in text and "crsbench coverage" in text

@@ -47,30 +47,47 @@ def _noise(cohort_changes: int, low: float, high: float, seed_pairs: int = 3, re
     return pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS))
 
 
+def _baselines(cohort_tau: float, seed_pairs: int = 3):
+    import numpy as np
+
+    from crsbench_lib.scoring.retest import noise_baseline_table
+
+    seeds = {"the fixed-reference ranking": [0.76, 0.81, 0.85][:seed_pairs]}
+    return noise_baseline_table({"the insertion under the fixed reference": 1.0,
+                                 "the insertion under cohort renormalisation": cohort_tau},
+                                seeds, {"the fixed-reference ranking": np.linspace(0.80, 0.95, 41)})
+
+
 @given(changes=st.integers(0, 136), low=st.integers(0, 136), width=st.integers(0, 30))
 def test_describe_rank_noise_compares_the_insertion_with_the_seed_redraws(changes, low, width):
     high = min(136, low + width)
-    text = insertion.describe_rank_noise(_noise(changes, low, high))
-    assert f"({changes} of 136 pairs reordered)" in text
+    table = _noise(changes, low, high)
+    text = insertion.describe_rank_noise(table, _baselines(float(table["insertion_tau"].iloc[1])))
+    assert f"reorders 0 of 136 pairs under the fixed reference and {changes} under cohort renormalisation" in text
     assert ("reorders fewer pairs than redrawing the seeds" in text) == (changes < low)
     assert ("reorders more pairs than any redraw" in text) == (changes > high)
     assert ("within their range" in text) == (low <= changes <= high)
-    # Whatever the counts, a renormalisation's reordering is never passed off as noise.
+    # Whatever the counts, a renormalisation's reordering is never passed off as noise, and the τ_b part is the
+    # book's shared sentence (the same words as on the agreement, transfer and LoDO pages).
     assert "no new measurement" in text and "belongs to this build's world" in text
+    assert "Two independent bootstrap draws of the same ranking" in text
 
 
 def test_describe_rank_noise_on_the_default_runs_figures():
-    text = insertion.describe_rank_noise(_noise(2, 28, 37))
-    assert "under the fixed reference the insertion leaves the existing order at τ_b = 1.000" in text
-    assert "two seeds of the same ranking reorder 28 to 37 pairs (τ_b 0.49 to 0.59, mean 0.54 over 3 seed pairs)" in text
+    text = insertion.describe_rank_noise(_noise(2, 28, 37), _baselines(0.97), simulated=True)
+    assert "The insertion under the fixed reference keeps the order exactly (τ_b = 1)" in text
+    assert "while two seeds of the same ranking reorder 10 to 16 pairs (fixed reference) and 28 to 37" in text
     assert "Renormalisation reorders fewer pairs than redrawing the seeds does" in text
     assert "the renormalised ranking is also the less reproducible one (mean τ_b 0.54 against 0.81)" in text
+    assert "this build's simulated world and these newcomers" in text
     # A renormalised ranking as reproducible as the fixed one earns no such clause.
-    assert "less reproducible" not in insertion.describe_rank_noise(_noise(2, 10, 16, renorm_tau=0.81))
+    assert "less reproducible" not in insertion.describe_rank_noise(_noise(2, 10, 16, renorm_tau=0.81),
+                                                                    _baselines(0.97))
 
 
 def test_describe_rank_noise_without_a_second_seed_and_without_both_schemes():
-    text = insertion.describe_rank_noise(_noise(2, 0, 0, seed_pairs=0))
-    assert "single seed, so no test-retest baseline can be measured" in text and "fewer" not in text
+    text = insertion.describe_rank_noise(_noise(2, 0, 0, seed_pairs=0), _baselines(0.97, seed_pairs=0))
+    assert "single seed, so the count cannot be read" in text and "fewer" not in text
+    assert "single seed, so no seed-redraw baseline" in text
     with pytest.raises(ValueError, match="expected the rows"):
-        insertion.describe_rank_noise(_noise(2, 28, 37).iloc[:1])
+        insertion.describe_rank_noise(_noise(2, 28, 37).iloc[:1], _baselines(0.97))

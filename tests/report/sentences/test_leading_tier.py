@@ -1,6 +1,7 @@
-"""The leading-tier sentences name every tied candidate and every point outside its own interval."""
+"""The leading-tier sentences: the one definition, every member, and every point outside its own interval."""
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,34 +13,92 @@ from crsbench_lib.report.sentences import leading_tier
 names = st.lists(st.sampled_from([f"enc{i}" for i in range(8)]), min_size=1, max_size=8, unique=True)
 
 
+def _comparisons(rows: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    return pd.DataFrame({"encoder": list(rows), "low": [lo for lo, _ in rows.values()],
+                         "high": [hi for _, hi in rows.values()], "bias": [0.001] * len(rows)})
+
+
 @given(members=names, references=st.lists(st.sampled_from(["ref_a", "ref_b"]), unique=True))
-def test_describe_leading_tier_names_every_tied_member(members, references):
+def test_describe_leading_tier_names_every_member(members, references):
     p_rank1 = {name: 1.0 / len(members) for name in members}
-    intervals = {name: (-0.05, 0.05) for name in members[1:]}
+    rows = {name: (-0.05, 0.05) for name in members[1:]}
     if len(members) == 1:
-        intervals = {"runner": (0.01, 0.04)}
+        rows = {"runner": (0.01, 0.04)}
         p_rank1["runner"] = 0.0
-    text = leading_tier.describe_leading_tier(members, p_rank1, intervals, references=references)
+    text = leading_tier.describe_leading_tier(members, p_rank1, _comparisons(rows), references=references)
     for name in members:
         assert re.search(rf"\b{name}\b", text)
     if len(members) > 1:
-        assert f"cannot separate {len(members)} candidates" in text and "winner" in text
+        assert f"The leading tier holds {len(members)} candidates" in text and "winner" in text
+        assert text.count("[-0.050, 0.050] (bias 0.001)") == len(members) - 1
     else:
-        assert text.startswith(f"{members[0]} leads") and "excludes zero" in text
+        assert text.startswith(f"{members[0]} alone forms the leading tier") and "excludes zero" in text
+    assert "simultaneous 95 % interval" in text
     for name in references:
         assert name in text.split("Not ranked:")[1]
     assert ("Not ranked" in text) == bool(references)
 
 
-def test_describe_leading_tier_refuses_a_lone_leader_whose_runner_up_is_tied():
+def test_describe_leading_tier_refuses_comparisons_that_contradict_the_tier():
     with pytest.raises(ValueError, match="belongs in the tier"):
-        leading_tier.describe_leading_tier(["a"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)})
+        leading_tier.describe_leading_tier(["a"], {"a": 0.6, "b": 0.4}, _comparisons({"b": (-0.01, 0.03)}))
+    with pytest.raises(ValueError, match="cannot be in the tier"):
+        leading_tier.describe_leading_tier(["a", "b"], {"a": 0.6, "b": 0.4}, _comparisons({"b": (0.01, 0.03)}))
+    with pytest.raises(ValueError, match="no comparison of a with member 'c'"):
+        leading_tier.describe_leading_tier(["a", "c"], {"a": 0.6, "c": 0.4}, _comparisons({"b": (-0.01, 0.03)}))
+
+
+def test_describe_leading_tier_keeps_the_sign_of_an_interval_end_near_zero():
+    text = leading_tier.describe_leading_tier(["a"], {"a": 0.9, "b": 0.1}, _comparisons({"b": (0.0002, 0.0057)}))
+    assert "[0.0002, 0.0057]" in text
 
 
 def test_describe_leading_tier_says_a_reference_is_tied_with_the_leader():
-    text = leading_tier.describe_leading_tier(["a", "b"], {"a": 0.6, "b": 0.4}, {"b": (-0.01, 0.03)},
+    text = leading_tier.describe_leading_tier(["a", "b"], {"a": 0.6, "b": 0.4}, _comparisons({"b": (-0.01, 0.03)}),
                                               references=["r", "s"], tied_references=["r"])
     assert text.endswith("Not ranked: r and s, shown as references; the draws cannot separate r from a either.")
+
+
+def _defining_text(path: Path, term: str | None) -> str:
+    """A glossary entry's body (``term``) or the whole page, with whitespace collapsed."""
+    text = path.read_text(encoding="utf-8")
+    if term is not None:
+        lines = text.splitlines()
+        start = lines.index(term) + 1
+        body = []
+        for line in lines[start:]:
+            if not line.startswith("  "):
+                break
+            body.append(line.strip())
+        text = " ".join(body)
+    return " ".join(text.split())
+
+
+BOOK = Path(__file__).resolve().parents[3] / "book"
+
+
+def test_the_glossary_and_the_method_page_say_the_tier_in_the_one_wording():
+    definition = leading_tier.LEADING_TIER_DEFINITION
+    assert _defining_text(BOOK / "glossary.md", "leading tier") == definition
+    assert definition[1:] in _defining_text(BOOK / "method.md", None)  # after "is t"
+    page = leading_tier.describe_tier_definition(0.95)
+    assert page.startswith("The *leading tier* is the confidence set for the best candidate")
+    assert definition[1:] in page and page.endswith("On this page the coverage is 95 %.")
+    with pytest.raises(ValueError, match="level"):
+        leading_tier.describe_tier_definition(1.0)
+
+
+def test_no_page_defines_the_tier_by_a_rank_probability_or_a_pairwise_interval():
+    """The earlier definitions (P(top k) >= threshold; the interval with the leader includes zero) are gone."""
+    root = BOOK.parent
+    pages = [BOOK / "glossary.md", BOOK / "method.md", root / "notebooks" / "leading_tier.ipynb",
+             root / "notebooks" / "selection_gate.ipynb"]
+    for path in pages:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for phrase in ("tier_probability", "probability threshold form", "minimum bootstrap P(top",
+                       "interval of their paired CRS difference includes zero",
+                       "has an interval including zero is named", "statistically stable"):
+            assert phrase not in text, (path.name, phrase)
 
 
 _point = st.floats(0.0, 1.0, allow_nan=False)
@@ -114,16 +173,9 @@ def test_describe_bias_sources_follows_the_numbers(se, shift, parts):
         assert ("rises" in text) == (row[worst] > 0)
     else:
         assert "No axis's draws are worse" in text
-
-
-def test_describe_leading_tier_flags_a_tier_decision_against_its_own_point():
-    base = dict(members=["a", "b"], p_rank1={"a": 0.15, "b": 0.85}, intervals={"b": (-0.088, 0.023)})
-    text = leading_tier.describe_leading_tier(**base, point_outside={"b": (0.05, 0.077, 0.188)})
-    assert "For b, the point CRS difference with a (0.050) lies outside its own percentile interval" in text
-    assert "basic interval [0.077, 0.188] puts b outside the tier" in text and "depends on which interval" in text
-    agree = leading_tier.describe_leading_tier(**base, point_outside={"b": (0.05, -0.01, 0.1)})
-    assert "puts b inside the tier, so both intervals agree" in agree
-    assert "point CRS difference" not in leading_tier.describe_leading_tier(**base)
+    recentred = leading_tier.describe_bias_sources(pd.DataFrame([row], index=["enc"]), "enc", recentred=True)
+    assert recentred.startswith("Scored as drawn") and "recentring each axis's draws on the point removes" in recentred
+    assert "it is the bias the bootstrap summary shows" in recentred and "Of the bias of" not in recentred
 
 
 def test_describe_bootstrap_bias_without_spread_prints_no_infinity():

@@ -29,10 +29,17 @@ def test_describe_threshold_binding_says_which_thresholds_filter_nothing(failing
 def test_describe_selection_outcomes():
     none_clear = selection_gate.describe_selection([], ["a"], [], 5)
     assert "No encoder clears the gate" in none_clear
-    no_tier = selection_gate.describe_selection([], [], ["a"], 5)
-    assert "cannot separate" in no_tier
+    assert selection_gate.describe_selection([], [], [], 0).startswith("0 of 0 candidates clear every threshold")
+    # The point leader is always in the tier: an empty tier among candidates is a caller's error, not a finding.
+    with pytest.raises(ValueError, match="the point leader is always a member"):
+        selection_gate.describe_selection([], [], ["a"], 5)
+    with pytest.raises(ValueError, match="'a' advances without being in the leading tier"):
+        selection_gate.describe_selection(["a"], ["b"], ["a"], 5)
     mismatch = selection_gate.describe_selection([], ["b"], ["a"], 5)
     assert "both in the leading tier" in mismatch
+    assert "the leading tier (95 % simultaneous coverage) is b." in mismatch
+    assert "(90 % simultaneous coverage) is b and c." in selection_gate.describe_selection([], ["b", "c"], ["a"], 5,
+                                                                                          level=0.9)
     good = selection_gate.describe_selection(["mae"], ["mae"], ["mae"], 5, untrained=["cnn_random"])
     assert good.endswith("mae advances for deployment evaluation.")
     assert "Caution" not in good

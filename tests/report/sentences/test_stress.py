@@ -60,3 +60,26 @@ def test_robustness_faces_interval_keeps_its_sign():
     from crsbench_lib.report.sentences.stress import describe_robustness_faces
 
     assert "[-0.004, 0.650]" in describe_robustness_faces(0.3, (-0.004, 0.65))
+
+
+@given(n_probes=st.integers(1, 500), data=st.data())
+def test_grid_edge_sentence_follows_the_share(n_probes, data):
+    from crsbench_lib.scoring.probe_grid import EdgeShare
+
+    n_low = data.draw(st.integers(0, n_probes))
+    n_high = data.draw(st.integers(0, n_probes - n_low))
+    share = EdgeShare(n_probes, n_low, n_high, (0.01, 1.0, 100.0))
+    text = stress.describe_grid_edges(share)
+    if n_low + n_high == 0:
+        assert text.startswith(f"None of the {n_probes}")
+    else:
+        assert f"{n_low + n_high} ({grammar.percent(share.share)})" in text
+        assert ("at most one probe in ten" in text) == (share.share <= stress.EDGE_SHARE_READABLE)
+        assert ("partly measures where the grid ends" in text) == (share.share > stress.EDGE_SHARE_READABLE)
+    assert "this build's world" in text
+
+
+def test_grid_edge_sentence_without_probes():
+    from crsbench_lib.scoring.probe_grid import EdgeShare
+
+    assert "No clean full-label probe" in stress.describe_grid_edges(EdgeShare(0, 0, 0, (0.1, 1.0)))

@@ -53,33 +53,6 @@ def test_adapter_training_without_reports_or_full_label_adapters():
     assert "trained on all labels" not in text and "0 (0 %) were still improving" in text
 
 
-def _summary(base, cross, same=(0.5, 0.5, 0.5)):
-    from crsbench_lib.scoring.retest import ACROSS_OTHER_SEED, ACROSS_SAME_SEED, WITHIN_ARM
-
-    def row(kind, arms, values):
-        return (kind, arms, len(values), sum(values) / len(values), min(values), max(values))
-
-    return pd.DataFrame([row(WITHIN_ARM, "frozen", base[:3]), row(WITHIN_ARM, "lora", base[3:]),
-                         row(ACROSS_SAME_SEED, "frozen vs lora", same), row(ACROSS_OTHER_SEED, "frozen vs lora", cross)],
-                        columns=["comparison", "arms", "n_pairs", "mean_tau", "min_tau", "max_tau"])
-
-
-@given(base=st.lists(st.floats(-1, 1), min_size=6, max_size=6), cross=st.lists(st.floats(-1, 1), min_size=6, max_size=6))
-def test_describe_retest_places_the_cross_arm_taus_against_the_pooled_baseline(base, cross):
-    text = transfer.describe_retest(_summary(base, cross))
-    assert "over 6 seed pairs of both arms" in text and "over 6 pairs" in text
-    if max(cross) < min(base):
-        assert "reorders the encoders more than re-running" in text
-    elif min(cross) > max(base):
-        assert "no sign that adaptation reorders" in text
-    else:
-        assert "cannot tell" in text
-
-
-def test_describe_retest_without_seed_pairs():
-    assert "No two seeds" in transfer.describe_retest(_summary([0.5] * 6, [0.5] * 6).iloc[:0])
-
-
 def test_adapter_training_names_one_budget_or_several():
     from crsbench_lib.report.sentences.transfer import describe_adapter_training
 
