@@ -271,10 +271,10 @@ def rank_change_table(result: InsertionResult) -> pd.DataFrame:
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    >>> from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
     >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
-    >>> profiles = encoder_profiles(raw_axes(table))
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
+    >>> profiles = encoder_profiles(standard_axes(table, std))
     >>> out = rank_change_table(insertion_test(profiles.iloc[:3], profiles.iloc[3:], std))
     >>> int(out.set_index("scheme").at["fixed reference", "pairwise_order_changes"])
     0
@@ -330,10 +330,10 @@ def seedwise_existing_scores(
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> from crsbench_lib.scoring.axes import standard_axes
     >>> table = synthetic_results(n_encoders=4, corruptions=("noise",), random_state=0)
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> scores = seedwise_existing_scores(raw_axes(table), ["enc00", "enc01", "enc02"], std)
+    >>> scores = seedwise_existing_scores(standard_axes(table, std), ["enc00", "enc01", "enc02"], std)
     >>> sorted(scores), sorted(scores[FIXED]), list(scores[COHORT][0].index)
     (['cohort-renormalised', 'fixed reference'], [0, 1, 2], ['enc00', 'enc01', 'enc02'])
     """
@@ -386,10 +386,10 @@ def insertion_retest(raw: pd.DataFrame, existing: Sequence[str], standard: Refer
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> from crsbench_lib.scoring.axes import standard_axes
     >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> pairs = insertion_retest(raw_axes(table), ["enc00", "enc01", "enc02", "enc03"], std)
+    >>> pairs = insertion_retest(standard_axes(table, std), ["enc00", "enc01", "enc02", "enc03"], std)
     >>> pairs.groupby("scheme", sort=False).size().to_dict()
     {'fixed reference': 3, 'cohort-renormalised': 3}
     """
@@ -434,10 +434,10 @@ def rank_noise_table(result: InsertionResult, retest: pd.DataFrame) -> pd.DataFr
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    >>> from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
     >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> raw = raw_axes(table)
+    >>> raw = standard_axes(table, std)
     >>> profiles = encoder_profiles(raw)
     >>> result = insertion_test(profiles.iloc[:4], profiles.iloc[4:], std)
     >>> out = rank_noise_table(result, insertion_retest(raw, list(profiles.index[:4]), std))
@@ -503,10 +503,10 @@ def scheme_draws(
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> from crsbench_lib.scoring.axes import standard_axes
     >>> table = synthetic_results(n_encoders=4, corruptions=("noise",), random_state=0)
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> point = encoder_profiles(raw_axes(table))[list(AXES)].to_numpy()
+    >>> point = encoder_profiles(standard_axes(table, std))[list(AXES)].to_numpy()
     >>> draws = scheme_draws(np.stack([point, point]), ["enc00", "enc01", "enc02", "enc03"], ["enc00", "enc01", "enc02"], std)
     >>> draws[FIXED].shape, draws[COHORT].shape
     ((2, 3), (2, 3))
@@ -567,10 +567,10 @@ def insertion_noise_table(
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring import freeze_standard
-    >>> from crsbench_lib.scoring.axes import raw_axes
+    >>> from crsbench_lib.scoring.axes import standard_axes
     >>> table = synthetic_results(n_encoders=5, corruptions=("noise",), random_state=0)
     >>> std = freeze_standard(table, "doc-v1", created="2026-01-01T00:00:00Z")
-    >>> raw = raw_axes(table)
+    >>> raw = standard_axes(table, std)
     >>> profiles = encoder_profiles(raw)
     >>> existing = list(profiles.index[:4])
     >>> result = insertion_test(profiles.iloc[:4], profiles.iloc[4:], std)

@@ -59,6 +59,11 @@ class EdgeShare:
     grid: tuple[float, ...]
 
     @property
+    def fixed(self) -> bool:
+        """Whether the grid holds one value (C fixed by the profile, not chosen)."""
+        return len(self.grid) == 1
+
+    @property
     def share(self) -> float:
         """Share of probes at either edge (NaN without probes)."""
         return (self.n_low + self.n_high) / self.n_probes if self.n_probes else float("nan")
@@ -69,8 +74,8 @@ def _check_grid(grid: Sequence[float]) -> tuple[float, ...]:
         values = tuple(sorted(float(c) for c in grid))
     except (TypeError, ValueError):
         raise SchemaError(f"probe grid must be a list of numbers, got {grid!r}") from None
-    if len(values) < 2 or not all(np.isfinite(values)) or values[0] <= 0:
-        raise SchemaError(f"probe grid needs at least two positive finite C values, got {list(grid)!r}")
+    if not values or not all(np.isfinite(values)) or values[0] <= 0:
+        raise SchemaError(f"probe grid needs positive finite C values, got {list(grid)!r}")
     return values
 
 
@@ -109,7 +114,8 @@ def grid_edges(results: pd.DataFrame, grid: Sequence[float], arm: str = "frozen"
     -------
     pandas.DataFrame
         One row per (encoder, dataset, seed): ``probe_c`` and ``edge`` (``"low"``,
-        ``"high"`` or ``"interior"``), sorted by the three keys.
+        ``"high"`` or ``"interior"``; ``"fixed"`` for every probe of a one-value
+        grid), sorted by the three keys.
 
     Raises
     ------
@@ -139,6 +145,9 @@ def grid_edges(results: pd.DataFrame, grid: Sequence[float], arm: str = "frozen"
             f"results table: probe of {row['encoder']} on {row['dataset']}, seed {row['seed']}, chose C = "
             f"{float(row['probe_c']):g}, which is not on the grid {list(values)!r}"
         )
+    if len(values) == 1:  # C fixed by the profile: nothing was chosen, so there is no edge to run into
+        probes["edge"] = "fixed"
+        return probes
     low = np.isclose(chosen, values[0], rtol=GRID_RTOL, atol=0.0)
     high = np.isclose(chosen, values[-1], rtol=GRID_RTOL, atol=0.0)
     probes["edge"] = np.where(low, "low", np.where(high, "high", "interior"))

@@ -217,10 +217,10 @@ def bias_decomposition(
     --------
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> from crsbench_lib.scoring.freeze import freeze_standard
-    >>> from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
+    >>> from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
     >>> table = synthetic_results(n_encoders=3, seeds=(0, 1, 2), corruptions=("noise",))
     >>> standard = freeze_standard(table, "demo", created="2026-01-01T00:00:00Z")
-    >>> point = encoder_profiles(raw_axes(table))[list(AXES)]
+    >>> point = encoder_profiles(standard_axes(table, standard))[list(AXES)]
     >>> draws = np.repeat(point.to_numpy()[None], 4, axis=0)  # draws equal to the point: no bias
     >>> float(bias_decomposition(draws, point, standard)["bias"].abs().max())
     0.0

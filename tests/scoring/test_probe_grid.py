@@ -50,7 +50,7 @@ def test_a_c_off_the_grid_names_the_probe():
         grid_edges(table, GRID)
 
 
-@pytest.mark.parametrize("grid", [(1.0,), (0.0, 1.0), (1.0, float("nan")), ("a", 1.0)])
+@pytest.mark.parametrize("grid", [(), (0.0, 1.0), (1.0, float("nan")), ("a", 1.0)])
 def test_a_bad_grid_is_refused(grid):
     table = _table()
     table["probe_c"] = 1.0
@@ -87,3 +87,12 @@ def test_the_manifest_grid_reads_back_or_is_refused(tmp_path):
     path.write_text(json.dumps({"config": {"probe": {"C": ["a"]}}}))
     with pytest.raises(SchemaError, match=r"manifest.json: run manifest key 'config.probe.C'"):
         manifest_grid(read_manifest(path))
+
+
+def test_a_one_value_grid_is_fixed_not_an_edge():
+    table = _table()
+    table["probe_c"] = 1.0
+    edges = grid_edges(table, (1.0,))
+    assert set(edges["edge"]) == {"fixed"}
+    share = edge_share(edges, (1.0,))
+    assert share.fixed and share.n_low == share.n_high == 0 and share.share == 0.0

@@ -136,6 +136,10 @@ def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc") -> str:
     """
     if share.n_probes == 0:
         return "No clean full-label probe is in the table, so no probe's C can be placed on its grid."
+    if share.fixed:
+        return (f"The profile fixes every probe's C at {share.grid[0]:g}, so no probe chose it and none can run into "
+                "the end of a grid; the calibration axis is each encoder's at that one regularisation, which may suit "
+                "some encoders better than others.")
     n_edge = share.n_low + share.n_high
     grid = f"[{share.grid[0]:g}, {share.grid[-1]:g}]"
     criterion = "validation AUROC" if c_rule == "auroc" else "validation log-loss"

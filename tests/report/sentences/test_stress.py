@@ -83,3 +83,10 @@ def test_grid_edge_sentence_without_probes():
     from crsbench_lib.scoring.probe_grid import EdgeShare
 
     assert "No clean full-label probe" in stress.describe_grid_edges(EdgeShare(0, 0, 0, (0.1, 1.0)))
+
+
+def test_grid_edge_sentence_for_a_fixed_c():
+    from crsbench_lib.scoring.probe_grid import EdgeShare
+
+    text = stress.describe_grid_edges(EdgeShare(30, 0, 0, (1.0,)))
+    assert text.startswith("The profile fixes every probe's C at 1,") and "edge" not in text.split(",")[0]
