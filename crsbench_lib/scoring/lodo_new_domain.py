@@ -30,7 +30,9 @@ standard) and, as the baseline, the AUROC without ``d``. Each pair is scored
 by Kendall's tau-b (Kendall 1945; scipy.stats.kendalltau), whose resolution
 among ``n`` encoders is one swapped pair, ``2 / C(n, 2)`` (:func:`tau_resolution`).
 
-A LoDO tau is bounded by the reproducibility of its target.
+A LoDO tau is read against the reproducibility of its target (a reference
+level, not a bound: a predictor nearer the truth than one noisy replicate
+can exceed it).
 :func:`new_domain_retest` measures it as in
 :mod:`crsbench_lib.scoring.retest`: the target ranking scored one seed at a
 time (:func:`~crsbench_lib.scoring.retest.seedwise_scores`) against the same

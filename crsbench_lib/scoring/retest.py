@@ -29,7 +29,7 @@ test images resampled, and so the like-for-like partner of a tau between
 averaged rankings. :func:`noise_baseline_table` puts a comparison's tau
 beside both baselines, the one table every rank comparison of the book shows
 (agreement, transfer, LoDO, insertion), and
-:func:`crsbench_lib.report.grammar.describe_tau_against_noise` reads it.
+:func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise` reads it.
 
 Kendall's tau-b as in :mod:`crsbench_lib.scoring.transfer` (scipy.stats.kendalltau);
 between bootstrap draws, vectorised by :func:`crsbench_lib.scoring.agreement.kendall_tau_b_rows`.

@@ -5,7 +5,7 @@ value (:func:`describe_agreement`), and how that agreement and the top set
 move when a worst anchor moves (:func:`describe_anchor_sweep`). Whether the two
 rankings differ beyond their own noise (seed redraws and bootstrap draws) is
 read by the book's one shared sentence for every rank comparison,
-:func:`crsbench_lib.report.grammar.describe_tau_against_noise`.
+:func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise`.
 """
 
 from __future__ import annotations

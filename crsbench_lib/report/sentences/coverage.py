@@ -56,21 +56,23 @@ def _covered(row: pd.Series) -> str:
 
 
 def judged_se(nominal: float, observed_se: float, n_replicates: int) -> float:
-    """The Monte-Carlo error a coverage is judged against.
+    """The Monte-Carlo error a coverage is judged against: the error it would have at the nominal level.
 
-    The larger of the observed share's own error and the binomial error of a
-    share at the nominal level over ``n_replicates`` replicates,
-    ``sqrt(nominal (1 - nominal) / R)``: a handful of replicates that all
-    cover has an observed error of zero, which would make any miss significant.
+    ``sqrt(nominal (1 - nominal) / R)`` over ``R`` replicates (the replicate is
+    the unit; a replicate's share of covering intervals has a variance of at
+    most ``nominal (1 - nominal)`` when coverage is nominal, so this bounds the
+    error under that hypothesis). The observed share's own error
+    (``observed_se``) is not used: it grows as coverage falls (0.16 at a
+    coverage of 0.7 over 8 replicates), so an interval that falls short would
+    be judged by a wider yardstick than one that holds.
 
     Examples
     --------
-    >>> round(judged_se(0.95, 0.0, 19), 4)
-    0.05
+    >>> round(judged_se(0.95, 0.0, 19), 4), round(judged_se(0.95, 0.16, 8), 4)
+    (0.05, 0.0771)
     """
-    floor = math.sqrt(nominal * (1.0 - nominal) / max(1, int(n_replicates)))
-    se = float(observed_se)
-    return floor if not math.isfinite(se) else max(se, floor)
+    del observed_se  # kept in the signature for the callers that pass the table's column; see above
+    return math.sqrt(nominal * (1.0 - nominal) / max(1, int(n_replicates)))
 
 
 def coverage_verdict(observed: float, nominal: float, se: float) -> str:
@@ -118,9 +120,9 @@ def describe_coverage(table: pd.DataFrame, method: str = "percentile", world: st
     >>> print(describe_coverage(table))  # doctest: +NORMALIZE_WHITESPACE
     Over 20 replicates of the protocol, the 95 % percentile intervals (nominal coverage 0.95) stay within two Monte-Carlo
     errors of it for discrimination (D) (94 of 100 intervals cover the truth, a share of 0.940, Monte-Carlo error 0.049) and fall short for
-    calibration (C) (70 of 100, 0.700, error 0.050). With 20 replicates a shortfall below 0.10 goes unseen: more
-    replicates would tell. The leading tier (2.1 encoders on average) held the truly best encoder in 0.900 of the 20
-    replicates (error 0.070). Which interval falls short is a property of the interval method under this design;
+    calibration (C) (70 of 100, 0.700, error 0.049). With 20 replicates a shortfall below 0.10 goes unseen: more
+    replicates would tell. The leading tier (2.1 encoders on average) held the truly best encoder in 18 of the 20
+    replicates (a share of 0.900, error 0.049). Which interval falls short is a property of the interval method under this design;
     by how much is measured in this build's simulated world.
     """
     rows = table[table["method"] == method]
@@ -154,7 +156,8 @@ def describe_coverage(table: pd.DataFrame, method: str = "percentile", world: st
         t = tier.iloc[0]
         se = judged_se(float(t["nominal"]), float(t["mc_se"]), int(t["n_replicates"]))
         text += (f" The leading tier ({fmt(t['mean_set_size'], 1)} encoders on average) held the truly best encoder "
-                 f"in {fmt(t['observed'], 3)} of the {int(t['n_replicates'])} replicates (error {fmt(se, 3)}).")
+                 f"in {round(float(t['observed']) * int(t['n_replicates']))} of the {int(t['n_replicates'])} replicates "
+                 f"(a share of {fmt(t['observed'], 3)}, error {fmt(se, 3)}).")
     if clauses["under-covers"]:
         text += (" Which interval falls short is a property of the interval method under this design; "
                  f"by how much is measured in {world}.")
@@ -191,7 +194,7 @@ def describe_truth(truth: pd.DataFrame, table: pd.DataFrame, method: str = "perc
     >>> table = pd.DataFrame({"quantity": ["axis_D"], "method": ["percentile"], "mean_width": [0.04],
     ...                       "mean_truth_se": [0.002]})
     >>> describe_truth(truth, table)
-    "The truly best encoder is enc, 0.021 above the runner-up in CRS (Monte-Carlo error 0.004). The truth's own Monte-Carlo error is at most 5 % of an interval's mean width (discrimination (D)), so a miss is the interval's, not the truth's."
+    "The truly best encoder is enc, 0.021 above the runner-up in CRS (Monte-Carlo error 0.004). The truth's own Monte-Carlo error is at most 5 % of an interval's mean width (largest for discrimination (D)), so a miss is the interval's, not the truth's."
     """
     best = truth[truth["quantity"] == "leading_tier"]
     if len(best) != 1:
@@ -208,9 +211,9 @@ def describe_truth(truth: pd.DataFrame, table: pd.DataFrame, method: str = "perc
     name = QUANTITY_NAMES.get(str(worst["quantity"]), str(worst["quantity"]))
     if share <= 0.1:
         return text + (f" The truth's own Monte-Carlo error is at most {percent(share)} of an interval's mean width "
-                       f"({name}), so a miss is the interval's, not the truth's.")
+                       f"(largest for {name}), so a miss is the interval's, not the truth's.")
     return text + (f" The truth's own Monte-Carlo error reaches {percent(share)} of an interval's mean width "
-                   f"({name}): there, part of a miss may be the truth's; more training draws would tell.")
+                   f"(for {name}): there, part of a miss may be the truth's; more training draws would tell.")
 
 
 def describe_unaudited(profile: str) -> str:
@@ -290,7 +293,7 @@ def describe_methods(table: pd.DataFrame, world: str = "this build's simulated w
     ...     "n": 80, "n_replicates": 16, "mc_se": [0.04, 0.10, 0.04, 0.04], "mean_width": 0.03,
     ...     "mean_error": [0.012, 0.012, 0.001, 0.001], "error_se": [0.001, 0.001, 0.002, 0.002]})
     >>> print(describe_methods(table))  # doctest: +NORMALIZE_WHITESPACE
-    For calibration (C) the percentile interval falls short (24 of 80 cover the truth, a share of 0.300, error 0.100) while the
+    For calibration (C) the percentile interval falls short (24 of 80 cover the truth, a share of 0.300, error 0.054) while the
     basic interval holds (0.960, error 0.054): its estimate lies +0.012 from the truth on average (error 0.001, 80 %
     of the interval's half-width), because binned ECE is biased upward on a finite test set (each bin's absolute gap
     between confidence and accuracy turns sampling noise into excess); the draws add the bias again, the basic

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numbers
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import describe_tau_against_noise, finite, fmt
+from crsbench_lib.report.grammar import finite, fmt
+from crsbench_lib.report.sentences.noise import describe_tau_against_noise
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,7 +100,7 @@ def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: flo
     """Whether an insertion reorders the existing entries more or less than the ranking's own noise does.
 
     The τ_b part is the book's shared reading of a rank comparison against its
-    noise (:func:`crsbench_lib.report.grammar.describe_tau_against_noise` on
+    noise (:func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise` on
     :func:`crsbench_lib.scoring.retest.noise_baseline_table`: the insertion's
     τ_b per scheme beside the seed-redraw and bootstrap-draw τ_b of the same
     ranking). What only this chapter adds is the count of reordered pairs

@@ -29,9 +29,9 @@ LEADING_TIER_DEFINITION = (
     "The confidence set for the best candidate: every candidate that no other candidate is shown to beat. "
     "One candidate is shown to beat another when the simultaneous interval of their paired CRS difference "
     "lies above zero. The intervals are centred on the point difference, so a bias of the bootstrap draws "
-    "moves no decision, and they share one max-t critical value over every pair of candidates, so that with "
-    "their stated coverage (95 % by default) all of them hold at once and the set then holds the truly best "
-    "candidate. "
+    "moves no decision, and they share one max-t critical value over every pair of candidates, so that all of "
+    "them hold at once with their stated coverage (95 % by default), and the set holds the truly best candidate "
+    "with at least that probability. "
     "The point leader is always a member, a reference is never one, and a rank probability such as P(top k) "
     "describes the draws without deciding membership."
 )

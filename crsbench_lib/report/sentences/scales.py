@@ -40,6 +40,35 @@ def _ordinal(k: int) -> str:
     return f"{k}{suffix}"
 
 
+def describe_standard_scales(version: str, label_efficiency: str, robustness: str) -> str:
+    """Which scales of L and R a page's standard uses, said before any axis is read.
+
+    Parameters
+    ----------
+    version : str
+        The standard's version.
+    label_efficiency, robustness : str
+        Its ``axis_scales`` (``"ratio"``/``"chance"`` and ``"points"``/``"chance"``).
+
+    Examples
+    --------
+    >>> describe_standard_scales("crs-default-v4", "ratio", "points")  # doctest: +NORMALIZE_WHITESPACE
+    "The standard crs-default-v4 measures label efficiency as a retention ratio and robustness in AUROC points (the
+    study's scales), so the axes, leaders and scores on this page carry the artefact the last section shows: an encoder
+    near chance looks efficient and robust."
+    """
+    l_word = "as a retention ratio" if label_efficiency == "ratio" else "as the share of above-chance AUROC kept"
+    r_word = "in AUROC points" if robustness == "points" else "as the share of above-chance AUROC lost"
+    if label_efficiency == "ratio" and robustness == "points":
+        tail = (" (the study's scales), so the axes, leaders and scores on this page carry the artefact the last "
+                "section shows: an encoder near chance looks efficient and robust.")
+    elif label_efficiency == "chance" and robustness == "chance":
+        tail = " (the chance scales of method amendment 14)."
+    else:
+        tail = " (one study scale, one chance scale)."
+    return f"The standard {version} measures label efficiency {l_word} and robustness {r_word}{tail}"
+
+
 def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, chance_margin: float = 0.05) -> str:
     """The two scales of L and R compared, in words.
 
@@ -100,4 +129,4 @@ def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, 
     return " ".join(parts)
 
 
-__all__ = ["describe_scale_change", "null_rho_bound"]
+__all__ = ["describe_scale_change", "describe_standard_scales", "null_rho_bound"]

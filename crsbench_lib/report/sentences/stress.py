@@ -150,8 +150,8 @@ def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc") -> str:
         reading = "Every probe's regularisation was set by its features, not by the grid's ends."
     elif share.share <= EDGE_SHARE_READABLE:
         head += f", where the {criterion} might have preferred a C outside it."
-        reading = ("That is at most one probe in ten: the calibration axis measures the encoders, with those few probes "
-                   "the exceptions.")
+        reading = ("That is at most one probe in ten, so the grid's ends shape few of the calibration values; those "
+                   "few probes' ECE may still reflect the grid, since nothing beyond it was tried.")
     else:
         head += f", where the {criterion} might have preferred a C outside it."
         reading = ("That is more than one probe in ten: the calibration axis partly measures where the grid ends, not "

@@ -4,7 +4,7 @@ How far the frozen and adapted leading sets agree (:func:`describe_overlap`),
 and how the LoRA arm's adapters trained (:func:`describe_adapter_training`).
 Whether adaptation reorders more than the ranking's own noise is read by the
 book's one shared sentence for every rank comparison,
-:func:`crsbench_lib.report.grammar.describe_tau_against_noise`.
+:func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise`.
 """
 
 from __future__ import annotations

@@ -42,3 +42,13 @@ def test_near_chance_cells_are_named():
     text = describe_scale_change(*_inputs(near=(0.0, 0.0, 0.25)))
     assert "1 encoder has cells within 0.05 of chance: c (25 % of its cells)" in text
     assert "within 0.05 of chance" not in describe_scale_change(*_inputs())
+
+
+def test_the_standard_s_scales_are_named():
+    from crsbench_lib.report.sentences.scales import describe_standard_scales
+
+    study = describe_standard_scales("v4", "ratio", "points")
+    assert "the study's scales" in study and "near chance looks efficient and robust" in study
+    chance = describe_standard_scales("v5", "chance", "chance")
+    assert "amendment 14" in chance and "artefact" not in chance
+    assert "one study scale, one chance scale" in describe_standard_scales("x", "chance", "points")

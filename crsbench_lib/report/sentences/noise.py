@@ -1,0 +1,119 @@
+"""A rank comparison read against its own noise: the shared sentence of the agreement, transfer, LoDO and insertion pages.
+
+:func:`describe_tau_against_noise` reads
+:func:`crsbench_lib.scoring.retest.noise_baseline_table` (method section 9,
+amendment 13): a Kendall τ_b between two rankings beside the τ_b of the same
+rankings under redrawn seeds and under independent bootstrap draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from crsbench_lib.report.grammar import and_list, fmt, format_interval, noise_size_word
+
+
+def _tau_range(row: object, bootstrap: bool) -> str:
+    """A baseline row's spread: ``[low, high]`` (a percentile interval) or ``low to high`` (min and max of seed pairs)."""
+    low, high = fmt(float(row.low), 2), fmt(float(row.high), 2)
+    return format_interval(float(row.low), float(row.high), 2) if bootstrap else (
+        f"each {low}" if low == high else f"{low} to {high}")
+
+
+def describe_tau_against_noise(table: "object", level: float = 0.95, simulated: bool | None = None,
+                               judged_by: "dict[str, Sequence[str]] | None" = None) -> str:
+    """A rank comparison's τ_b read against the test-retest τ_b of the same rankings (seed redraws, bootstrap draws).
+
+    Reads :func:`crsbench_lib.scoring.retest.noise_baseline_table`. A τ_b between rankings averaged over
+    seeds is judged against the bootstrap-draw baseline (two independent replicates of an averaged ranking
+    are its like-for-like partner; ``judged_by`` maps a comparison to its own rankings' rows, default all):
+    below the central ``level`` of the draw pairs, inside or above; the size of the gap is a
+    :func:`noise_size_word` against the baseline's half-width.
+    A one-seed τ_b (when given) is judged against the seed-redraw baseline:
+    whether the ranges separate (few, overlapping seed pairs: not a test). The
+    last sentence places the lesson: any benchmark of this design, or this build's world.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> table = noise_baseline_table({"Frozen against adapted": 0.62}, {"frozen": [0.66, 0.7, 0.78]},
+    ...                              {"frozen": np.linspace(0.72, 0.92, 101)}, one_seed={"Frozen against adapted": [0.4, 0.5]})
+    >>> describe_tau_against_noise(table).split(". ")[-3]
+    'Frozen against adapted lies below the central 95 % of the bootstrap draws of frozen: the two rankings differ by more than resampling the seeds and test images moves one of them (a large gap: 0.20 below the nearest median, beside a half-width of 0.10)'
+    """
+    from crsbench_lib.scoring.retest import AVERAGED, BOOTSTRAP_DRAW, OBSERVED, ONE_SEED_OTHER, SEED_REDRAW
+
+    rows = list(table.itertuples(index=False))
+    averaged = [r for r in rows if r.source == OBSERVED and r.rankings == AVERAGED]
+    one_seed = [r for r in rows if r.source == OBSERVED and r.rankings == ONE_SEED_OTHER]
+    seeds = [r for r in rows if r.source == SEED_REDRAW]
+    boots = [r for r in rows if r.source == BOOTSTRAP_DRAW]
+    if not averaged:
+        raise ValueError("noise baseline table: no observed τ_b between rankings averaged over seeds")
+    share = f"{level * 100:g} %"
+
+    def cap(words: str) -> str:
+        return words[:1].upper() + words[1:]
+
+    text = cap("; ".join(f"{r.comparison}: τ_b = {fmt(float(r.tau), 3)}" for r in averaged)) + " (rankings averaged over seeds). "
+    if boots:
+        text += "Two independent bootstrap draws of the same ranking (seeds and test images resampled) agree at " + \
+            and_list([f"a median τ_b of {fmt(float(r.tau), 2)} for {r.comparison} (central {share} of "
+                      f"{int(r.n_pairs)} draw pairs {_tau_range(r, True)})" for r in boots]) + ". "
+    if seeds:
+        text += "Two seeds scored one at a time agree at " + and_list(
+            [f"a mean τ_b of {fmt(float(r.tau), 2)} for {r.comparison} ({_tau_range(r, False)} over "
+             f"{int(r.n_pairs)} seed pair{'s' if int(r.n_pairs) != 1 else ''})" for r in seeds]) + ". "
+    else:
+        text += "This run has a single seed, so no seed-redraw baseline can be measured. "
+    if boots:
+        for r in averaged:
+            tau = float(r.tau)
+            own = [b for b in boots if judged_by is None or b.comparison in judged_by.get(r.comparison, ())] or boots
+            below = [b.comparison for b in own if tau < float(b.low)]
+            above = [b.comparison for b in own if tau > float(b.high)]
+            inside = [b.comparison for b in own if float(b.low) <= tau <= float(b.high)]
+            every = "every bootstrap baseline" if len(own) > 1 else f"the bootstrap draws of {own[0].comparison}"
+            nearest = min(own, key=lambda b: abs(float(b.tau) - tau))
+            half, gap = (float(nearest.high) - float(nearest.low)) / 2, tau - float(nearest.tau)
+            where = ("at the nearest median" if fmt(abs(gap), 2) == fmt(0.0, 2) else
+                     f"{fmt(abs(gap), 2)} {'below' if gap < 0 else 'above'} the nearest median")
+            size = f" (a {noise_size_word(gap, half)} gap: {where}, beside a half-width of {fmt(half, 2)})" if half else ""
+            if tau >= 1:
+                text += f"{cap(r.comparison)} keeps the order exactly (τ_b = 1): no pair is reordered, whatever the noise. "
+            elif not inside and not above:
+                text += (f"{cap(r.comparison)} lies below the central {share} of {every}: the two rankings differ "
+                         f"by more than resampling the seeds and test images moves one of them{size}. ")
+            elif not inside and not below:
+                text += (f"{cap(r.comparison)} lies above the central {share} of {every}: the two rankings agree "
+                         "more closely than two draws of one ranking do, so no reordering beyond the ranking's own "
+                         "noise is seen. ")
+            else:
+                beside = (f" (below those of {and_list(below)})" if below else "") + \
+                    (f" (above those of {and_list(above)})" if above else "")
+                text += (f"{cap(r.comparison)} lies inside the central {share} of the bootstrap draws of "
+                         f"{and_list(inside)}{beside}: this run cannot tell that reordering apart from the sampling "
+                         f"noise of {'that ranking' if len(inside) == 1 else 'those rankings'}{size}. ")
+    else:
+        text += "No bootstrap draws were given, so the averaged τ_b cannot be read against the sampling noise. "
+    if seeds:
+        s_low, s_high = min(float(r.low) for r in seeds), max(float(r.high) for r in seeds)
+        for r in one_seed:
+            head = (f"On one-seed rankings of different seeds, {r.comparison} gives a mean τ_b of {fmt(float(r.tau), 2)} "
+                    f"({_tau_range(r, False)} over {int(r.n_pairs)} pairs)")
+            if float(r.high) < s_low:
+                text += f"{head}, every pair below every seed-redraw pair: beyond the noise of re-running. "
+            elif float(r.low) > s_high:
+                text += f"{head}, every pair above every seed-redraw pair: no sign of a reordering beyond it. "
+            else:
+                text += f"{head}, within the seed-redraw range: not told apart from the noise of re-running. "
+        if not one_seed:
+            text += ("The seed-redraw τ_b compare one-seed rankings, noisier than the averaged rankings above, so "
+                     "they overstate the noise of the τ_b compared here. ")
+    return text + ("That a rank comparison means something only beside the test-retest τ_b of the rankings it "
+                   "compares holds for any benchmark of this design; where this τ_b falls against that noise is a "
+                   f"finding of this build's {'simulated ' if simulated else ''}world.")
+
+
+__all__ = ["describe_tau_against_noise"]

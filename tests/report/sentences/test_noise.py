@@ -1,0 +1,69 @@
+"""The shared noise sentence: a rank comparison's τ_b read against both noise baselines (issue 27, item 4)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crsbench_lib.report.sentences.noise import describe_tau_against_noise
+from crsbench_lib.scoring.retest import noise_baseline_table
+
+
+def _noise(tau, boot_low, boot_width, seeds=(0.6, 0.7, 0.8), one_seed=None):
+    import numpy as np
+
+    draws = np.linspace(boot_low, min(1.0, boot_low + boot_width), 401)
+    return noise_baseline_table({"x against y": tau}, {"the x ranking": list(seeds)}, {"the x ranking": draws},
+                                one_seed=None if one_seed is None else {"x against y": list(one_seed)})
+
+
+@given(tau=st.floats(-1, 0.999), low=st.floats(-1, 0.9), width=st.floats(0.01, 0.5))
+def test_noise_verdict_follows_where_the_tau_falls(tau, low, width):
+    table = _noise(tau, low, width)
+    draws = table[table["source"] == "bootstrap draw"].iloc[0]
+    text = describe_tau_against_noise(table)
+    assert ("lies below the central 95 %" in text) == (tau < draws["low"])
+    assert ("lies above the central 95 %" in text) == (tau > draws["high"])
+    assert ("lies inside the central 95 %" in text) == (draws["low"] <= tau <= draws["high"])
+    # Whatever the numbers: both baselines are named, and the lesson is placed.
+    assert "bootstrap draws" in text and "Two seeds scored one at a time" in text
+    assert "any benchmark of this design" in text and "this build's world" in text
+
+
+def test_noise_sentence_reports_intervals_with_signed_ends_and_the_gap_against_the_noise():
+    text = describe_tau_against_noise(_noise(-0.2, -0.05, 0.1))
+    assert "[-0.05, 0.05]" in text
+    assert "a large gap: 0.20 below the nearest median, beside a half-width of 0.05" in text
+
+
+@given(one_seed=st.lists(st.floats(-1, 1), min_size=1, max_size=6))
+def test_one_seed_comparison_is_judged_against_the_seed_redraws(one_seed):
+    text = describe_tau_against_noise(_noise(0.5, 0.4, 0.3, seeds=(0.6, 0.7, 0.8), one_seed=one_seed))
+    assert ("every pair below every seed-redraw pair" in text) == (max(one_seed) < 0.6)
+    assert ("every pair above every seed-redraw pair" in text) == (min(one_seed) > 0.8)
+    assert ("within the seed-redraw range" in text) == (min(one_seed) <= 0.8 and max(one_seed) >= 0.6)
+
+
+def test_noise_sentence_edge_cases():
+    perfect = describe_tau_against_noise(_noise(1.0, 0.8, 0.2))
+    assert "keeps the order exactly (τ_b = 1)" in perfect and "cannot tell" not in perfect
+    single = describe_tau_against_noise(_noise(0.5, 0.4, 0.3, seeds=()), simulated=True)
+    assert "single seed, so no seed-redraw baseline" in single and "this build's simulated world" in single
+    no_draws = noise_baseline_table({"x": 0.5}, {"r": [0.6, 0.7]}, {})
+    assert "No bootstrap draws were given" in describe_tau_against_noise(no_draws)
+    assert "overstate the noise" in describe_tau_against_noise(no_draws)
+    with pytest.raises(ValueError, match="no observed"):
+        describe_tau_against_noise(no_draws.iloc[1:])
+
+
+def test_each_comparison_is_judged_against_its_own_rankings_when_told():
+    import numpy as np
+
+    table = noise_baseline_table({"a before/after": 0.95, "b before/after": 0.95}, {},
+                                 {"ranking a": np.linspace(0.3, 0.8, 101), "ranking b": np.linspace(0.85, 1.0, 101)})
+    pooled = describe_tau_against_noise(table)
+    assert "A before/after lies inside the central 95 % of the bootstrap draws of ranking b (above those of ranking a)" in pooled
+    own = describe_tau_against_noise(table, judged_by={"a before/after": ["ranking a"], "b before/after": ["ranking b"]})
+    assert "A before/after lies above the central 95 % of the bootstrap draws of ranking a" in own
+    assert "B before/after lies inside the central 95 % of the bootstrap draws of ranking b:" in own
