@@ -314,7 +314,7 @@ def _draw_summary(
         overlaps_zero, p_a_above_b, diff_bias (mean of the draws less the
         point), diff_basic_low, diff_basic_high (basic interval),
         diff_point_inside (the point lies inside its percentile interval),
-        diff_se, sim_low, sim_high (the simultaneous centred interval of the
+        diff_se, sim_low, sim_high, critical_value (the simultaneous centred interval of the
         tier) and separated (it excludes zero).
     """
     tail = (1.0 - interval) / 2.0 * 100.0
@@ -385,6 +385,7 @@ def _draw_summary(
         "diff_se": np.nan if tier is None else tier.se[first, second],
         "sim_low": np.nan if tier is None else tier.low[first, second],
         "sim_high": np.nan if tier is None else tier.high[first, second],
+        "critical_value": np.nan if tier is None else tier.critical_value,
     })
     pairwise["separated"] = (pairwise["sim_low"] > 0) | (pairwise["sim_high"] < 0) | (
         (pairwise["diff_se"] == 0) & (pairwise["diff"] != 0))

@@ -236,3 +236,8 @@ def test_pairwise_reports_the_difference_bias_and_basic_interval(boot):
         assert row["diff_basic_low"] == pytest.approx(2 * row["diff"] - row["diff_high"], abs=1e-12)
         assert row["diff_basic_high"] == pytest.approx(2 * row["diff"] - row["diff_low"], abs=1e-12)
         assert bool(row["diff_point_inside"]) == bool(row["diff_low"] <= row["diff"] <= row["diff_high"])
+
+
+def test_the_pairwise_table_carries_the_one_critical_value(boot):
+    critical = boot.pairwise["critical_value"]
+    assert critical.notna().all() and critical.nunique() == 1 and float(critical.iloc[0]) > 0

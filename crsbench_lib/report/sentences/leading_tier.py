@@ -36,6 +36,23 @@ LEADING_TIER_DEFINITION = (
     "describes the draws without deciding membership."
 )
 
+def describe_critical_value(critical: float, n_candidates: int, level: float = 0.95) -> str:
+    """The max-t critical value of the tier's simultaneous intervals, beside the one-pair value.
+
+    Examples
+    --------
+    >>> describe_critical_value(4.15, 19)
+    'The simultaneous 95 % intervals reach 4.15 standard errors either side of each point difference (one interval on its own would reach 1.96): the price of holding all 171 pairs of the 19 candidates at once.'
+    """
+    from statistics import NormalDist
+
+    pairs = n_candidates * (n_candidates - 1) // 2
+    one = NormalDist().inv_cdf(0.5 + level / 2.0)
+    return (f"The simultaneous {level * 100:g} % intervals reach {critical:.2f} standard errors either side of each "
+            f"point difference (one interval on its own would reach {one:.2f}): the price of holding all {pairs} "
+            f"pairs of the {n_candidates} candidates at once.")
+
+
 #: The glue key under which the leading-tier and gate pages store their tier (tested to agree).
 TIER_GLUE_KEY = "leading_tier_members"
 

@@ -187,3 +187,8 @@ def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
                                                                  "crs_basic_low": 0.5, "crs_basic_high": 0.5,
                                                                  "point_inside": True}]))
     assert "largest against its standard error" in inside
+
+
+def test_the_critical_value_is_said_beside_the_one_pair_value():
+    text = leading_tier.describe_critical_value(3.5, 5, level=0.9)
+    assert "reach 3.50 standard errors" in text and "would reach 1.64" in text and "all 10 pairs of the 5" in text
