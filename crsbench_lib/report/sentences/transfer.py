@@ -1,6 +1,6 @@
 """The sentences of the transfer chapter: what adaptation changes, and how far the adapters trained.
 
-How far the frozen and adapted leading sets agree (:func:`describe_overlap`),
+How far the frozen and adapted top-k sets agree (:func:`describe_overlap`),
 and how the LoRA arm's adapters trained (:func:`describe_adapter_training`).
 Whether adaptation reorders more than the ranking's own noise is read by the
 book's one shared sentence for every rank comparison,
@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
 
 def describe_overlap(frozen: Sequence[str], adapted: Sequence[str]) -> str:
-    """How far two leading sets (e.g. frozen and adapted top *k*) agree.
+    """How far two top-k sets (e.g. frozen and adapted) agree (not the leading tier, which is a confidence set).
 
     Examples
     --------
     >>> describe_overlap(["a", "b", "c"], ["a", "c", "d"])
-    'The leading sets share 2 of 3 members (a, c); b leaves and d enters.'
+    'The top-3 sets share 2 of 3 members (a, c); b leaves and d enters.'
     """
     first, second = list(frozen), list(adapted)
     shared = [x for x in first if x in second]
@@ -32,8 +32,8 @@ def describe_overlap(frozen: Sequence[str], adapted: Sequence[str]) -> str:
     entered = [x for x in second if x not in first]
     k = max(len(first), len(second))
     if not left and not entered:
-        return f"The leading sets are the same {k} encoders ({', '.join(first)})."
-    text = f"The leading sets share {len(shared)} of {k} members" + (f" ({', '.join(shared)})" if shared else "")
+        return f"The top-{k} sets are the same {k} encoders ({', '.join(first)})."
+    text = f"The top-{k} sets share {len(shared)} of {k} members" + (f" ({', '.join(shared)})" if shared else "")
     moves = []
     if left:
         moves.append(f"{', '.join(left)} {'leaves' if len(left) == 1 else 'leave'}")
