@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from crsbench_lib.encoders.cards import zoo_families
+from crsbench_lib.encoders.zoo import zoo_families
 from crsbench_lib.report.world import clean_frozen_auroc, world_checks
 from crsbench_lib.results.io import RESULTS_FILE
 

@@ -184,3 +184,15 @@ def test_adapter_training_reads_the_lora_cells_of_the_manifest(tmp_path):
     assert not table["improving_at_end"].any()
     (tmp_path / "manifest.json").write_text("{not json")
     assert adapter_training(tmp_path).empty
+
+
+def test_v3_checks_need_a_strong_best_broad_encoder_and_a_testable_site_b():
+    from crsbench_lib.report.world import MIN_BEST_BROAD, MIN_SITE_B_STRONG
+
+    weak = world_checks(_table(broad=0.8, shift=0.65), FAMILIES).set_index(["check", "dataset"])
+    best = weak.xs("best broad AUROC", level="check")
+    assert not best["holds"].any() and (best["value"].astype(float) < MIN_BEST_BROAD).all()
+    strong = weak.xs("site-B strong encoders", level="check")
+    assert (strong["value"].astype(int) < MIN_SITE_B_STRONG).all() == (not strong["holds"].any())
+    assert world_checks(_table(broad=0.9, shift=0.65), FAMILIES).set_index(["check", "dataset"]).xs(
+        "best broad AUROC", level="check")["holds"].all()
