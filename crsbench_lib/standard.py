@@ -15,6 +15,7 @@ that enter ``L``, the ECE binning, and the reference panel (names and
     label_fractions: [1.0, ...]
     ece_bins: 15
     axis_scales: {L: chance, R: chance, chance_margin: 0.05}   # absent: the study's scales
+    dominance: {form: noise_aware, noise_sd: {D: .., C: .., L: .., R: ..}}   # absent: Pareto
     source_results_hash: sha256:...   # the results table the panel came from
     panel:
       - {name: enc00, D: .., C: .., L: .., R: ..}
@@ -73,6 +74,10 @@ L_SCALES: tuple[str, ...] = ("ratio", "chance")
 #: Scales of the robustness axis: the study's AUROC loss in points, or the loss as a
 #: share of the clean above-chance discrimination, ``loss / (AUROC_clean - 0.5)``.
 R_SCALES: tuple[str, ...] = ("points", "chance")
+#: Forms of the dominance term: the study's count of panel members Pareto-dominated, or
+#: the noise-aware count, each member weighted by the probability that the candidate
+#: dominates it given the axes' measurement noise (method section 9, amendment 20).
+DOMINANCE_FORMS: tuple[str, ...] = ("pareto", "noise_aware")
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,66 @@ class AxisScales:
         return out
 
 
+@dataclass(frozen=True)
+class Dominance:
+    """How a standard counts the panel members a candidate dominates (method section 9, amendment 20).
+
+    A standard without a ``dominance`` field uses the study's Pareto count
+    (``Dominance()``): standards frozen before the amendment keep their meaning
+    and their content hash.
+
+    Attributes
+    ----------
+    form : {"pareto", "noise_aware"}
+        ``pareto``: the share of panel members ``p`` with ``s >= p`` on every
+        axis and ``s > p`` on one; ``noise_aware``: the mean over panel members
+        of ``prod_a Phi((s_a - p_a) / (sqrt(2) * noise_sd_a))``.
+    noise_sd : tuple of float or None
+        Required for ``noise_aware``: the standard error of each normalised
+        axis (D, C, L, R) at the standard's protocol; both the candidate's and
+        the panel member's value carry it, hence the ``sqrt(2)``.
+
+    Examples
+    --------
+    >>> Dominance().is_pareto
+    True
+    >>> Dominance("noise_aware", (0.01, 0.02, 0.02, 0.02)).to_dict()["noise_sd"]["C"]
+    0.02
+    """
+
+    form: str = "pareto"
+    noise_sd: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.form not in DOMINANCE_FORMS:
+            raise ReferenceStandardError(
+                f"reference standard: field 'dominance.form' must be one of {', '.join(DOMINANCE_FORMS)}, "
+                f"found {self.form!r}")
+        if self.form == "pareto":
+            if self.noise_sd is not None:
+                raise ReferenceStandardError(
+                    "reference standard: field 'dominance.noise_sd' applies only to the 'noise_aware' form")
+            return
+        values = self.noise_sd
+        if values is None or len(values) != len(AXES) or not all(_finite(v) and float(v) > 0 for v in values):
+            raise ReferenceStandardError(
+                "reference standard: field 'dominance.noise_sd' must give a number > 0 for each of "
+                f"{', '.join(AXES)} when the form is 'noise_aware', found {values!r}")
+        object.__setattr__(self, "noise_sd", tuple(float(v) for v in values))
+
+    @property
+    def is_pareto(self) -> bool:
+        """Whether this is the study's Pareto count."""
+        return self.form == "pareto"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML mapping of the ``dominance`` field."""
+        out: dict[str, Any] = {"form": self.form}
+        if self.noise_sd is not None:
+            out["noise_sd"] = dict(zip(AXES, self.noise_sd, strict=True))
+        return out
+
+
 @dataclass(frozen=True, eq=False)
 class ReferenceStandard:
     """A validated reference standard.
@@ -170,6 +235,8 @@ class ReferenceStandard:
         Provenance.
     axis_scales : AxisScales
         The scales of ``L`` and ``R`` (default: the study's).
+    dominance : Dominance
+        How dominance counts panel members (default: the study's Pareto count).
     """
 
     version: str
@@ -184,6 +251,7 @@ class ReferenceStandard:
     arm: str = "frozen"
     source_results_hash: str = ""
     axis_scales: AxisScales = field(default_factory=AxisScales)
+    dominance: Dominance = field(default_factory=Dominance)
 
     def __post_init__(self) -> None:
         # Normalise containers so a standard built in code equals one read from disk.
@@ -211,6 +279,13 @@ class ReferenceStandard:
     def weight_vector(self) -> np.ndarray:
         """Weights of (dominance, balance, floor), shape (3,)."""
         return np.array([self.weights[k] for k in WEIGHT_KEYS], dtype=float)
+
+    @property
+    def dominance_noise(self) -> np.ndarray | None:
+        """The noise-aware dominance's per-axis noise, shape (4,); ``None`` for the Pareto count."""
+        if self.dominance.noise_sd is None:
+            return None
+        return np.array(self.dominance.noise_sd, dtype=float)
 
     @property
     def panel(self) -> pd.DataFrame:
@@ -250,6 +325,7 @@ class ReferenceStandard:
             "label_fractions": list(self.label_fractions),
             "ece_bins": int(self.ece_bins),
             **({} if self.axis_scales.is_study else {"axis_scales": self.axis_scales.to_dict()}),
+            **({} if self.dominance.is_pareto else {"dominance": self.dominance.to_dict()}),
             "source_results_hash": self.source_results_hash,
             "panel": [
                 {"name": name, **{a: float(v) for a, v in zip(AXES, row, strict=True)}}
@@ -366,6 +442,26 @@ def _axis_scales(value: object, source: str) -> AxisScales:
         raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
 
 
+def _dominance(value: object, source: str) -> Dominance:
+    """The ``dominance`` field (absent: the study's Pareto count)."""
+    if value is None:
+        return Dominance()
+    if not isinstance(value, Mapping):
+        raise _fail(source, "dominance", "must be a mapping with form and noise_sd")
+    unknown = sorted(set(map(str, value)) - {"form", "noise_sd"})
+    if unknown:
+        raise _fail(source, f"dominance.{unknown[0]}", "is not a field (expected form, noise_sd)")
+    noise = value.get("noise_sd")
+    if noise is not None:
+        if not isinstance(noise, Mapping) or set(map(str, noise)) != set(AXES):
+            raise _fail(source, "dominance.noise_sd", f"must be a mapping of exactly the axes {', '.join(AXES)}")
+        noise = tuple(_number(noise, a, source, "dominance.noise_sd") for a in AXES)
+    try:
+        return Dominance(str(value.get("form", "pareto")), noise)
+    except ReferenceStandardError as exc:
+        raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
+
+
 def standard_from_dict(data: object, source: str = "reference standard") -> ReferenceStandard:
     """Build and validate a standard from its YAML mapping.
 
@@ -421,6 +517,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
         names.append(member["name"])
         rows.append([_number(member, a, source, f"panel[{i}]") for a in AXES])
     scales = _axis_scales(data.get("axis_scales"), source)
+    dominance = _dominance(data.get("dominance"), source)
     created = data.get("created", "")
     if isinstance(created, datetime):  # YAML parses an unquoted timestamp
         created = created.isoformat()
@@ -438,6 +535,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
             arm=str(data.get("arm", "frozen")),
             source_results_hash=str(data.get("source_results_hash", "") or ""),
             axis_scales=scales,
+            dominance=dominance,
         )
     except ReferenceStandardError as exc:
         raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
@@ -552,6 +650,8 @@ def as_standard(standard: ReferenceStandard | str | os.PathLike[str] | None) -> 
 __all__ = [
     "AXES",
     "AxisScales",
+    "DOMINANCE_FORMS",
+    "Dominance",
     "CHANCE_AUROC",
     "L_SCALES",
     "R_SCALES",

@@ -190,3 +190,37 @@ def test_axis_scales_round_trip_and_leave_older_standards_unchanged(tmp_path, fr
     assert again.axis_scales == chance.axis_scales and again.content_hash == chance.content_hash
     study = standard_from_dict({**_mapping(), "axis_scales": {"L": "ratio", "R": "points"}})
     assert study.content_hash != chance.content_hash
+
+
+def test_dominance_round_trip_and_leave_older_standards_unchanged(tmp_path):
+    # A standard with the Pareto count writes no dominance field, so v1-v4 keep their hashes.
+    assert "dominance" not in standard_from_dict(_mapping() | {"dominance": None}).to_dict()
+    for name in ("crs-default-v1", "crs-default-v2", "crs-default-v3", "crs-default-v4"):
+        shipped = load_standard(PACKAGE_DIR.parent / "standards" / f"{name}.yaml")
+        assert shipped.dominance.is_pareto and shipped.dominance_noise is None
+    noisy = standard_from_dict(_mapping() | {"dominance": {"form": "noise_aware",
+                                                           "noise_sd": {"D": 0.01, "C": 0.02, "L": 0.02, "R": 0.03}}})
+    assert noisy.dominance_noise.tolist() == [0.01, 0.02, 0.02, 0.03]
+    again = load_standard(save_standard(noisy, tmp_path / "n.yaml"))
+    assert again.dominance == noisy.dominance and again.content_hash == noisy.content_hash
+    pareto = standard_from_dict(_mapping() | {"dominance": {"form": "pareto"}})
+    assert pareto.content_hash == standard_from_dict(_mapping() | {"dominance": None}).content_hash
+    assert pareto.content_hash != noisy.content_hash
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [
+        ({"form": "soft"}, "dominance.form"),
+        ({"form": "noise_aware"}, "dominance.noise_sd"),
+        ({"form": "noise_aware", "noise_sd": {"D": 0.01, "C": 0.02, "L": 0.02}}, "dominance.noise_sd"),
+        ({"form": "noise_aware", "noise_sd": {"D": 0.01, "C": 0.0, "L": 0.02, "R": 0.02}}, "dominance.noise_sd"),
+        ({"form": "noise_aware", "noise_sd": {"D": 0.01, "C": "x", "L": 0.02, "R": 0.02}}, "dominance.noise_sd.C"),
+        ({"form": "pareto", "noise_sd": {"D": 0.01, "C": 0.02, "L": 0.02, "R": 0.02}}, "dominance.noise_sd"),
+        ({"form": "pareto", "scale": 1}, "dominance.scale"),
+        ([1], "dominance"),
+    ],
+)
+def test_invalid_dominance_is_named(value, field):
+    with pytest.raises(ReferenceStandardError, match=re.escape(f"s.yaml: field '{field}'")):
+        standard_from_dict(_mapping() | {"dominance": value}, source="s.yaml")

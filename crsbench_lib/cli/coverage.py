@@ -18,6 +18,9 @@ bootstrap draws (a change of any of them rescores the cached predictions).
 
 Sizes come from a preset (``--preset``, default ``benchmark``: five encoders,
 16 replicates, a quarter of an hour on two cores); every option overrides it.
+``--standard FILE`` scores against another standard than the profile's (e.g. a
+copy with noise-aware dominance, method section 9, amendment 20): the cached
+predictions are rescored, nothing is redrawn.
 ``benchmarks/bench_coverage.py`` is a thin caller of :func:`run_coverage`.
 """
 
@@ -84,6 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for flag, text in counts:
         parser.add_argument(flag, type=positive_int, default=None, metavar="N", help=f"{text}; default: the preset's")
+    parser.add_argument("--standard", type=Path, default=None, metavar="FILE",
+                        help="reference standard the audit scores against (default: the profile's)")
     parser.add_argument("--jobs", type=positive_int, default=2, metavar="N",
                         help="processes (the numbers do not depend on it; default 2)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
@@ -181,6 +186,11 @@ def run_coverage(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     start = time.perf_counter()
     settings = audit_settings(args)
     profile = load_profile(args.profile)
+    standard = profile.standard_path if args.standard is None else args.standard
+    if args.standard is not None:
+        from crsbench_lib.standard import load_standard
+
+        load_standard(args.standard).require_panel()  # a bad file fails here, in one line, before any work
     design = design_from_profile(
         profile, dataset=args.dataset, encoders=settings["encoders"], families=settings["families"],
         n_replicates=settings["replicates"], n_truth_draws=settings["truth_draws"], truth_test=settings["truth_test"],
@@ -191,7 +201,6 @@ def run_coverage(args: argparse.Namespace, out: TextIO | None = None, err: TextI
         print(f"[{time.perf_counter() - start:7.1f} s] {line}", file=err, flush=True)
 
     say: Callable[[str], None] | None = None if args.quiet else progress
-    standard = profile.standard_path
     # The scored tables are cached under everything that decides them besides the predictions:
     # the scoring code, the standard's content and the bootstrap draws.
     key = "|".join([scoring_fingerprint(), file_sha256(standard), str(settings["draws"]),

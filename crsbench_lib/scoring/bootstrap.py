@@ -554,7 +554,7 @@ def _leave_self_out_components(profiles: np.ndarray, encoders: Sequence[str], st
         keep = np.array([other != name for other in names], dtype=bool)
         if not keep.any():
             raise ReferenceStandardError(f"the panel holds only '{name}': nothing to compare it with")
-        out[:, e] = component_arrays(normalised[:, e], panel[keep], std.weight_vector)
+        out[:, e] = component_arrays(normalised[:, e], panel[keep], std.weight_vector, std.dominance_noise)
     return out
 
 

@@ -5,6 +5,8 @@ profiles stored in the reference standard)::
 
     s_a       = clip((x_a - worst_a) / (best_a - worst_a), 0, 1)
     dominance = |{p in P : s >= p on every axis and s > p on at least one}| / k
+                (Pareto; or, on a standard with noise-aware dominance,
+                 (1/k) sum_p prod_a Phi((s_a - p_a) / (sqrt(2) sigma_a)))
     balance   = 1 - ||1 - s||_2 / 2
     floor     = min_a s_a
     CRS       = w_dom * dominance + w_bal * balance + w_floor * floor
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 from scipy.stats import rankdata
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
@@ -108,26 +111,8 @@ def normalise(profiles: pd.DataFrame, standard: ReferenceStandard) -> pd.DataFra
     return pd.DataFrame(values, index=profiles.index, columns=list(AXES))
 
 
-def dominance_shares(normalised: np.ndarray, panel: np.ndarray) -> np.ndarray:
-    """Share of panel profiles each row weakly Pareto-dominates.
-
-    ``s`` dominates ``p`` when ``s >= p`` on every axis and ``s > p`` on at
-    least one (a profile equal to a panel member does not dominate it).
-
-    Parameters
-    ----------
-    normalised : numpy.ndarray
-        Shape (n, 4).
-    panel : numpy.ndarray
-        Shape (k, 4), k >= 1.
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (n,), in [0, 1].
-    """
-    s = np.asarray(normalised, dtype=float)
-    p = np.asarray(panel, dtype=float)
+def _pareto_counts(s: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """How many panel rows each row of ``s`` Pareto-dominates (integers, exact)."""
     k = p.shape[0]
     counts = np.empty(s.shape[0], dtype=np.int64)
     block = max(1, _BLOCK_CELLS // max(1, k * s.shape[1]))
@@ -136,7 +121,102 @@ def dominance_shares(normalised: np.ndarray, panel: np.ndarray) -> np.ndarray:
         geq = (chunk >= p[None, :, :]).all(axis=2)
         gt = (chunk > p[None, :, :]).any(axis=2)
         counts[start : start + block] = (geq & gt).sum(axis=1)
-    return counts / k
+    return counts
+
+
+def dominance_probability(normalised: np.ndarray, member: np.ndarray, noise_sd: np.ndarray) -> np.ndarray:
+    """Probability that each row dominates one panel member, given the axes' noise.
+
+    ``prod_a Phi((s_a - p_a) / (sqrt(2) * sigma_a))``: the probability that the
+    candidate's true profile lies above the member's on every axis when both
+    observed values carry independent normal errors of standard deviation
+    ``sigma_a`` (method section 9, amendment 20). As ``sigma -> 0`` it tends to
+    the Pareto indicator (except on exact ties, where it is ``1/2`` per tied axis).
+
+    Parameters
+    ----------
+    normalised : numpy.ndarray
+        Shape (n, 4).
+    member : numpy.ndarray
+        One panel profile, shape (4,).
+    noise_sd : numpy.ndarray
+        Per-axis standard error of a normalised axis, shape (4,), > 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n,), in [0, 1].
+
+    Examples
+    --------
+    >>> s = np.array([[0.6, 0.5, 0.5, 0.5]])
+    >>> float(dominance_probability(s, np.full(4, 0.5), np.full(4, 0.1))[0].round(4))
+    0.125
+    """
+    scale = np.sqrt(2.0) * np.asarray(noise_sd, dtype=float)
+    z = (np.asarray(normalised, dtype=float) - np.asarray(member, dtype=float)[None, :]) / scale[None, :]
+    phi = ndtr(z)
+    # Explicit product over the four axes: bit-identical per row whatever the row count.
+    return phi[:, 0] * phi[:, 1] * phi[:, 2] * phi[:, 3]
+
+
+def dominance_matrix(normalised: np.ndarray, panel: np.ndarray, noise_sd: np.ndarray | None = None) -> np.ndarray:
+    """Dominance of every row over every panel member, shape (n, k).
+
+    Pareto (``noise_sd`` None): 1.0 where the row dominates the member, else
+    0.0; noise-aware: :func:`dominance_probability` per member.
+    """
+    s = np.asarray(normalised, dtype=float)
+    p = np.asarray(panel, dtype=float)
+    if noise_sd is None:
+        geq = (s[:, None, :] >= p[None, :, :]).all(axis=2)
+        gt = (s[:, None, :] > p[None, :, :]).any(axis=2)
+        return (geq & gt).astype(float)
+    return np.column_stack([dominance_probability(s, p[j], noise_sd) for j in range(p.shape[0])])
+
+
+def dominance_shares(normalised: np.ndarray, panel: np.ndarray, noise_sd: np.ndarray | None = None) -> np.ndarray:
+    """Share of panel profiles each row dominates.
+
+    Pareto (the study's form, ``noise_sd`` None): ``s`` dominates ``p`` when
+    ``s >= p`` on every axis and ``s > p`` on at least one (a profile equal to
+    a panel member does not dominate it). Noise-aware (``noise_sd`` given, the
+    standard's ``dominance.noise_sd``): the mean over the panel of
+    :func:`dominance_probability`, a smooth function of the profile, so that
+    a candidate within its own noise of a member counts about half of it in
+    every resample instead of all or nothing (method section 9, amendment 20).
+
+    Parameters
+    ----------
+    normalised : numpy.ndarray
+        Shape (n, 4).
+    panel : numpy.ndarray
+        Shape (k, 4), k >= 1.
+    noise_sd : numpy.ndarray, optional
+        Per-axis standard error of a normalised axis, shape (4,).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (n,), in [0, 1].
+
+    Examples
+    --------
+    >>> s = np.array([[0.6, 0.6, 0.6, 0.6], [0.5, 0.5, 0.5, 0.5]])
+    >>> dominance_shares(s, np.array([[0.5, 0.5, 0.5, 0.5]])).tolist()
+    [1.0, 0.0]
+    >>> dominance_shares(s, np.array([[0.5, 0.5, 0.5, 0.5]]), np.full(4, 0.01)).round(4).tolist()
+    [1.0, 0.0625]
+    """
+    s = np.asarray(normalised, dtype=float)
+    p = np.asarray(panel, dtype=float)
+    k = p.shape[0]
+    if noise_sd is None:
+        return _pareto_counts(s, p) / k
+    total = np.zeros(s.shape[0])
+    for j in range(k):  # one member at a time: the sum's order never depends on the row count
+        total = total + dominance_probability(s, p[j], noise_sd)
+    return total / k
 
 
 def balance_scores(normalised: np.ndarray) -> np.ndarray:
@@ -170,9 +250,15 @@ def _weight_array(weights: Mapping[str, float] | np.ndarray | ReferenceStandard)
     return w
 
 
-def component_arrays(normalised: np.ndarray, panel: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Dominance, balance, floor and CRS as one (n, 4) array (vectorised core)."""
-    dominance = dominance_shares(normalised, panel)
+def component_arrays(
+    normalised: np.ndarray, panel: np.ndarray, weights: np.ndarray, noise_sd: np.ndarray | None = None
+) -> np.ndarray:
+    """Dominance, balance, floor and CRS as one (n, 4) array (vectorised core).
+
+    ``noise_sd``: the standard's noise-aware dominance (``ReferenceStandard.dominance_noise``),
+    ``None`` for the Pareto count.
+    """
+    dominance = dominance_shares(normalised, panel, noise_sd)
     balance = balance_scores(normalised)
     floor = floor_scores(normalised)
     crs = weights[0] * dominance + weights[1] * balance + weights[2] * floor
@@ -193,7 +279,8 @@ def crs_components(
     panel : pandas.DataFrame or numpy.ndarray
         The panel's normalised profiles, shape (k, 4), k >= 1.
     weights : mapping, array or ReferenceStandard
-        Weights of dominance, balance and floor (non-negative, sum 1).
+        Weights of dominance, balance and floor (non-negative, sum 1). A
+        standard also brings its dominance form.
 
     Returns
     -------
@@ -210,7 +297,8 @@ def crs_components(
     p = _profile_array(panel, "panel profiles")
     if p.shape[0] == 0:
         raise ReferenceStandardError("the reference panel is empty: dominance is undefined")
-    values = component_arrays(s, p, _weight_array(weights))
+    noise = weights.dominance_noise if isinstance(weights, ReferenceStandard) else None
+    values = component_arrays(s, p, _weight_array(weights), noise)
     index = normalised.index if isinstance(normalised, pd.DataFrame) else None
     return pd.DataFrame(values, index=index, columns=[*COMPONENTS, "crs"])
 
@@ -263,7 +351,7 @@ def score_profiles(profiles: pd.DataFrame, standard: ReferenceStandard) -> pd.Da
     _unique_names(profiles)
     raw = _profile_array(profiles, "profiles")
     s = normalise_array(raw, standard.worst, standard.best)
-    components = component_arrays(s, panel, standard.weight_vector)
+    components = component_arrays(s, panel, standard.weight_vector, standard.dominance_noise)
     return _ranked_table(profiles, s, components, standard.version)
 
 
@@ -340,7 +428,8 @@ def cohort_renormalised_scores(
 
     Anchors are the cohort's per-axis min and max (in each axis' direction) and
     the panel is the cohort's own normalised profiles, so every score depends on
-    who else is in the cohort.
+    who else is in the cohort. Dominance is the Pareto count: a standard's
+    noise-aware scale is measured in its own anchors' units, not the cohort's.
 
     Parameters
     ----------

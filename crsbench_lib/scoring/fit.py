@@ -160,10 +160,13 @@ def fit_warnings(scores: pd.DataFrame, standard: ReferenceStandard) -> list[str]
     lines: list[str] = []
     dominance = scores["dominance"].to_numpy(dtype=float)
     below = axes_below_panel(scores, standard)
-    if len(dominance) and np.all(dominance == 0.0) and below:
+    # Under noise-aware dominance a candidate far below the panel still counts a vanishing
+    # probability; "none" is less than half a panel member's worth.
+    members = max(1, len(standard.panel_names))
+    if len(dominance) and np.all(dominance * members < 0.5) and below:
         weight = float(standard.weights["dominance"])
         lines.append(
-            f"every encoder has dominance 0 against the panel of standard {standard.version}: on axis "
+            f"every encoder has dominance near 0 against the panel of standard {standard.version}: on axis "
             f"{', '.join(below)} every encoder is worse than every panel member, so the dominance weight "
             f"({weight:g}) separates nobody"
         )

@@ -37,7 +37,15 @@ import pandas as pd
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
 from crsbench_lib.scoring.agreement import kendall_tau_b, kendall_tau_to_reference
-from crsbench_lib.scoring.crs import _profile_array, balance_scores, floor_scores, normalise_array, score_profiles
+from crsbench_lib.scoring.crs import (
+    _profile_array,
+    balance_scores,
+    dominance_matrix,
+    dominance_shares,
+    floor_scores,
+    normalise_array,
+    score_profiles,
+)
 from crsbench_lib.scoring.freeze import freeze_profiles
 from crsbench_lib.scoring.anchors import scale_key
 from crsbench_lib.standard import AXES, ReferenceStandard
@@ -176,12 +184,10 @@ def dirichlet_weights(
 
 
 def _fixed_components(profiles: pd.DataFrame, standard: ReferenceStandard) -> tuple[np.ndarray, np.ndarray]:
-    """Normalised profiles (E, 4) and their (E, k) dominance matrix against the panel."""
+    """Normalised profiles (E, 4) and their (E, k) dominance matrix against the panel (the standard's form)."""
     panel = standard.require_panel()
     s = normalise_array(_profile_array(profiles, "profiles"), standard.worst, standard.best)
-    geq = (s[:, None, :] >= panel[None, :, :]).all(axis=2)
-    gt = (s[:, None, :] > panel[None, :, :]).any(axis=2)
-    return s, geq & gt
+    return s, dominance_matrix(s, panel, standard.dominance_noise)
 
 
 def weight_perturbation(
@@ -219,8 +225,9 @@ def weight_perturbation(
     encoders = [str(e) for e in profiles.index]
     candidate = _candidates(encoders, references)
     _check_k(top_k, int(candidate.sum()))
-    s, dominated = _fixed_components(profiles, standard)
-    components = np.column_stack([dominated.mean(axis=1), balance_scores(s), floor_scores(s)])  # (E, 3)
+    s = _fixed_components(profiles, standard)[0]
+    shares = dominance_shares(s, standard.require_panel(), standard.dominance_noise)
+    components = np.column_stack([shares, balance_scores(s), floor_scores(s)])  # (E, 3)
     w = standard.weight_vector
     # Same expression as the scorer, so the default ranking matches score_profiles bit for bit.
     default = w[0] * components[:, 0] + w[1] * components[:, 1] + w[2] * components[:, 2]
@@ -322,7 +329,7 @@ def panel_perturbation(
         raise ConfigError(f"parameter 'subset_size' must lie in 1..{k}, found {subset_size!r}")
     w = standard.weight_vector
     fixed = w[1] * balance_scores(s) + w[2] * floor_scores(s)
-    dominated_f = dominated.astype(float)
+    dominated_f = np.asarray(dominated, dtype=float)
 
     def scores(masks: np.ndarray) -> np.ndarray:
         share = masks.astype(float) @ dominated_f.T / masks.sum(axis=1, keepdims=True)

@@ -520,7 +520,7 @@ def two_level_bootstrap(
     })
 
     full_panel = component_arrays(normalise_array(all_profiles[0], std.worst, std.best), std.require_panel(),
-                                  std.weight_vector)[:, 3]
+                                  std.weight_vector, std.dominance_noise)[:, 3]
     summary, pairwise = _draw_summary(crs, encoders, point, order, int(top_k), interval, reference, full_panel)
     return TwoLevelBootstrapResult(
         encoders=tuple(encoders),

@@ -8,6 +8,7 @@ import pytest
 from crsbench_lib.cli import main
 from crsbench_lib.cli.coverage import audit_settings, report_lines
 from crsbench_lib.runner.coverage import AUDIT_PRESETS
+from crsbench_lib.standard import template_standard_path
 
 TINY = ["coverage", "--profile", "quick", "--preset", "smoke", "--encoders", "pixels,colour_hist",
         "--replicates", "2", "--truth-draws", "2", "--truth-test", "400", "--truth-corrupted", "100",
@@ -50,6 +51,8 @@ def test_a_tiny_audit_writes_its_tables_reports_and_resumes(tmp_path, capsys):
     (["--draws", "x"], "argument --draws: expected a positive integer, got 'x'"),
     (["--encoders", "pixels,,hog"], "expected comma-separated names"),
     (["--profile", "nope"], "nope"),
+    (["--standard", "missing.yaml"], "missing.yaml: no such reference standard file"),
+    (["--standard", str(template_standard_path())], "empty panel"),
 ])
 def test_bad_input_is_one_line_and_exit_2(change, message, tmp_path, capsys):
     args = ["coverage", "--profile", "quick", "--cache", str(tmp_path), *change]

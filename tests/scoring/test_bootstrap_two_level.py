@@ -308,3 +308,30 @@ def test_resampling_shift_is_zero_without_a_finite_draw() -> None:
     draws = np.full((3, 1, 2), np.inf)
     draws[:, 0, 1] = [0.2, 0.4, 0.6]
     assert resampling_shift(draws, np.array([[0.5, 0.5]])).round(12).tolist() == [[0.0, -0.1]]
+
+
+def test_form_comparison_rescores_the_same_draws(predictions, point_profiles):
+    from dataclasses import replace
+
+    from crsbench_lib.scoring.dominance_noise import dominance_noise_sd, form_comparison, with_noise_aware_dominance
+
+    panel = standard({e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS})
+    arrays = dataset_arrays(predictions)
+    pareto = two_level_bootstrap(arrays, panel, n_draws=60, random_state=7)
+    forms = form_comparison(pareto, panel)
+    # The Pareto columns are the bootstrap's own summary; the order is the bootstrap's.
+    summary = pareto.summary.set_index("encoder")
+    assert list(forms.index) == list(summary.index)
+    np.testing.assert_allclose(forms["crs_pareto"], summary["crs"], atol=1e-15)
+    np.testing.assert_allclose(forms["bias_pareto"], summary["bias"], atol=1e-15)
+    # The noise-aware columns equal a bootstrap run on a noise-aware standard with the same draws.
+    sigma = dominance_noise_sd(pareto, panel)
+    noisy = two_level_bootstrap(arrays, with_noise_aware_dominance(panel, sigma), n_draws=60, random_state=7)
+    noisy_summary = noisy.summary.set_index("encoder").loc[forms.index]
+    np.testing.assert_allclose(forms["crs_noise_aware"], noisy_summary["crs"], atol=1e-15)
+    np.testing.assert_allclose(forms["bias_noise_aware"], noisy_summary["bias"], atol=1e-15)
+    # A noise-aware standard's own scale is used unless another is given.
+    again = form_comparison(noisy, with_noise_aware_dominance(panel, sigma))
+    np.testing.assert_allclose(again.loc[forms.index, "crs_noise_aware"], forms["crs_noise_aware"], atol=1e-15)
+    wider = form_comparison(pareto, replace(panel), noise_sd=2 * sigma)
+    assert not np.allclose(wider["crs_noise_aware"], forms["crs_noise_aware"])

@@ -36,10 +36,10 @@ def test_a_worse_calibrated_table_is_outside_the_panel(table: pd.DataFrame) -> N
     own = freeze_standard(table, "own-v1")
     worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0))
     scores = score_results(worse, own)
-    assert (scores["dominance"] == 0).all()
+    assert (scores["dominance"] < 1e-12).all()  # noise-aware: a vanishing probability, not exactly 0
     assert axes_below_panel(scores, own) == ["C"]
     lines = fit_warnings(scores, own)
-    assert lines[0].startswith("every encoder has dominance 0 against the panel of standard own-v1: on axis C")
+    assert lines[0].startswith("every encoder has dominance near 0 against the panel of standard own-v1: on axis C")
     assert any(line.startswith("axis C: 6 of 6 encoders lie beyond the worst anchor (0.2") for line in lines)
     # Values beyond an anchor outlive a freeze: the remedy names --base as well.
     assert lines[-1].endswith(f"{FREEZE_HINT}; {ANCHOR_HINT}") and "crsbench freeze" in lines[-1]
