@@ -111,16 +111,20 @@ def normalise(profiles: pd.DataFrame, standard: ReferenceStandard) -> pd.DataFra
     return pd.DataFrame(values, index=profiles.index, columns=list(AXES))
 
 
+def _pareto_dominates(s: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """(n, k) booleans: row i of ``s`` is >= member j on every axis and > on at least one."""
+    geq = (s[:, None, :] >= p[None, :, :]).all(axis=2)
+    gt = (s[:, None, :] > p[None, :, :]).any(axis=2)
+    return geq & gt
+
+
 def _pareto_counts(s: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """How many panel rows each row of ``s`` Pareto-dominates (integers, exact)."""
+    """How many panel rows each row of ``s`` Pareto-dominates (integers, exact; in blocks of rows)."""
     k = p.shape[0]
     counts = np.empty(s.shape[0], dtype=np.int64)
     block = max(1, _BLOCK_CELLS // max(1, k * s.shape[1]))
     for start in range(0, s.shape[0], block):
-        chunk = s[start : start + block, None, :]
-        geq = (chunk >= p[None, :, :]).all(axis=2)
-        gt = (chunk > p[None, :, :]).any(axis=2)
-        counts[start : start + block] = (geq & gt).sum(axis=1)
+        counts[start : start + block] = _pareto_dominates(s[start : start + block], p).sum(axis=1)
     return counts
 
 
@@ -169,9 +173,7 @@ def dominance_matrix(normalised: np.ndarray, panel: np.ndarray, noise_sd: np.nda
     s = np.asarray(normalised, dtype=float)
     p = np.asarray(panel, dtype=float)
     if noise_sd is None:
-        geq = (s[:, None, :] >= p[None, :, :]).all(axis=2)
-        gt = (s[:, None, :] > p[None, :, :]).any(axis=2)
-        return (geq & gt).astype(float)
+        return _pareto_dominates(s, p).astype(float)
     return np.column_stack([dominance_probability(s, p[j], noise_sd) for j in range(p.shape[0])])
 
 
