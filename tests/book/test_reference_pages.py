@@ -159,11 +159,12 @@ def test_the_glossary_is_long_enough_sorted_unique_and_defined():
 
 def test_the_crs_entry_gives_its_formula_and_its_components_theirs():
     entries = dict(glossary_entries(GLOSSARY.read_text(encoding="utf-8")))
-    assert "w_\\text{dom} \\cdot \\text{dominance}" in entries["CRS"]
-    assert "1 - \\lVert \\mathbf{1} - s \\rVert_2 / 2" in entries["balance"]
-    assert "\\min_a s_a" in entries["floor"]
-    assert "\\Phi" in entries["noise-aware dominance"]
-    assert "(\\text{AUROC}_f - 0.5) / (\\text{AUROC}_1 - 0.5)" in entries["label efficiency"]
+    # Formulas in plain text (no dollar math: see test_no_page_needs_mathjax), written as on the method page.
+    assert "CRS = w_dom · dominance + w_bal ·" in entries["CRS"]
+    assert "balance = 1 − ‖1 − *s*‖₂ / 2" in entries["balance"]
+    assert "floor = min_a *s*_a" in entries["floor"]
+    assert "Φ((*s*_a − *p*_a)" in entries["noise-aware dominance"]
+    assert "(AUROC_f − 0.5) / (AUROC_1 − 0.5)" in entries["label efficiency"]
 
 
 def test_every_term_role_names_a_defined_term():
@@ -252,3 +253,35 @@ def test_bibliography_problems_names_missing_fields_duplicates_and_too_few(tmp_p
     bib.write_text("@article{one, author = {A, B}, title = {T}, year = {2000}}\n" * 2, encoding="utf-8")
     keys, problems = bibliography_problems(bib, minimum=1)
     assert keys == set() and "does not parse" in problems[0]
+
+
+# Dollar math makes Sphinx load MathJax from a CDN, which an offline reader cannot reach
+# (the browser test reports it as a console error); the book writes formulas in plain text.
+_FENCED = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.S | re.M)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_DOLLAR_MATH = re.compile(r"(?<![\\$])\$(?=\S)[^$\n]+(?<=\S)\$")
+
+
+def dollar_math(text: str) -> list[str]:
+    """The ``$...$`` spans of a Markdown text outside code."""
+    prose = _INLINE_CODE.sub("", _FENCED.sub("", text))
+    return _DOLLAR_MATH.findall(prose)
+
+
+def _markdown_sources() -> dict[str, str]:
+    sources = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in sorted(BOOK.glob("*.md"))}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        sources[str(path.relative_to(ROOT))] = "\n\n".join(
+            "".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    return sources
+
+
+def test_no_page_needs_mathjax():
+    found = {name: spans for name, text in _markdown_sources().items() if (spans := dollar_math(text))}
+    assert not found, found
+
+
+def test_dollar_math_is_found_outside_code_only():
+    assert dollar_math("a $x^2$ b") == ["$x^2$"]
+    assert dollar_math("```bash\ncrsbench score $R $S\n```\n`$R` and $5 or $ 3") == []
