@@ -285,3 +285,15 @@ def test_no_page_needs_mathjax():
 def test_dollar_math_is_found_outside_code_only():
     assert dollar_math("a $x^2$ b") == ["$x^2$"]
     assert dollar_math("```bash\ncrsbench score $R $S\n```\n`$R` and $5 or $ 3") == []
+
+
+# Sphinx's index directive takes its entries as its argument and no content: entries on
+# the lines below a MyST ```{index} line are dropped with a warning, so each gets its own.
+_INDEX_WITH_CONTENT = re.compile(r"^```\{index\}[^\n]*\n(?!```)[^\n]*\S", re.M)
+
+
+def test_every_index_entry_has_its_own_directive():
+    found = [name for name, text in _markdown_sources().items() if _INDEX_WITH_CONTENT.search(text)]
+    assert not found, found
+    assert _INDEX_WITH_CONTENT.search("```{index} single: a\n   single: b\n```\n")
+    assert not _INDEX_WITH_CONTENT.search("```{index} single: a\n```\n```{index} single: b\n```\n")
