@@ -397,7 +397,9 @@ def panel_summary(panel: object, n_panel: int) -> pd.DataFrame:
     })
 
 
-def choose_newcomers(profiles: pd.DataFrame, candidates: Sequence[str] | None, n_candidates: int) -> list[str]:
+def choose_newcomers(
+    profiles: pd.DataFrame, candidates: Sequence[str] | None, n_candidates: int, exclude: Sequence[str] = ()
+) -> list[str]:
     """The encoders an insertion test treats as newcomers.
 
     Parameters
@@ -409,6 +411,10 @@ def choose_newcomers(profiles: pd.DataFrame, candidates: Sequence[str] | None, n
         clean AUROC ``D`` (the arrivals that disturb a cohort most).
     n_candidates : int
         How many when ``candidates`` is None.
+    exclude : sequence of str
+        Never chosen by default (references: a model trained on the evaluation
+        labels is not a newcomer to a registry of candidates); named
+        ``candidates`` are taken as given.
 
     Raises
     ------
@@ -417,8 +423,9 @@ def choose_newcomers(profiles: pd.DataFrame, candidates: Sequence[str] | None, n
     """
     from crsbench_lib.errors import NotebookError
 
+    eligible = profiles.loc[[name for name in profiles.index if name not in set(exclude)]]
     chosen = list(candidates) if candidates is not None else list(
-        profiles["D"].sort_values(ascending=False, kind="mergesort").index[:n_candidates])
+        eligible["D"].sort_values(ascending=False, kind="mergesort").index[:n_candidates])
     unknown = [c for c in chosen if c not in profiles.index]
     if unknown:
         raise NotebookError(f"parameter 'candidates': unknown encoder {unknown[0]!r}; valid: {', '.join(map(str, profiles.index))}")

@@ -134,3 +134,20 @@ def test_augmentation_effect_counts_the_datasets_where_augmentation_wins(table):
     assert row["clean_higher_in"] == int((aug["D"] > plain["D"]).sum())
     assert row["loss_lower_in"] == int((aug["avg_corruption_loss"] < plain["avg_corruption_loss"]).sum())
     assert effect.iloc[1][["n_datasets", "clean_higher_in", "loss_lower_in"]].tolist() == [0, 0, 0]
+
+
+def test_newcomers_are_the_highest_auroc_candidates_references_left_out():
+    import pytest
+
+    from crsbench_lib.errors import NotebookError
+    from crsbench_lib.report.summaries import choose_newcomers
+
+    profiles = pd.DataFrame({"D": [0.9, 0.8, 0.7, 0.6]}, index=["ref", "a", "b", "c"])
+    assert choose_newcomers(profiles, None, 2) == ["ref", "a"]
+    assert choose_newcomers(profiles, None, 2, exclude=["ref"]) == ["a", "b"]
+    # Named newcomers are taken as given, a reference included.
+    assert choose_newcomers(profiles, ["ref"], 2, exclude=["ref"]) == ["ref"]
+    with pytest.raises(NotebookError, match="unknown encoder 'zz'"):
+        choose_newcomers(profiles, ["zz"], 1)
+    with pytest.raises(NotebookError, match="between 1 and 3"):
+        choose_newcomers(profiles, ["ref", "a", "b", "c"], 4)
