@@ -153,9 +153,12 @@ def dominance_probability(normalised: np.ndarray, member: np.ndarray, noise_sd: 
 
     Examples
     --------
-    >>> s = np.array([[0.6, 0.5, 0.5, 0.5]])
-    >>> float(dominance_probability(s, np.full(4, 0.5), np.full(4, 0.1))[0].round(4))
-    0.125
+    >>> member, sigma = np.full(4, 0.5), np.full(4, 0.1)
+    >>> float(dominance_probability(member[None], member, sigma)[0])  # a tie on every axis: (1/2)^4
+    0.0625
+    >>> s = np.array([[0.6, 0.5, 0.5, 0.5]])  # 0.1 above on D: Phi(0.1 / (sqrt(2) 0.1)) = 0.760, times (1/2)^3
+    >>> float(dominance_probability(s, member, sigma)[0].round(3))
+    0.095
     """
     scale = np.sqrt(2.0) * np.asarray(noise_sd, dtype=float)
     z = (np.asarray(normalised, dtype=float) - np.asarray(member, dtype=float)[None, :]) / scale[None, :]
