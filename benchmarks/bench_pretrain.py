@@ -4,7 +4,7 @@ Rebuilds the zoo's fitted and pretrained state into a temporary folder (all
 pieces, or ``--only``) with ``--jobs`` worker processes, then prints
 
 - the seconds each piece took (wall time inside its worker) and the pool draws;
-- the total wall time against the 30-minute limit on two cores (world issue, item 3);
+- the total wall time against the 2-hour limit on two cores (world v3 issue, item 4);
 - the load average before and after (the figures mean little on a shared machine);
 - whether each rebuilt file is bit-identical to the shipped one.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from crsbench_lib.encoders.weights import SHIPPED_WEIGHTS_DIR, read_manifest
 from crsbench_lib.runner.pretrain import PIECES, pretrain_zoo
 
-LIMIT_MINUTES = 30
+LIMIT_MINUTES = 120
 
 
 def main() -> None:

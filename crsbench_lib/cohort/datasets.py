@@ -47,7 +47,7 @@ from crsbench_lib.data.base import DEVELOPMENT_SPLITS, SPLITS, ImageDataset, Ima
 from crsbench_lib.errors import DataError
 
 #: Bump whenever any generator's output changes (part of every dataset version).
-GENERATOR_VERSION = "7"
+GENERATOR_VERSION = "8"
 #: Root entropy of every phantom stream (an arbitrary fixed 128-bit number).
 ROOT_ENTROPY = 0x6372_7362_656E_6368_2D63_6F68_6F72_7431
 #: Images per independently seeded chunk.
@@ -233,7 +233,9 @@ class Pool:
     attributes : dict of str to numpy.ndarray
         ``(N,)`` auxiliary attributes, described by :func:`pool_attributes`:
         scene parameters, acquisition nuisances and the site index. Never the
-        evaluation label.
+        evaluation label itself; but cxr's finding amounts are zero where a
+        finding is absent, so a recipe that regresses them learns what a
+        radiology report says (:mod:`crsbench_lib.cohort.design`).
     site_ids : numpy.ndarray
         ``(N,)`` site name of each image (``"A"``, ``"P1"``, ...).
     labels : numpy.ndarray

@@ -57,12 +57,18 @@ def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int =
     True
     >>> "&lt; 0.001" in show_table(pd.DataFrame({"p_value": [1e-4]}))._repr_html_()
     True
+    >>> "-0.000" in show_table(pd.DataFrame({"gain": [-0.0001]}))._repr_html_()
+    False
     """
     table = frame.copy()
     for column in table.columns:
         if table[column].dtype == bool:
             table[column] = table[column].map({True: "yes", False: "no"})
     p_columns = [c for c in table.columns if str(c) in P_VALUE_COLUMNS]
+    for column in table.columns:
+        if column not in p_columns and pd.api.types.is_float_dtype(table[column]):
+            # Rounded first, then + 0.0: a value that rounds to zero shows "0.000", never "-0.000".
+            table[column] = table[column].round(precision) + 0.0
     # A zero-width space after each underscore lets a long header break there.
     table.columns = [str(c).replace("_", "_\u200b") for c in table.columns]
     styler = table.style.format(precision=precision, na_rep="-")
