@@ -224,3 +224,18 @@ def test_dominance_round_trip_and_leave_older_standards_unchanged(tmp_path):
 def test_invalid_dominance_is_named(value, field):
     with pytest.raises(ReferenceStandardError, match=re.escape(f"s.yaml: field '{field}'")):
         standard_from_dict(_mapping() | {"dominance": value}, source="s.yaml")
+
+
+def test_crs_default_v5_is_frozen_from_the_template_on_the_v3_world():
+    # v5 copies every setting of the template (chance scales, noise-aware dominance with the template's noise
+    # scale) and holds the default zoo's peers: every encoder but the in-task reference.
+    from crsbench_lib.encoders.zoo import DEFAULT_ZOO, zoo_families
+
+    v5 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v5.yaml")
+    template = load_template()
+    assert (v5.anchors, v5.weights, v5.axis_scales, v5.dominance) == (
+        template.anchors, template.weights, template.axis_scales, template.dominance)
+    assert (v5.label_fractions, v5.ece_bins) == (template.label_fractions, template.ece_bins)
+    families = zoo_families()
+    assert set(v5.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
+    assert "generator 8" in v5.description
