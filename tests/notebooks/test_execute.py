@@ -1,5 +1,7 @@
 """Every notebook executes through papermill and shows its figure and its table."""
 
+import json
+
 import nbformat
 import pytest
 
@@ -50,6 +52,10 @@ def test_chapter_layout(name):
     for source in figures:
         assert ":alt: " in source and ":name: fig-" in source, name
         assert "{glue:md}`cohort_note`" in source, f"{name}: a caption without the cohort note"
+    # Every cell has its own id (nbformat 4.5; a missing one becomes an error in later nbformat versions).
+    # Read as stored: nbformat.read fills a missing id with a random one.
+    ids = [cell.get("id") for cell in json.loads(available_notebooks()[name].read_text())["cells"]]
+    assert None not in ids and len(set(ids)) == len(ids), f"{name}: a cell without an id, or two with one"
     # Every visible code cell hides its input.
     for cell in nb.cells:
         if cell.cell_type == "code":
