@@ -9,7 +9,9 @@ rules to a table of encoder profiles:
 
 * a threshold per axis in the axis's raw unit, with the axis's direction
   (method section 3): ``D >= t_D`` (macro-AUROC), ``C <= t_C`` (ECE),
-  ``L >= t_L`` (retention), ``R <= t_R`` (AUROC loss). The thresholds are the
+  ``L >= t_L`` (retention), ``R <= t_R`` (loss), L and R on the standard's
+  scales (a ratio and AUROC points on the study's; shares of the above-chance
+  AUROC kept and lost on the chance scales). The thresholds are the
   caller's explicit choice (the book exposes them as notebook parameters);
   there is deliberately no library default, because acceptable values depend on
   the clinical use.
@@ -36,7 +38,8 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.standard import AXES, HIGHER_IS_BETTER
+from crsbench_lib.scoring.anchors import AXIS_UNITS, scale_key
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard
 
 # A threshold on a higher-is-better axis is a floor (raw value >= threshold), else a ceiling.
 AXIS_LABELS: dict[str, str] = {
@@ -127,12 +130,32 @@ def _validate_thresholds(thresholds: Mapping[str, float]) -> dict[str, float]:
     return out
 
 
-def describe_thresholds(thresholds: Mapping[str, float]) -> pd.DataFrame:
-    """The thresholds as a readable table: axis, meaning, rule (e.g. ``C <= 0.1``)."""
+def describe_thresholds(thresholds: Mapping[str, float], standard: ReferenceStandard | None = None) -> pd.DataFrame:
+    """The thresholds as a readable table: axis, meaning, rule (e.g. ``C <= 0.1``).
+
+    With ``standard``, the meaning names the raw unit of the standard's scale
+    (:data:`crsbench_lib.scoring.anchors.AXIS_UNITS`): the same ``R <= 0.15``
+    allows a loss of 0.15 AUROC points on the study's scale and a loss of 15 %
+    of the above-chance AUROC on the chance scale, a much stricter demand.
+
+    Examples
+    --------
+    >>> from crsbench_lib.standard import load_template
+    >>> describe_thresholds({"R": 0.15}, load_template())["meaning"].item()
+    'robustness (share of above-chance AUROC lost)'
+    >>> describe_thresholds({"R": 0.15})["meaning"].item()
+    'robustness (AUROC loss)'
+    """
     checked = _validate_thresholds(thresholds)
+
+    def meaning(axis: str) -> str:
+        if standard is None:
+            return AXIS_LABELS[axis]
+        return f"{AXIS_LABELS[axis].split(' (')[0]} ({AXIS_UNITS[scale_key(axis, standard)]})"
+
     return pd.DataFrame(
         [
-            {"axis": axis, "meaning": AXIS_LABELS[axis], "rule": f"{axis} {'>=' if HIGHER_IS_BETTER[axis] else '<='} {value:g}"}
+            {"axis": axis, "meaning": meaning(axis), "rule": f"{axis} {'>=' if HIGHER_IS_BETTER[axis] else '<='} {value:g}"}
             for axis, value in ((a, checked[a]) for a in AXES if a in checked)
         ]
     )
