@@ -161,12 +161,19 @@ def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: flo
     text += (f"{head}, while two seeds of the same ranking reorder "
              f"{_span(float(fixed.retest_min_order_changes), float(fixed.retest_max_order_changes), 2)} pairs "
              f"({FIXED}) and {_span(low, high, 2)} ({COHORT}). ")
-    verdict = ("Renormalisation reorders fewer pairs than redrawing the seeds does" if moved < low else
-               "Renormalisation reorders more pairs than any redraw of the seeds does" if moved > high else
-               "Renormalisation reorders about as many pairs as redrawing the seeds does (within their range)")
-    text += (f"{verdict}, but not in the same way: a redraw's reordering is the measurement's noise, while "
-             "renormalisation reorders the same scores with no new measurement at all, which is history rewritten, "
-             "and the fixed reference never does it.")
+    if moved == 0:
+        # Nothing to call history rewritten in order: say so, and what renormalisation would do where it reorders.
+        text += ("Here renormalisation reorders no pair of the existing entries: on this insertion it rewrites their "
+                 "published values, not their order. Where it does reorder pairs, it reorders the same scores with no "
+                 "new measurement at all, unlike a redraw of the seeds, whose reordering is the measurement's noise; "
+                 "the fixed reference does neither.")
+    else:
+        verdict = ("Renormalisation reorders fewer pairs than redrawing the seeds does" if moved < low else
+                   "Renormalisation reorders more pairs than any redraw of the seeds does" if moved > high else
+                   "Renormalisation reorders about as many pairs as redrawing the seeds does (within their range)")
+        text += (f"{verdict}, but not in the same way: a redraw's reordering is the measurement's noise, while "
+                 "renormalisation reorders the same scores with no new measurement at all, which is history "
+                 "rewritten, and the fixed reference never does it.")
     base, renorm = float(fixed.retest_mean_tau), float(cohort.retest_mean_tau)
     if renorm < float(fixed.retest_min_tau):
         text += (f" Scored one seed at a time, the renormalised ranking is also the less reproducible one (mean τ_b "

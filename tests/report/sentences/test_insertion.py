@@ -64,9 +64,12 @@ def test_describe_rank_noise_compares_the_insertion_with_the_seed_redraws(change
     table = _noise(changes, low, high)
     text = insertion.describe_rank_noise(table, _baselines(float(table["insertion_tau"].iloc[1])))
     assert f"reorders 0 of 136 pairs under the fixed reference and {changes} under cohort renormalisation" in text
-    assert ("reorders fewer pairs than redrawing the seeds" in text) == (changes < low)
-    assert ("reorders more pairs than any redraw" in text) == (changes > high)
-    assert ("within their range" in text) == (low <= changes <= high)
+    # No reordered pair earns no comparison and no talk of reordered history; any other count gets both.
+    assert ("reorders no pair of the existing entries" in text) == (changes == 0)
+    assert ("history rewritten" in text) == (changes > 0)
+    assert ("reorders fewer pairs than redrawing the seeds" in text) == (0 < changes < low)
+    assert ("reorders more pairs than any redraw" in text) == (changes > high and changes > 0)
+    assert ("within their range" in text) == (low <= changes <= high and changes > 0)
     # Whatever the counts, a renormalisation's reordering is never passed off as noise, and the τ_b part is the
     # book's shared sentence (the same words as on the agreement, transfer and LoDO pages).
     assert "no new measurement" in text and "belongs to this build's world" in text
