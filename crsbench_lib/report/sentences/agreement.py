@@ -121,3 +121,77 @@ def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: st
     if not sentences:
         return "No anchor was varied."
     return " ".join(sentences)
+
+
+#: The axes' names in the floor sentence.
+_FLOOR_AXIS_NAMES: dict[str, str] = {"D": "discrimination (D)", "C": "calibration (C)", "L": "label efficiency (L)",
+                                     "R": "robustness (R)"}
+
+
+def describe_floor_axis(scores: "pd.DataFrame", floor_weight: float, simulated: bool | None = None) -> str:
+    """Which normalised axis is each candidate's floor, and how much of the CRS the normalised AUROC explains.
+
+    The floor term of the CRS is the lowest of a candidate's four normalised
+    axes (method section 5). When one axis is the lowest for most candidates,
+    that share of the score *is* that axis, and the CRS follows it: a high
+    AUROC-CRS τ is then partly the floor term repeating AUROC, not evidence
+    that reliability agrees with discrimination.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Rows of the candidates (references left out) with the normalised
+        columns ``s_D, s_C, s_L, s_R`` and ``crs``
+        (:func:`crsbench_lib.scoring.crs.score_results`).
+    floor_weight : float
+        The standard's weight of the floor term.
+    simulated : bool, optional
+        Whether the run is the simulated cohort (the world the count belongs to).
+
+    Returns
+    -------
+    str
+        How many candidates have each axis as their floor (ties count for
+        every tied axis), and the share of the CRS's variance across the
+        candidates that the normalised AUROC explains (squared Pearson
+        correlation; not given for fewer than 3 candidates or a constant column).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [(0.7, 0.8, 0.85, 0.82, 0.69), (0.5, 0.8, 0.6, 0.7, 0.52), (0.3, 0.7, 0.2, 0.5, 0.30)]
+    >>> scores = pd.DataFrame(rows, columns=["s_D", "s_C", "s_L", "s_R", "crs"])
+    >>> describe_floor_axis(scores, 0.3)  # doctest: +NORMALIZE_WHITESPACE
+    "The lowest normalised axis, whose value is the floor term (30 % of the CRS), is discrimination (D) for 2 of 3
+    candidates and label efficiency (L) for 1. The normalised AUROC explains 99 % of the CRS's variance across the
+    candidates (squared Pearson correlation). That the floor term repeats whichever axis is lowest holds for any
+    benchmark of this design; which axis that is depends on where these encoders sit between the standard's anchors,
+    a property of this build's world."
+    """
+    import numpy as np
+
+    columns = [f"s_{axis}" for axis in _FLOOR_AXIS_NAMES]
+    missing = [c for c in (*columns, "crs") if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores: missing column {missing[0]!r} (expected crsbench_lib.scoring.crs.score_results rows)")
+    weight = finite(floor_weight, "floor_weight")
+    n = len(scores)
+    if n == 0:
+        return "No candidate is scored, so no axis is anyone's floor."
+    values = scores[columns].to_numpy(dtype=float)
+    lowest = np.isclose(values, values.min(axis=1, keepdims=True), rtol=0, atol=1e-12)
+    counts = {axis: int(lowest[:, k].sum()) for k, axis in enumerate(_FLOOR_AXIS_NAMES) if lowest[:, k].any()}
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], list(_FLOOR_AXIS_NAMES).index(item[0])))
+    parts = [f"{_FLOOR_AXIS_NAMES[axis]} for {count}" + (f" of {n} candidates" if k == 0 else "")
+             for k, (axis, count) in enumerate(ordered)]
+    text = (f"The lowest normalised axis, whose value is the floor term ({percent(weight)} of the CRS), is "
+            f"{and_list(parts)}.")
+    s_d, score = scores["s_D"].to_numpy(dtype=float), scores["crs"].to_numpy(dtype=float)
+    if n >= 3 and np.ptp(s_d) > 0 and np.ptp(score) > 0:
+        r = float(np.corrcoef(s_d, score)[0, 1])
+        text += (f" The normalised AUROC explains {percent(r * r)} of the CRS's variance across the candidates "
+                 "(squared Pearson correlation).")
+    world = "this build's simulated world" if simulated else "this build's world"
+    return text + (" That the floor term repeats whichever axis is lowest holds for any benchmark of this design; "
+                   "which axis that is depends on where these encoders sit between the standard's anchors, a "
+                   f"property of {world}.")

@@ -1,6 +1,7 @@
 """The agreement and anchor-sweep sentences follow tau, the reversed pairs and the top set."""
 
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,3 +50,37 @@ def test_describe_anchor_sweep_names_ranges_and_changes() -> None:
     assert "changes at 0.1 (d, b, c)" in text
     assert describe_anchor_sweep(sweep.iloc[:0]) == "No anchor was varied."
     assert "crs-x-v1" in describe_anchor_sweep(None, standard_version="crs-x-v1")
+
+
+def test_describe_floor_axis_counts_each_candidates_lowest_axis() -> None:
+    import pandas as pd
+
+    from crsbench_lib.report.sentences.agreement import describe_floor_axis
+
+    rows = [(0.7, 0.8, 0.85, 0.82, 0.69), (0.69, 0.9, 0.8, 0.75, 0.70), (0.6, 0.5, 0.7, 0.8, 0.55),
+            (0.4, 0.4, 0.9, 0.9, 0.45)]  # the last ties D and C
+    scores = pd.DataFrame(rows, columns=["s_D", "s_C", "s_L", "s_R", "crs"])
+    text = describe_floor_axis(scores, 0.3, simulated=True)
+    assert "is discrimination (D) for 3 of 4 candidates and calibration (C) for 2." in text
+    assert "(30 % of the CRS)" in text and "this build's simulated world" in text
+    assert "explains" in text  # four candidates, both columns vary
+    # Two candidates: no variance share is claimed.
+    assert "explains" not in describe_floor_axis(scores.iloc[:2], 0.3)
+    assert describe_floor_axis(scores.iloc[:0], 0.3).startswith("No candidate")
+    with pytest.raises(ValueError, match="missing column 's_R'"):
+        describe_floor_axis(scores.drop(columns="s_R"), 0.3)
+
+
+@given(st.lists(st.tuples(*[st.floats(0, 1)] * 5), min_size=1, max_size=12))
+def test_describe_floor_axis_names_every_candidates_floor(rows) -> None:
+    import re
+
+    import pandas as pd
+
+    from crsbench_lib.report.sentences.agreement import describe_floor_axis
+
+    scores = pd.DataFrame(rows, columns=["s_D", "s_C", "s_L", "s_R", "crs"])
+    text = describe_floor_axis(scores, 0.3)
+    counts = [int(c) for c in re.findall(r"\) for (\d+)", text)]
+    # Every candidate has at least one lowest axis, and no axis is the floor of more candidates than there are.
+    assert sum(counts) >= len(rows) and max(counts) <= len(rows)
