@@ -89,6 +89,10 @@ def describe_dominance_forms(
     if len(candidates) >= 3:
         tau = float(kendalltau(ranked[:, 0], ranked[:, 1]).statistic)
         text += f" The two forms rank the {len(candidates)} candidates with Kendall's τ_b {tau:.2f}."
+    firsts = {f: str(candidates[f"crs_{f}"].astype(float).idxmax()) for f in ("pareto", "noise_aware")}
+    if firsts["pareto"] != firsts["noise_aware"]:
+        text += (f" The two forms put different candidates first: {firsts['pareto']} under the Pareto count, "
+                 f"{firsts['noise_aware']} under noise-aware dominance.")
     leader = str(best.index[0])
     moved = float(best.loc[leader, "crs_noise_aware"] - best.loc[leader, "crs_pareto"])
     if abs(moved) >= 0.5 * 10 ** (-digits):

@@ -60,3 +60,17 @@ def test_pareto_step():
     assert pareto_step(0.3, 19) == pytest.approx(0.3 / 18)
     assert pareto_step(0.3, 19, leave_self_out=False) == pytest.approx(0.3 / 19)
     assert pareto_step(0.3, 1) == pytest.approx(0.3)
+
+
+def test_a_change_of_leader_between_the_forms_is_named() -> None:
+    import pandas as pd
+
+    from crsbench_lib.report.sentences.dominance import describe_dominance_forms
+
+    table = pd.DataFrame({"role": ["candidate"] * 3, "crs_pareto": [0.71, 0.69, 0.5], "bias_pareto": [0.0, 0.0, 0.0],
+                          "se_pareto": [0.03] * 3, "crs_noise_aware": [0.69, 0.70, 0.5],
+                          "bias_noise_aware": [0.0, 0.0, 0.0], "se_noise_aware": [0.03] * 3}, index=["a", "b", "c"])
+    text = describe_dominance_forms(table, "noise_aware", SIGMA, step=0.3 / 18)
+    assert "put different candidates first: a under the Pareto count, b under noise-aware dominance" in text
+    same = table.assign(crs_noise_aware=[0.72, 0.70, 0.5])
+    assert "different candidates first" not in describe_dominance_forms(same, "noise_aware", SIGMA, step=0.3 / 18)
