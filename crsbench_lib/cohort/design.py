@@ -16,6 +16,18 @@ import pandas as pd
 
 from crsbench_lib.cohort import cxr, derm, fundus
 
+#: What the cohort chapter says before the table, on the phantom cohort.
+DESIGN_INTRO = (
+    "At 32 pixels a finding smaller than a pixel cannot be learned by any encoder, so a world drawn at real sizes "
+    "would rank encoders by how well they guess. The phantom generators draw some findings larger, denser or more "
+    "explicitly labelled than real images show them; each row of the table says what that buys and what it costs "
+    "in realism. The settings are read from the generators themselves."
+)
+#: What it says on a run of the user's own data (no image of it was drawn).
+OWN_DATA_TEXT = (
+    "This run's images are the datasets' own, at the resolution its profile reads them: nothing in them was drawn "
+    "larger or denser than it was acquired, so what an encoder cannot see at that resolution it cannot learn."
+)
 #: Columns of :func:`design_choices`.
 DESIGN_COLUMNS: tuple[str, ...] = ("dataset", "choice", "setting", "why", "realism cost")
 
@@ -76,4 +88,4 @@ def design_choices() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(DESIGN_COLUMNS))
 
 
-__all__ = ["DESIGN_COLUMNS", "design_choices"]
+__all__ = ["DESIGN_COLUMNS", "DESIGN_INTRO", "OWN_DATA_TEXT", "design_choices"]

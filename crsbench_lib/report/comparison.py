@@ -82,9 +82,9 @@ def published_comparison(
         ``references``.
     references : sequence of str
         Encoders scored but not candidates (e.g. one pretrained on the
-        evaluation labels): they count in the rank agreement, as every
-        scored encoder does, but never as the leader, in the top 3 or in the
-        top CRS, which the study reports among its candidates.
+        evaluation labels): never ranked (not in the rank agreement, the
+        encoder count, the insertion's registry, the leader, the top 3 or
+        the top CRS), as the study's figures rank its candidates only.
 
     Returns
     -------
@@ -92,8 +92,8 @@ def published_comparison(
         ``quantity, study, this_build`` (object columns: ints for the counts of
         :data:`COUNT_QUANTITIES`, floats otherwise; ``this_build`` is NaN where
         the build has no such quantity, e.g. no LoRA arm). Kendall's tau and
-        Spearman's rho rank the encoders by their full-panel CRS, as the study
-        does (:data:`FULL_PANEL`).
+        Spearman's rho rank the candidates by their full-panel CRS, as the
+        study does (:data:`FULL_PANEL`).
 
     Examples
     --------
@@ -106,17 +106,19 @@ def published_comparison(
     """
     table = as_validated(results)  # once: the scores, profiles and bootstrap below share its raw axes
     scores = crs.score_results(table, standard)
-    agree = agreement.score_agreement(scores)
     profiles = axes.encoder_profiles(axes.standard_axes(table, standard))
     references = [str(name) for name in references if str(name) in set(map(str, profiles.index))]
+    # Every rank of the comparison ranks the candidates only, as the study's did (all its models were candidates).
+    candidates = scores[~scores["encoder"].astype(str).isin(references)]
+    agree = agreement.score_agreement(candidates)
     if boot is None:
         boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=n_draws, random_state=random_state,
                                                references=references)
     weights = sensitivity.weight_perturbation(profiles, standard, n_draws=n_draws, random_state=random_state,
                                               references=references)
-    candidates = scores[~scores["encoder"].astype(str).isin(references)]
-    newcomers = list(profiles["D"].sort_values(ascending=False).index[:NEWCOMERS])
-    inserted = insertion.insertion_test(profiles.drop(index=newcomers), profiles.loc[newcomers], standard)
+    registry = profiles.drop(index=references)
+    newcomers = list(registry["D"].sort_values(ascending=False, kind="mergesort").index[:NEWCOMERS])
+    inserted = insertion.insertion_test(registry.drop(index=newcomers), registry.loc[newcomers], standard)
     cal_low, cal_high = calibration_ablation.reduction_range(calibration_ablation.calibration_ablation(table))
     cell_r = corruption_cells.cell_correlation(corruption_cells.corruption_cells(table.frame))
     lora_tau = math.nan

@@ -39,3 +39,9 @@ def test_finding_targets_are_pool_attributes_gated_by_presence() -> None:
         # with the (reader-noisy, 2 % flipped) label on all but a few images.
         label = pool.labels[:, cxr.CLASS_NAMES.index(finding)]
         assert np.mean((values > 0) != (label == 1)) < 0.06
+
+
+def test_the_own_data_text_never_speaks_of_phantoms() -> None:
+    from crsbench_lib.cohort.design import DESIGN_INTRO, OWN_DATA_TEXT
+
+    assert "phantom" not in OWN_DATA_TEXT.lower() and "phantom" in DESIGN_INTRO.lower()

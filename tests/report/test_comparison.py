@@ -91,7 +91,11 @@ def test_a_reference_is_never_the_leader_of_the_comparison(table, standard, scor
                                           references=[leader]).set_index("quantity")["this_build"]
     candidates = scores[scores["encoder"] != leader]
     assert out["top CRS"] == pytest.approx(candidates["crs"].max())
-    assert out["encoders"] == table["encoder"].nunique()  # still scored and counted in the agreement
+    assert out["encoders"] == table["encoder"].nunique() - 1  # scored, never ranked: not in the agreement
+    from crsbench_lib.scoring import agreement
+
+    assert out[f"Kendall tau (AUROC vs CRS, {comparison.FULL_PANEL})"] == pytest.approx(
+        agreement.score_agreement(candidates).tau_b)
     from crsbench_lib.scoring import bootstrap
 
     boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=50, random_state=0, references=[leader])
