@@ -79,7 +79,11 @@ def describe_tau_against_noise(table: "object", level: float = 0.95, simulated: 
             half, gap = (float(nearest.high) - float(nearest.low)) / 2, tau - float(nearest.tau)
             where = ("at the nearest median" if fmt(abs(gap), 2) == fmt(0.0, 2) else
                      f"{fmt(abs(gap), 2)} {'below' if gap < 0 else 'above'} the nearest median")
-            size = f" (a {noise_size_word(gap, half)} gap: {where}, beside a half-width of {fmt(half, 2)})" if half else ""
+            # The word is read from the two figures the sentence prints (two decimals), so two comparisons
+            # printed with the same gap and half-width get the same word.
+            shown_gap, shown_half = float(fmt(abs(gap), 2)), float(fmt(half, 2))
+            word = noise_size_word(shown_gap, shown_half) if shown_half > 0 else noise_size_word(gap, half) if half else ""
+            size = f" (a {word} gap: {where}, beside a half-width of {fmt(half, 2)})" if half else ""
             if tau >= 1:
                 text += f"{cap(r.comparison)} keeps the order exactly (τ_b = 1): no pair is reordered, whatever the noise. "
             elif not inside and not above:

@@ -67,3 +67,17 @@ def test_each_comparison_is_judged_against_its_own_rankings_when_told():
     own = describe_tau_against_noise(table, judged_by={"a before/after": ["ranking a"], "b before/after": ["ranking b"]})
     assert "A before/after lies above the central 95 % of the bootstrap draws of ranking a" in own
     assert "B before/after lies inside the central 95 % of the bootstrap draws of ranking b:" in own
+
+
+def test_the_gap_word_follows_the_printed_figures():
+    # Two comparisons whose gaps differ below the printed precision (0.1104 and 0.1096 against half-widths of
+    # 0.2196 and 0.2204) print the same "0.11 ... 0.22" and so must get the same word.
+    import numpy as np
+
+    # Uniform draws over [0.5, 0.5 + w]: median 0.5 + w / 2, half-width 0.475 w.
+    wa, wb = 0.2196 / 0.475, 0.2204 / 0.475
+    table = noise_baseline_table({"a": 0.5 + wa / 2 + 0.1104, "b": 0.5 + wb / 2 + 0.1096}, {},
+                                 {"ranking a": np.linspace(0.5, 0.5 + wa, 4001), "ranking b": np.linspace(0.5, 0.5 + wb, 4001)})
+    text = describe_tau_against_noise(table, judged_by={"a": ["ranking a"], "b": ["ranking b"]})
+    words = [part.split(" gap:")[0].rsplit("(a ", 1)[-1] for part in text.split(". ") if " gap: " in part]
+    assert len(words) == 2 and words[0] == words[1], words
