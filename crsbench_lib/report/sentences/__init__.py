@@ -12,4 +12,8 @@ describe, with the words of :mod:`crsbench_lib.report.grammar`:
 * :mod:`.coverage` -- the benchmark's self-audit (``benchmarks/bench_coverage.py``);
 * :mod:`.lodo` and :mod:`.transfer` -- beyond the screening benchmark;
 * :mod:`.selection_gate` -- the selection gate.
+
+and :mod:`.lessons` holds what every chapter's "Is this real?" section shares: a
+lesson of any benchmark of this design or of this build's world (each chapter's
+builder lives in the chapter's module and decides from its numbers).
 """
