@@ -34,9 +34,14 @@ gets a constant logit, the log-odds of the smoothed prevalence
 
 from __future__ import annotations
 
+import hashlib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from scipy.special import expit
@@ -327,6 +332,66 @@ class FittedProbe:
         return logits_to_proba(self.logits(embeddings, name), self.task)
 
 
+# --------------------------------------------------------------------------- memo
+class ProbeMemo(Protocol):
+    """Where fitted probes are kept between calls with identical inputs (e.g. a runner's disk store)."""
+
+    def get(self, key: str) -> FittedProbe | None:  # pragma: no cover - protocol
+        ...
+
+    def put(self, key: str, probe: FittedProbe) -> None:  # pragma: no cover - protocol
+        ...
+
+
+_MEMO: ContextVar[ProbeMemo | None] = ContextVar("crsbench_probe_memo", default=None)
+#: This module's source, hashed into every memo key: a change of the fitting code is a new key.
+_CODE_DIGEST = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+
+
+@contextmanager
+def memoised_probes(memo: ProbeMemo | None) -> Iterator[None]:
+    """Within the block, :func:`fit_probe` reads and writes ``memo`` by a key of all its inputs.
+
+    The frozen arm and the LoRA arm fit the same probes on the same frozen
+    embeddings (the adapter's starting head; the label fractions the arm
+    keeps frozen), in different cells; the memo lets one fit serve both. A
+    probe read back is the very object a fit returns (no result can differ);
+    ``None`` switches memoising off.
+
+    Examples
+    --------
+    >>> class Counter(dict):
+    ...     def put(self, key, probe):
+    ...         self[key] = probe
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(60, 3)), np.arange(60) % 2
+    >>> memo = Counter()
+    >>> with memoised_probes(memo):
+    ...     first = fit_probe(x[:40], y[:40], x[40:], y[40:], "binary", 2)
+    ...     again = fit_probe(x[:40], y[:40], x[40:], y[40:], "binary", 2)
+    >>> len(memo), again is first
+    (1, True)
+    """
+    token = _MEMO.set(memo)
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def probe_key(x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, task: str,
+              n_classes: int, grid: Sequence[float], max_iter: int, tol: float, seed: int, c_rule: str) -> str:
+    """The sha256 of every input of a probe fit: arrays (dtype, shape, bytes), settings and this module's code."""
+    digest = hashlib.sha256(_CODE_DIGEST.encode())
+    for array in (x_train, y_train, x_val, y_val):
+        a = np.ascontiguousarray(array)
+        digest.update(f"{a.dtype.str}{a.shape}".encode())
+        digest.update(a.tobytes())
+    digest.update(repr((task, int(n_classes), tuple(map(float, grid)), int(max_iter), float(tol), int(seed),
+                        c_rule)).encode())
+    return digest.hexdigest()
+
+
 def fit_probe(
     train: object,
     train_labels: object,
@@ -395,10 +460,29 @@ def fit_probe(
     if not (isinstance(tol, (int, float)) and tol > 0):
         raise EvaluationError(f"tol must be a positive number, got {tol!r}")
 
+    memo = _MEMO.get()
+    key = None
+    if memo is not None:
+        key = probe_key(x_train, y_train, x_val, y_val, task, n_classes, grid, int(max_iter), float(tol), int(seed),
+                        c_rule)
+        kept = memo.get(key)
+        if kept is not None:
+            return kept
+    probe = _fit_checked(x_train, y_train, x_val, y_val, task, n_classes, grid, int(max_iter), float(tol), int(seed),
+                         c_rule)
+    if memo is not None and key is not None:
+        memo.put(key, probe)
+    return probe
+
+
+def _fit_checked(x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, task: str,
+                 n_classes: int, grid: tuple[float, ...], max_iter: int, tol: float, seed: int,
+                 c_rule: str) -> FittedProbe:
+    """:func:`fit_probe` on inputs it has validated."""
     standardiser = Standardiser.fit(x_train)
     xs_train = standardiser.transform(x_train)
     xs_val = standardiser.transform(x_val)
-    models = _fit_path(xs_train, y_train, task, n_classes, grid, int(max_iter), float(tol), int(seed))
+    models = _fit_path(xs_train, y_train, task, n_classes, grid, max_iter, tol, seed)
     val_nll: dict[float, float] = {}
     val_auroc: dict[float, float] = {}
     for c, model in zip(grid, models):

@@ -449,6 +449,12 @@ class RealBackend:
 
         return EmbeddingStore(self.store_root)
 
+    def _probes(self) -> Any:
+        """The disk memo of fitted probes, beside the embedding store (shared by both arms' cells)."""
+        from crsbench_lib.runner.probe_store import PROBES_DIR, ProbeStore
+
+        return ProbeStore(None if self.store_root is None else Path(self.store_root).parent / PROBES_DIR)
+
     def prepare(self, profile: Profile) -> Preparation:
         """Dataset versions, weights hashes and corruption families, before any cell runs.
 
@@ -503,11 +509,16 @@ class RealBackend:
         side = int(prep.extra["image_sides"][spec.name])
         families = prep.corruption_families[spec.name]
         encoder = get_encoder(first.encoder, side, profile)
+        from crsbench_lib.evaluation.probe import memoised_probes
+
+        probes = self._probes()
         if first.arm == "frozen":
             store = self._store()
             for cell in cells:
                 embeddings = cell_embeddings(store, encoder, dataset, profile, families, seed=cell.seed)
-                yield (cell, *evaluate(profile, dataset, embeddings, cell))
+                with memoised_probes(probes):
+                    rows = evaluate(profile, dataset, embeddings, cell)
+                yield (cell, *rows)
             return
         from crsbench_lib.runner.lora import AdaptationSession
 
@@ -523,6 +534,8 @@ class RealBackend:
             def frozen_cell(seed: int = cell.seed) -> Any:
                 return cell_embeddings(store, encoder, dataset, profile, families, seed=seed)
 
-            embeddings, facts = adapted_embeddings(session, images, frozen, profile, cell.seed, frozen_cell)
+            with memoised_probes(probes):
+                embeddings, facts = adapted_embeddings(session, images, frozen, profile, cell.seed, frozen_cell)
+                rows = evaluate(profile, dataset, embeddings, cell)
             # How each adapter trained goes to the manifest (not the results table).
-            yield (cell, *evaluate(profile, dataset, embeddings, cell), facts)
+            yield (cell, *rows, facts)
