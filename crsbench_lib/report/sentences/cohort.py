@@ -7,15 +7,23 @@ what the test sizes let the calibration axis measure and what the run cost
 (:func:`describe_augmentation`), and who leads each axis and which axes
 saturate (:func:`describe_leaders`, :func:`describe_saturation`). Numbers
 become words through :mod:`crsbench_lib.report.grammar`.
+
+The cohort chapter's "Is this real?" lessons (:func:`cohort_lessons`) and its
+corruption exercise's computed answer (:func:`corruption_losses`,
+:func:`cohort_exercise_corruptions`) are here too; the zoo chapter's live in
+:mod:`crsbench_lib.report.sentences.zoo`, the four-axes chapter's in
+:mod:`crsbench_lib.report.sentences.four_axes`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import Better, and_list, finite, fmt
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -276,8 +284,23 @@ def describe_augmentation(effect: "object", digits: int = 3) -> str:
     return " ".join(sentences)
 
 
-def describe_leaders(leaders: dict[str, str], what: str = "axis") -> str:
+def describe_leaders(
+    leaders: dict[str, str], what: str = "axis", candidates: int | None = None, excluded: Sequence[str] = ()
+) -> str:
     """Who leads each ranking (or axis), and whether one encoder leads them all.
+
+    Parameters
+    ----------
+    leaders : dict
+        Axis (or ranking) -> the encoder that leads it.
+    what : str
+        "axis" or "ranking".
+    candidates : int, optional
+        How many candidates the leaders were chosen among; the sentence then
+        says so.
+    excluded : sequence of str
+        Encoders scored but excluded from leadership (an in-task reference),
+        named beside the candidates.
 
     Examples
     --------
@@ -285,20 +308,28 @@ def describe_leaders(leaders: dict[str, str], what: str = "axis") -> str:
     'AUROC puts a first and CRS puts b first: the two rankings disagree on the leader.'
     >>> describe_leaders({"D": "a", "C": "a"})
     'a leads every axis (D, C).'
+    >>> describe_leaders({"D": "a", "C": "b"}, candidates=19, excluded=["ref"])
+    'Leaders per axis among the 19 candidates (the reference ref is excluded from leadership): D: a; C: b. 2 different encoders lead the 2 axes.'
     """
     if not leaders:
         raise ValueError("describe_leaders needs at least one leader")
+    among = ""
+    if candidates is not None:
+        among = f" among the {candidates} candidates"
+        if excluded:
+            noun, verb = ("reference", "is") if len(excluded) == 1 else ("references", "are")
+            among += f" (the {noun} {and_list(list(excluded))} {verb} excluded from leadership)"
     names = set(leaders.values())
     if len(names) == 1:
         (name,) = names
-        return f"{name} leads every {what} ({', '.join(leaders)})."
+        return f"{name} leads every {what} ({', '.join(leaders)}){among}."
     if what == "ranking":
         firsts = " and ".join(f"{key} puts {name} first" for key, name in leaders.items())
-        return f"{firsts}: the {len(leaders)} rankings disagree on the leader." if len(leaders) > 2 else \
-            f"{firsts}: the two rankings disagree on the leader."
+        return f"{firsts}{among}: the {len(leaders)} rankings disagree on the leader." if len(leaders) > 2 else \
+            f"{firsts}{among}: the two rankings disagree on the leader."
     listing = "; ".join(f"{key}: {name}" for key, name in leaders.items())
     plural = "axes" if what == "axis" else f"{what}s"
-    return f"Leaders per {what}: {listing}. {len(names)} different encoders lead the {len(leaders)} {plural}."
+    return f"Leaders per {what}{among}: {listing}. {len(names)} different encoders lead the {len(leaders)} {plural}."
 
 
 def describe_saturation(saturation: "object") -> str:
@@ -330,3 +361,214 @@ def describe_saturation(saturation: "object") -> str:
                 "whether an axis separates the encoders is a question of its spread between encoders against its "
                 "seed-to-seed noise, which this count does not measure.")
     return "Saturated: " + "; ".join(lines) + "."
+
+
+# ---------------------------------------------------------------- "Is this real?" and exercises: the cohort chapter
+
+def _range(values: Sequence[float], digits: int) -> str:
+    """``0.020 to 0.025``, or ``between -0.017 and -0.005`` when an end is negative (no "-0.017 to -0.005")."""
+    low, high = fmt(min(values), digits), fmt(max(values), digits)
+    if low == high:
+        return low
+    return f"between {low} and {high}" if low.startswith("-") or high.startswith("-") else f"{low} to {high}"
+
+
+def cohort_lessons(
+    floor: "pd.DataFrame",
+    shifted: Sequence[str],
+    datasets: Sequence[str],
+    study_shift: tuple[str, str] | None = None,
+    simulated: bool | None = None,
+    digits: int = 3,
+) -> list[Lesson]:
+    """The cohort chapter's "Is this real?" lessons, decided from the page's numbers.
+
+    Parameters
+    ----------
+    floor : pandas.DataFrame
+        :func:`crsbench_lib.report.world.calibration_floor` output (dataset,
+        test_images, ece, ece_floor, ece_excess).
+    shifted : sequence of str
+        The datasets with a second site.
+    datasets : sequence of str
+        Every dataset of the run.
+    study_shift : (str, str), optional
+        The study's shift (source, target).
+    simulated : bool or None
+        Whether the run is the simulated cohort (False: the user's own data).
+    digits : int
+
+    Returns
+    -------
+    list of Lesson
+        One of the design (the finite-sample ECE floor), two of this world
+        (how far the probes' ECE exceeds that floor; which datasets carry the
+        site shift).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> floor = pd.DataFrame([("a", 2000, 0.034, 0.020, 0.014), ("b", 2000, 0.037, 0.024, 0.013)],
+    ...                      columns=["dataset", "test_images", "ece", "ece_floor", "ece_excess"])
+    >>> lessons = cohort_lessons(floor, ["a"], ["a", "b"], ("CheXpert", "MIMIC-CXR"))
+    >>> [lesson.scope for lesson in lessons]
+    ['design', 'world', 'world']
+    >>> print(lessons[1].text)  # doctest: +NORMALIZE_WHITESPACE
+    Here the probes' mean clean ECE exceeds its floor by 0.54 to 0.70 times the floor on every dataset: on average
+    they are miscalibrated by less than the floor itself, so much of a calibration difference between two encoders
+    can be sampling noise. Expect calibration to separate encoders more on a cohort whose probes are miscalibrated by
+    several floors, or whose test sets are larger.
+    """
+    lessons: list[Lesson] = []
+    rows = floor.dropna(subset=["ece_floor"]) if "ece_floor" in floor else floor.iloc[:0]
+    if len(rows):
+        sizes = sorted({int(n) for n in rows["test_images"]})
+        size = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
+        lessons.append(Lesson(DESIGN, (
+            "Binned ECE on a finite test set is never zero: a perfectly calibrated probe with these confidences would "
+            f"still measure {_range(list(rows['ece_floor']), digits)} on {size} test images. A calibration difference "
+            "smaller than that floor is not evidence on any benchmark, and the floor shrinks only as one over the "
+            "square root of the test size (four times the images, about half the floor).")))
+        ratios = [(str(d), (e - f) / f) for d, e, f in zip(rows["dataset"], rows["ece"], rows["ece_floor"]) if f > 0]
+        if ratios:
+            values = [r for _, r in ratios]
+            spread = f"{min(values):.2f}" if f"{min(values):.2f}" == f"{max(values):.2f}" else \
+                f"{min(values):.2f} to {max(values):.2f}"
+            below = [d for d, r in ratios if r < 1]
+            if len(below) == len(ratios):
+                text = (f"Here the probes' mean clean ECE exceeds its floor by {spread} times the floor on every "
+                        "dataset: on average they are miscalibrated by less than the floor itself, so much of a "
+                        "calibration difference between two encoders can be sampling noise. Expect calibration to "
+                        "separate encoders more on a cohort whose probes are miscalibrated by several floors, or whose "
+                        "test sets are larger.")
+            elif not below:
+                text = (f"Here the probes' mean clean ECE exceeds its floor by {spread} times the floor on every "
+                        "dataset: the miscalibration is measurable beyond what the test size alone produces, so the "
+                        "calibration axis separates encoders by more than sampling noise. Expect it to matter less on "
+                        "a cohort whose probes come out nearly calibrated.")
+            else:
+                above = [d for d, r in ratios if r >= 1]
+                text = (f"Here the probes' mean clean ECE exceeds its floor by {spread} times the floor: by more than "
+                        f"one floor on {and_list(above)}, by less on {and_list(below)}. Calibration differences are "
+                        f"measurable beyond sampling noise on the first, and mostly within it on the second.")
+            lessons.append(Lesson(WORLD, text))
+    n = len(datasets)
+    study = f"one shift, {study_shift[0]} to {study_shift[1]}." if study_shift else ""
+    if not shifted:
+        text = (f"None of the {n} datasets has a second site, so robustness here is corruption loss alone: a cohort "
+                "with a second site adds a shift term this run cannot measure.")
+    elif len(shifted) == n:
+        text = (f"Every one of the {n} datasets has a second site, so the site-shift term of robustness is measured "
+                "on every task.")
+    else:
+        verb = "has" if len(shifted) == 1 else "have"
+        rest = "that one task" if len(shifted) == 1 else f"those {len(shifted)} tasks"
+        text = (f"Only {and_list(list(shifted))} of the {n} datasets {verb} a second site, so the site-shift term of "
+                f"robustness rests on {rest}: expect an encoder's R to move on a cohort that shifts another domain.")
+    lessons.append(Lesson(WORLD, text, study=study))
+    return lessons
+
+
+def corruption_losses(results: "pd.DataFrame", severity: int | None = None, arm: str = "frozen") -> "pd.DataFrame":
+    """Mean clean-minus-corrupted AUROC per dataset and corruption family, at one severity.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table.
+    severity : int, optional
+        The severity (default: the table's highest).
+    arm : str
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns dataset, corruption, loss (mean over encoders and seeds of the
+        clean AUROC minus the corrupted one, uncalibrated probes at 100 %
+        labels), severity; sorted by dataset and descending loss.
+
+    Examples
+    --------
+    >>> from crsbench_lib.results.synthetic import synthetic_results
+    >>> table = synthetic_results(n_encoders=2, corruptions=("noise",), random_state=0)
+    >>> list(corruption_losses(table).columns)
+    ['dataset', 'corruption', 'loss', 'severity']
+    """
+    import pandas as pd
+
+    from crsbench_lib.results.select import clean_rows, same_fraction
+
+    rows = results[(results["condition"] == "corruption") & (results["arm"] == arm)
+                   & (results["calibration"] == "none") & same_fraction(results["label_fraction"], 1.0)]
+    if rows.empty:
+        return pd.DataFrame(columns=["dataset", "corruption", "loss", "severity"])
+    level = int(rows["severity"].max()) if severity is None else int(severity)
+    rows = rows[rows["severity"] == level]
+    clean = clean_rows(results, arm=arm, calibration="none").groupby(["encoder", "dataset", "seed"])["auroc"].mean()
+    keys = list(zip(rows["encoder"], rows["dataset"], rows["seed"]))
+    loss = clean.reindex(keys).to_numpy() - rows["auroc"].to_numpy(dtype=float)
+    frame = pd.DataFrame({"dataset": rows["dataset"].to_numpy(), "corruption": rows["corruption"].to_numpy(),
+                          "loss": loss})
+    out = frame.groupby(["dataset", "corruption"], observed=True)["loss"].mean().reset_index()
+    out["severity"] = level
+    return out.sort_values(["dataset", "loss"], ascending=[True, False]).reset_index(drop=True)
+
+
+def cohort_exercise_corruptions(losses: "pd.DataFrame", digits: int = 3) -> str:
+    """The corruption-sheet exercise's solution: which corruption family costs the probes most AUROC, per dataset.
+
+    Parameters
+    ----------
+    losses : pandas.DataFrame
+        :func:`corruption_losses` output.
+    digits : int
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> losses = pd.DataFrame({"dataset": ["a", "a"], "corruption": ["blur", "jpeg"], "loss": [0.12, 0.01],
+    ...                        "severity": [5, 5]})
+    >>> print(cohort_exercise_corruptions(losses))  # doctest: +NORMALIZE_WHITESPACE
+    **In this build**, at severity 5 (mean over encoders and seeds of the clean AUROC minus the corrupted one), on a
+    blur costs most (0.120) and jpeg least (0.010; the costliest 12 times as much). The robustness
+    axis averages the families with equal weight, so an encoder's R depends on which families a benchmark draws: a
+    cohort whose scanners fail in other ways would weigh the encoders' robustness differently. How damaging a
+    corruption looks on the sheet and how much AUROC it costs are different questions; set your prediction beside
+    these numbers.
+    """
+    if losses.empty:
+        return "**In this build** the table has no corruption rows, so no family's cost can be read."
+    level = int(losses["severity"].iloc[0])
+    parts, ratios, free = [], [], []
+    for dataset, rows in losses.groupby("dataset", sort=True):
+        rows = rows.sort_values("loss", ascending=False)
+        top, low = rows.iloc[0], rows.iloc[-1]
+        part = (f"on {dataset} {top['corruption']} costs most ({fmt(float(top['loss']), digits)}) and "
+                f"{low['corruption']} least ({fmt(float(low['loss']), digits)}")
+        if float(low["loss"]) > 0 and float(top["loss"]) > 0:
+            ratio = float(top["loss"]) / float(low["loss"])
+            ratios.append(ratio)
+            part += f"; the costliest {ratio:.0f} times as much)" if ratio >= 1.5 else "; about as much)"
+        else:
+            part += ")"
+            if float(low["loss"]) <= 0:
+                free.append(f"{low['corruption']} on {dataset}")
+        parts.append(part)
+    text = (f"**In this build**, at severity {level} (mean over encoders and seeds of the clean AUROC minus the "
+            f"corrupted one), {'; '.join(parts)}.")
+    if free:
+        text += f" On average {and_list(free)} cost{'s' if len(free) == 1 else ''} no AUROC at all."
+    if ratios and max(ratios) >= 1.5 or free:
+        text += (" The robustness axis averages the families with equal weight, so an encoder's R depends on which "
+                 "families a benchmark draws: a cohort whose scanners fail in other ways would weigh the encoders' "
+                 "robustness differently.")
+    else:
+        text += (" The families cost about the same here, so which families a benchmark draws matters little to "
+                 "R on this cohort.")
+    text += (" How damaging a corruption looks on the sheet and how much AUROC it costs are different questions; set "
+             "your prediction beside these numbers.")
+    return text

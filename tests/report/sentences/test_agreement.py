@@ -84,3 +84,93 @@ def test_describe_floor_axis_names_every_candidates_floor(rows) -> None:
     counts = [int(c) for c in re.findall(r"\) for (\d+)", text)]
     # Every candidate has at least one lowest axis, and no axis is the floor of more candidates than there are.
     assert sum(counts) >= len(rows) and max(counts) <= len(rows)
+
+
+# ---------------------------------------------------------------- "Is this real?" and the exercises' solutions
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD  # noqa: E402
+
+
+def _candidates(floor_axis: str = "D", n: int = 5) -> pd.DataFrame:
+    """n candidates whose lowest normalised axis is ``floor_axis``, ordered the same on D and on CRS."""
+    rows = []
+    for k in range(n):
+        low = 0.2 + 0.1 * k
+        values = {"s_D": 0.9, "s_C": 0.9, "s_L": 0.9, "s_R": 0.9}
+        values[f"s_{floor_axis}"] = low
+        if floor_axis != "D":
+            values["s_D"] = 0.7 + 0.04 * k
+        rows.append({"encoder": f"e{k}", "D": 0.5 + values["s_D"] / 2, **values, "floor": low,
+                     "crs": 0.3 + 0.1 * k, "dominance": 0.1 * k, "balance": 0.5})
+    return pd.DataFrame(rows)
+
+
+def _lessons(scores, **kwargs):
+    options = dict(study_tau=0.6, study_n=15, study_reversed=21, study_pairs=105, simulated=True)
+    options.update(kwargs)
+    return agreement.agreement_lessons(scores, kwargs.pop("tau", 0.9), 1, 10, 0.3, **{
+        k: v for k, v in options.items() if k != "tau"})
+
+
+def test_agreement_lessons_design_and_world_from_the_floor_axis():
+    lessons = _lessons(_candidates("D"), interval=(0.85, 0.95), interval_scoring="leave-self-out")
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD, WORLD]
+    steps, floor, world, study = (lesson.text for lesson in lessons)
+    assert "10 pairs, so one reversal costs 0.200" in steps and "1 − 2 × 1/10 = 0.800" in steps
+    assert "lowest normalised axis of all 5 candidates" in world and "built in" in world
+    assert "expect more disagreement" in world
+    assert "outside this run's 95 % interval [0.850, 0.950] (leave-self-out scores)" in study
+    assert "the floor term above among them" in study
+    assert lessons[3].study == "τ_b 0.600 over 15 encoders, 21 of 105 pairs reversed."
+    # Another axis is everyone's floor: the lesson says the other thing, and predicts the other way.
+    other = _lessons(_candidates("R"))[2].text
+    assert "only 0 of 5 candidates" in other and "robustness (R) is the lowest of 5" in other
+    assert "expect it to rise on a cohort whose encoders are weakest in discrimination" in other
+    assert "built in" not in other
+
+
+def test_agreement_lessons_judge_the_study_against_the_interval():
+    inside = _lessons(_candidates("D"), interval=(0.5, 0.95))[3].text
+    assert "inside this run's 95 % interval" in inside and "cannot tell its τ_b from the study's" in inside
+    close = _lessons(_candidates("D"), tau=0.62)[3].text
+    assert "close to the study's 0.600" in close
+    lower = _lessons(_candidates("D"), tau=0.3)[3].text
+    assert "lower than the study's 0.600" in lower
+
+
+def test_agreement_lessons_ties_and_no_floor_weight():
+    tied = agreement.agreement_lessons(_candidates("D"), 0.75, 1, 10, 0.3)[0].text
+    assert "ties take τ_b to 0.750 rather than the untied 1 − 2 × 1/10 = 0.800" in tied
+    unweighted = agreement.agreement_lessons(_candidates("D"), 0.8, 1, 10, 0.0)
+    assert "no weight" in unweighted[1].text and "does not enter the CRS" in unweighted[2].text
+
+
+def test_agreement_world_lessons_on_own_data_name_no_phantom():
+    for lesson in _lessons(_candidates("D"), simulated=False, interval=(0.85, 0.95)):
+        if lesson.scope == WORLD:
+            assert "phantom" not in lesson.text.lower() and "simulated" not in lesson.text.lower()
+
+
+def test_floor_only_exercise_follows_the_floor_axis():
+    scores = _candidates("D").assign(crs=[0.3, 0.5, 0.4, 0.6, 0.7])  # one reversal under the default weights
+    text = agreement.agreement_exercise_floor_only(scores)
+    assert "goes from 0.800 to 1.000" in text and "from 1 to 0 of 10" in text
+    assert "agree on every pair" in text and "The reversal under the standard's weights" in text
+    # Robustness is everyone's floor and falls as D rises: the floor-only CRS disagrees with AUROC.
+    against = _candidates("R").assign(floor=lambda f: f["floor"][::-1].to_numpy(),
+                                      s_R=lambda f: f["s_R"][::-1].to_numpy())
+    text = agreement.agreement_exercise_floor_only(against)
+    assert "to -1.000" in text and "agrees no better with AUROC" in text and "robustness (R) for 5" in text
+
+
+def test_anchor_exercise_names_the_candidates_that_move():
+    before = _candidates("D").assign(C=[0.02, 0.03, 0.04, 0.05, 0.06], s_C=[0.9, 0.85, 0.8, 0.75, 0.7])
+    after = before.assign(s_C=[0.93, 0.9, 0.87, 0.83, 0.8])
+    text = agreement.agreement_exercise_anchors(before, after, "C", (0.3, 0.0), (0.2, 0.0), "ECE")
+    assert "0.003 ECE instead of 0.002" in text and "(0.020 to 0.060 ECE)" in text
+    assert "covers 13 normalised points instead of 20" in text
+    assert "stays at 1.000" in text and "No candidate changes its CRS rank" in text
+    swapped = after.assign(crs=[0.3, 0.5, 0.4, 0.6, 0.7])
+    text = agreement.agreement_exercise_anchors(before, swapped, "C", (0.3, 0.0), (0.2, 0.0), "ECE")
+    assert "goes from 1.000 to 0.800" in text
+    assert "2 candidates change their CRS rank: e1 (4th → 3rd) and e2 (3rd → 4th)" in text

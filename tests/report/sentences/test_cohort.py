@@ -189,3 +189,60 @@ def test_no_value_on_an_anchor_is_not_called_separation():
     text = cohort.describe_saturation(table)
     assert "no axis is saturated" in text and "still separates" not in text
     assert "seed-to-seed noise" in text
+
+
+# ---------------------------------------------------------------- the leaders among the candidates; "Is this real?"
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD  # noqa: E402
+
+
+def test_describe_leaders_says_among_the_candidates_and_who_is_excluded():
+    text = cohort.describe_leaders({"D": "a", "C": "b"}, candidates=19, excluded=["intask"])
+    assert text.startswith("Leaders per axis among the 19 candidates (the reference intask is excluded from "
+                           "leadership): D: a; C: b.")
+    plural = cohort.describe_leaders({"D": "a", "C": "a"}, candidates=5, excluded=["r1", "r2"])
+    assert plural == "a leads every axis (D, C) among the 5 candidates (the references r1 and r2 are excluded from leadership)."
+    assert "among" not in cohort.describe_leaders({"D": "a", "C": "b"})
+
+
+def _floor_table(ece=(0.034, 0.037), floor=(0.020, 0.024)):
+    return pd.DataFrame({"dataset": ["cxr", "derm"], "test_images": [2000, 2000], "ece": list(ece),
+                         "ece_floor": list(floor), "ece_excess": [e - f for e, f in zip(ece, floor)]})
+
+
+def test_cohort_lessons_both_ways():
+    lessons = cohort.cohort_lessons(_floor_table(), ["cxr"], ["cxr", "derm"], ("CheXpert", "MIMIC-CXR"), simulated=True)
+    assert [lesson.scope for lesson in lessons] == [DESIGN, WORLD, WORLD]
+    assert "would still measure 0.020 to 0.024 on 2000 test images" in lessons[0].text
+    assert "by 0.54 to 0.70 times the floor on every dataset" in lessons[1].text
+    assert "less than the floor itself" in lessons[1].text
+    assert "Only cxr of the 2 datasets has a second site" in lessons[2].text
+    assert lessons[2].study == "one shift, CheXpert to MIMIC-CXR."
+    above = cohort.cohort_lessons(_floor_table(ece=(0.08, 0.09)), [], ["cxr", "derm"])
+    assert "measurable beyond what the test size alone produces" in above[1].text
+    assert "None of the 2 datasets has a second site" in above[2].text
+    mixed = cohort.cohort_lessons(_floor_table(ece=(0.08, 0.03)), ["cxr", "derm"], ["cxr", "derm"])
+    assert "by more than one floor on cxr, by less on derm" in mixed[1].text
+    assert "Every one of the 2 datasets has a second site" in mixed[2].text
+    for lesson in cohort.cohort_lessons(_floor_table(), ["cxr"], ["cxr", "derm"], simulated=False):
+        if lesson.scope == WORLD:
+            assert "phantom" not in lesson.text.lower() and "simulated" not in lesson.text.lower()
+
+
+def test_corruption_losses_and_exercise():
+    from crsbench_lib.results.synthetic import synthetic_results
+
+    table = synthetic_results(n_encoders=2, corruptions=("noise", "blur"), random_state=0)
+    losses = cohort.corruption_losses(table)
+    assert set(losses["corruption"]) == {"noise", "blur"} and (losses["severity"] == table["severity"].max()).all()
+    assert cohort.corruption_losses(table[table["condition"] != "corruption"]).empty
+    spread = pd.DataFrame({"dataset": ["a", "a"], "corruption": ["blur", "jpeg"], "loss": [0.12, 0.01],
+                           "severity": [5, 5]})
+    text = cohort.cohort_exercise_corruptions(spread)
+    assert "on a blur costs most (0.120) and jpeg least (0.010; the costliest 12 times as much)" in text
+    assert "weigh the encoders' robustness differently" in text
+    even = spread.assign(loss=[0.05, 0.045])
+    assert "cost about the same here" in cohort.cohort_exercise_corruptions(even)
+    free = spread.assign(loss=[0.05, -0.01])
+    assert "On average jpeg on a costs no AUROC at all" in cohort.cohort_exercise_corruptions(free)
+    assert "no corruption rows" in cohort.cohort_exercise_corruptions(spread.iloc[:0])

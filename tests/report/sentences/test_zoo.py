@@ -1,0 +1,78 @@
+"""The zoo chapter's lessons, baseline sentence and exercise solution follow the zoo's numbers."""
+
+import pandas as pd
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD
+from crsbench_lib.report.sentences.zoo import describe_below_baseline, zoo_exercise_lora_augmentation, zoo_lessons
+
+FAMILIES = {"pixels": "classical", "pca": "classical", "kmeans": "classical", "mae": "mim", "cnn_random": "random",
+            "simclr": "broad_ssl", "intask": "intask"}
+CLEAN = {"pixels": 0.678, "pca": 0.671, "kmeans": 0.739, "mae": 0.648, "cnn_random": 0.696, "simclr": 0.78,
+         "intask": 0.85}
+CHECKS = pd.DataFrame([("margin over pixels", "derm", 0.14, "best broad encoder - pixels >= 0.10", True),
+                       ("best broad AUROC", "derm", 0.847, ">= 0.85", False),
+                       ("LoRA runs", "all", 90, ">= 90", True)], columns=["check", "dataset", "value", "rule", "holds"])
+
+
+def _effect(clean_gain=(-0.017, -0.005), loss_change=(-0.015, -0.013), plain_loss=(0.045, 0.039)):
+    return pd.DataFrame({"augmented": ["s_aug", "m_aug"], "plain": ["s", "m"], "in_results": [True, True],
+                         "clean_gain": list(clean_gain), "loss_change": list(loss_change),
+                         "corruption_loss_plain": list(plain_loss)})
+
+
+def test_below_baseline_names_each_encoder_with_its_numbers():
+    text = describe_below_baseline(CLEAN, FAMILIES, noise=0.002)
+    assert text.startswith("2 of 4 neural encoders fall below the best classical baseline, kmeans (clean AUROC 0.739)")
+    assert "cnn_random (0.696, a random-initialisation control, below 1 of the 3 classical baselines)" in text
+    assert "mae (0.648, pretrained, below 3 of the 3, pixels at 0.678 among them)" in text
+    assert "mae is pretrained and still trails kmeans by 0.091, large beside the seed-to-seed spread of 0.002" in text
+    assert "worse than a linear probe on raw pixels" in text
+    above = describe_below_baseline({**CLEAN, "mae": 0.75, "cnn_random": 0.74}, FAMILIES)
+    assert above.startswith("Every neural encoder beats the best classical baseline, kmeans")
+    assert "the lowest, cnn_random (0.740), by 0.001" in above
+    # Below kmeans but above pixels: not "worse than raw pixels".
+    between = describe_below_baseline({**CLEAN, "mae": 0.70}, FAMILIES)
+    assert "worse than a probe on kmeans" in between and "raw pixels" not in between
+    assert "lacks a classical baseline" in describe_below_baseline({"mae": 0.6}, FAMILIES)
+
+
+def test_zoo_lessons_simulated_and_own_data():
+    lessons = zoo_lessons(_effect(), CHECKS, CLEAN, FAMILIES, noise=0.002, simulated=True)
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD, WORLD]
+    assert "2 pairs differ only in acquisition augmentation" in lessons[0].text
+    targets = lessons[1].text
+    assert "targets the simulated cohort's generators were tuned to meet" in targets
+    assert "2 of 3 hold" in targets and "the check missed here: best broad AUROC on derm, 0.847 against >= 0.85" in targets
+    assert "In 2 of 2 pairs acquisition augmentation lowers" in lessons[2].text
+    assert "buys robustness at some cost in clean AUROC" in lessons[2].text
+    assert "The world checks do not catch this" in lessons[3].text
+    own = zoo_lessons(_effect(), CHECKS, CLEAN, FAMILIES, simulated=False)
+    assert [lesson.scope for lesson in own] == [DESIGN, WORLD, WORLD, WORLD]
+    assert own[1].text.startswith("On this run's own data the world checks are measurements, not targets")
+    for lesson in own:
+        if lesson.scope == WORLD:
+            assert "phantom" not in lesson.text.lower() and "simulated" not in lesson.text.lower()
+
+
+def test_zoo_augmentation_lesson_follows_the_signs():
+    def text(**kwargs):
+        return zoo_lessons(_effect(**kwargs), CHECKS, CLEAN, FAMILIES)[2].text
+
+    assert "buys both robustness and clean AUROC" in text(clean_gain=(0.01, 0.02))
+    assert "does not buy robustness" in text(loss_change=(0.01, 0.02))
+    assert "disagree" in text(loss_change=(-0.01, 0.02))
+    clean_baselines = zoo_lessons(_effect(), CHECKS, {**CLEAN, "mae": 0.75}, FAMILIES)[3].text
+    assert "do not catch" not in clean_baselines
+
+
+def test_lora_exercise_same_or_different():
+    frozen = _effect()
+    same = zoo_exercise_lora_augmentation(frozen, _effect(clean_gain=(-0.022, -0.005), plain_loss=(0.044, 0.040)))
+    assert "changes the mean corruption AUROC loss by -0.015 (frozen arm: -0.015)" in same
+    assert "In 2 of 2 pairs the robustness it buys is about the same in both arms" in same
+    assert "moves from 0.045 to 0.044 (s) and from 0.039 to 0.040 (m)" in same
+    assert "set in pretraining" in same
+    smaller = zoo_exercise_lora_augmentation(frozen, _effect(loss_change=(-0.005, -0.004), plain_loss=(0.03, 0.03)))
+    assert "smaller under adaptation in 2 of 2 pairs" in smaller and "recovers part of the robustness" in smaller
+    absent = _effect().assign(in_results=False)
+    assert "no augmentation pair has both arms" in zoo_exercise_lora_augmentation(frozen, absent)
