@@ -10,9 +10,11 @@ brings, read through the book's shared noise sentence (:func:`describe_rank_nois
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import finite, fmt
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 from crsbench_lib.report.sentences.noise import describe_tau_against_noise
 
 if TYPE_CHECKING:
@@ -181,3 +183,369 @@ def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: flo
                  "cohort, so the seed noise of the encoders at the extremes moves every score.")
     return text + (" That a fixed reference reorders nothing holds for any benchmark of this design; how many pairs "
                    f"renormalisation reorders belongs to {world} and these newcomers.")
+
+
+# --- "Is this real?" and the exercises of the insertion and registry chapters ----------------------------
+
+#: The axes' names in a sentence.
+AXIS_NAMES: dict[str, str] = {"D": "discrimination (D)", "C": "calibration (C)", "L": "label efficiency (L)",
+                              "R": "robustness (R)"}
+
+
+def new_extremes(existing: "pd.DataFrame", newcomers: "pd.DataFrame") -> dict[str, str]:
+    """The axes on which newcomers fall outside the range the existing encoders span, and on which side.
+
+    Under cohort renormalisation the anchors are the cohort's per-axis minimum
+    and maximum, so a newcomer outside that range moves an anchor, and every
+    existing score on that axis with it.
+
+    Parameters
+    ----------
+    existing, newcomers : pandas.DataFrame
+        Raw profiles (columns ``D, C, L, R``; one row per encoder).
+
+    Returns
+    -------
+    dict
+        Axis -> "best", "worst" or "best and worst" (which end the newcomers
+        extend, by the axis's direction: higher D and L, lower C and R are
+        better), in the order D, C, L, R.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> old = pd.DataFrame({"D": [0.7, 0.8], "C": [0.05, 0.03], "L": [0.6, 0.7], "R": [0.2, 0.3]})
+    >>> new_extremes(old, pd.DataFrame({"D": [0.85], "C": [0.04], "L": [0.65], "R": [0.35]}))
+    {'D': 'best', 'R': 'worst'}
+    """
+    from crsbench_lib.standard import HIGHER_IS_BETTER
+
+    out: dict[str, str] = {}
+    if not len(newcomers):
+        return out
+    for axis in ("D", "C", "L", "R"):
+        if axis not in existing.columns or axis not in newcomers.columns:
+            continue
+        above = float(newcomers[axis].max()) > float(existing[axis].max())
+        below = float(newcomers[axis].min()) < float(existing[axis].min())
+        if above or below:
+            higher = HIGHER_IS_BETTER[axis]
+            sides = [side for side, hit in (("best", above if higher else below), ("worst", below if higher else above))
+                     if hit]
+            out[axis] = " and ".join(sides)
+    return out
+
+
+def _axes_words(extremes: "Mapping[str, str]") -> str:
+    """``"a new best on discrimination (D) and a new worst on robustness (R)"``, grouped by side."""
+    from crsbench_lib.report.grammar import and_list
+
+    groups: dict[str, list[str]] = {}
+    for axis, side in extremes.items():
+        groups.setdefault(side, []).append(AXIS_NAMES.get(axis, axis))
+    return and_list([f"a new {side} on {and_list(names)}" for side, names in groups.items()])
+
+
+def _fixed_lesson(largest_fixed: float, n: int, noun: str, what: str) -> str:
+    fixed = abs(finite(largest_fixed, "largest_fixed"))
+    head = (f"Under a fixed standard a score depends only on its own profile, its anchors and panel frozen once, so "
+            f"inserting {what} cannot move a registered score")
+    if fixed == 0:
+        return f"{head}: here the largest change of the {n} {noun} is exactly 0."
+    return (f"{head}: here the largest change of the {n} {noun} is {fixed:.3g}, so the standard was not held fixed, "
+            "which this design forbids; treat the run as suspect.")
+
+
+def _study_displacement() -> str:
+    from crsbench_lib.scoring.published import PUBLISHED
+
+    return f"fixed-reference displacement {PUBLISHED.insertion_fixed_displacement:.1f}."
+
+
+def _renormalised(largest_cohort: float, order_changes: int, n_pairs: int, noun: str,
+                  retest: tuple[float, float] | None) -> str:
+    cohort = abs(finite(largest_cohort, "largest_cohort"))
+    if cohort == 0:
+        return f"Under cohort renormalisation the same insertion would not have moved the {noun} either."
+    text = (f"Under cohort renormalisation the same insertion would have moved the {noun} by up to {fmt(cohort, 3)} "
+            f"and reordered {order_changes} of {n_pairs} pairs")
+    if retest is None:
+        return text + " (a single seed: no seed-redraw count to read it against)."
+    low, high = retest
+    verdict = ("fewer than" if order_changes < low else "more than" if order_changes > high else "within")
+    text += (f", {verdict} the {_span(low, high, 2)} pairs that two seeds of the renormalised ranking reorder; a "
+             "redraw's reordering is the measurement's noise, renormalisation's is the same scores rewritten")
+    return text + "."
+
+
+def insertion_lessons(largest_fixed: float, largest_cohort: float, fixed_order_changes: int, cohort_order_changes: int,
+                      n_pairs: int, positions_shifted: int, n_existing: int, rank_noise: "pd.DataFrame",
+                      extended_axes: "Mapping[str, str]", simulated: bool | None = None) -> list[Lesson]:
+    """The insertion chapter's "Is this real?" lessons, decided from the page's displacement numbers.
+
+    Parameters
+    ----------
+    largest_fixed, largest_cohort : float
+        Largest absolute change of an existing score, fixed reference and cohort renormalisation.
+    fixed_order_changes, cohort_order_changes : int
+        Pairs of existing encoders reordered under each scheme.
+    n_pairs : int
+        Pairs of existing encoders.
+    positions_shifted : int
+        Existing encoders whose place in the whole list changed under the fixed reference.
+    n_existing : int
+        Existing encoders.
+    rank_noise : pandas.DataFrame
+        :func:`crsbench_lib.scoring.insertion.rank_noise_table` (the seed-redraw order changes).
+    extended_axes : mapping of str to str
+        :func:`new_extremes` of the newcomers.
+    simulated : bool or None
+        Whether the run is simulated (no lesson of the world names it).
+
+    Returns
+    -------
+    list of Lesson
+        Two of the design (a fixed anchor cannot move a registered score; a
+        pairwise order is history, a position is not), one of the world (what
+        renormalisation would have done here, and why).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> lessons = insertion_lessons(0.0, 0.146, 0, 2, 120, 16, 16, pd.DataFrame(), {"D": "best", "L": "best"})
+    >>> [lesson.scope for lesson in lessons], lessons[0].study
+    (['design', 'design', 'world'], 'fixed-reference displacement 0.0.')
+    >>> lessons[0].text
+    'Under a fixed standard a score depends only on its own profile, its anchors and panel frozen once, so inserting candidates cannot move a registered score: here the largest change of the 16 existing scores is exactly 0.'
+    """
+    from crsbench_lib.scoring.insertion import COHORT
+
+    lessons = [Lesson(DESIGN, _fixed_lesson(largest_fixed, n_existing, "existing scores", "candidates"),
+                      study=_study_displacement())]
+    if fixed_order_changes:
+        order = (f"Under the fixed reference {fixed_order_changes} of {n_pairs} pairs of existing encoders changed "
+                 "order, which a fixed standard cannot do: the standard was not held fixed.")
+    else:
+        shifted = (f"{positions_shifted} of the {n_existing} changed position only because newcomers ranked above them"
+                   if positions_shifted else "none changed position either, every newcomer ranking below them")
+        order = (f"A registered ranking is a set of pairwise orders, not a list of places: under the fixed reference "
+                 f"0 of {n_pairs} pairs of existing encoders changed order, while {shifted}. A place moves whenever a "
+                 "better encoder arrives; the order of two registered encoders never does.")
+    lessons.append(Lesson(DESIGN, order))
+    rows = {str(r.scheme): r for r in rank_noise.itertuples(index=False)} if len(rank_noise) else {}
+    row = rows.get(COHORT)
+    retest = ((float(row.retest_min_order_changes), float(row.retest_max_order_changes))
+              if row is not None and int(row.retest_seed_pairs) else None)
+    text = _renormalised(largest_cohort, int(cohort_order_changes), n_pairs, "existing scores", retest)
+    if abs(float(largest_cohort)) > 0:
+        text += (f" Renormalisation rewrites old scores whenever the cohort's extremes or its panel change: here the "
+                 f"newcomers set {_axes_words(extended_axes)}, moving those anchors. Expect "
+                 "rewrites from any newcomer outside the cohort's range, at either end of an axis, and from every "
+                 "arrival through the panel."
+                 if extended_axes else
+                 " The newcomers lie inside the cohort's range on every axis, so no anchor moved: the change comes "
+                 "from the panel, which renormalisation redraws with every arrival.")
+    lessons.append(Lesson(WORLD, text))
+    return lessons
+
+
+def insertion_exercise_weakest(weak: object, strong: object, weakest: "list[str]",
+                               extended_axes: "Mapping[str, str]") -> str:
+    """The solution of the exercise "insert the weakest encoders instead", computed on the page.
+
+    Parameters
+    ----------
+    weak : InsertionResult
+        :func:`crsbench_lib.scoring.insertion.insertion_test` with the weakest newcomers.
+    strong : InsertionResult
+        The page's insertion (the strongest newcomers).
+    weakest : list of str
+        The weakest newcomers.
+    extended_axes : mapping of str to str
+        :func:`new_extremes` of the weakest newcomers.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as R
+    >>> weak = R(max_abs_fixed_displacement=0.0, max_abs_cohort_displacement=0.08, cohort_order_changes=1, n_pairs=120)
+    >>> strong = R(max_abs_fixed_displacement=0.0, max_abs_cohort_displacement=0.146, cohort_order_changes=2, n_pairs=120)
+    >>> insertion_exercise_weakest(weak, strong, ["pixels", "lbp"], {"D": "worst"}).split(". ")[0]
+    'In this build the two weakest candidates by clean AUROC are pixels and lbp'
+    """
+    from crsbench_lib.report.grammar import and_list
+
+    fixed = abs(float(weak.max_abs_fixed_displacement))
+    cohort, strong_cohort = abs(float(weak.max_abs_cohort_displacement)), abs(float(strong.max_abs_cohort_displacement))
+    count = {1: "one", 2: "two", 3: "three"}.get(len(weakest), str(len(weakest)))
+    text = (f"In this build the {count} weakest candidates by clean AUROC are {and_list(weakest)}. Inserted instead of "
+            f"the strongest, they move {'no' if fixed == 0 else 'some'} existing score under the fixed reference "
+            f"(largest change {fixed:.3g}), as under any fixed standard. ")
+    if cohort == 0:
+        text += "Under cohort renormalisation they move no existing score either"
+    else:
+        than = ("more than" if round(cohort, 3) > round(strong_cohort, 3) else
+                "less than" if round(cohort, 3) < round(strong_cohort, 3) else "as much as")
+        text += (f"Under cohort renormalisation they still move existing scores, by up to {fmt(cohort, 3)}, and "
+                 f"reorder {int(weak.cohort_order_changes)} of {int(weak.n_pairs)} pairs: {than} the strongest "
+                 f"newcomers, which moved them by up to {fmt(strong_cohort, 3)} and reordered "
+                 f"{int(strong.cohort_order_changes)} of {int(strong.n_pairs)}")
+    text += (f". They set {_axes_words(extended_axes)}, which moves those anchors of the renormalised scale"
+             if extended_axes else
+             ". They lie inside the cohort's range on every axis, so no anchor moves; the change comes from the "
+             "panel they join")
+    return text + (". So yes: renormalisation rewrites history whoever arrives, strong or weak; only its size depends "
+                   "on how far the newcomers stretch the cohort's range and change its panel." if cohort else
+                   ". Here renormalisation leaves history alone, but only because these newcomers change neither "
+                   "the anchors nor the panel's order.")
+
+
+def registry_lessons(n_published: int, n_identical: int, n_newcomers: int, largest_fixed: float,
+                     summary: "pd.DataFrame", verified: bool, n_entries: int, saturation: "pd.DataFrame",
+                     simulated: bool | None = None) -> list[Lesson]:
+    """The registry chapter's "Is this real?" lessons, decided from the page's numbers.
+
+    Parameters
+    ----------
+    n_published, n_identical : int
+        Published entries, and those whose CRS is the same double after the insertion.
+    n_newcomers : int
+        Candidates inserted.
+    largest_fixed : float
+        Largest change of a published CRS (fixed reference).
+    summary : pandas.DataFrame
+        :func:`crsbench_lib.registry.insertion.displacement_summary` (index scheme).
+    verified : bool
+        Whether :func:`crsbench_lib.registry.verify_registry` found no problem.
+    n_entries : int
+        Entries it recomputed.
+    saturation : pandas.DataFrame
+        :func:`crsbench_lib.registry.lifecycle.saturation_table` after the insertion.
+    simulated : bool or None
+        Whether the run is simulated (no lesson of the world names it).
+
+    Returns
+    -------
+    list of Lesson
+        Two of the design (an insertion cannot rewrite a published score;
+        ``verify`` checks reproducibility, not validity), two of the world
+        (what renormalisation would have done here; how close the anchors are
+        to saturating).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"n_published": [17, 17], "max_abs_crs_displacement": [0.0, 0.06], "n_scores_moved": [0, 17],
+    ...     "n_pairs": [136, 136], "pairwise_order_changes": [0, 0], "n_positions_shifted": [17, 17]},
+    ...     index=pd.Index(["fixed reference", "cohort-renormalised"], name="scheme"))
+    >>> sat = pd.DataFrame({"standard_version": "v", "axis": list("DCLR"), "at_worst": 0, "at_best": 0, "saturated": 0, "n": 30})
+    >>> lessons = registry_lessons(17, 17, 13, 0.0, summary, True, 30, sat)
+    >>> [lesson.scope for lesson in lessons]
+    ['design', 'design', 'world', 'world']
+    >>> lessons[0].text.split(": ")[1]
+    'here 17 of 17 published CRS values are the same double as before the 13 candidates arrived.'
+    """
+    if n_identical == n_published and abs(float(largest_fixed)) == 0:
+        first = (f"A published score is a function of its stored rows and the fixed standard alone, so an insertion "
+                 f"cannot rewrite it: here {n_identical} of {n_published} published CRS values are the same double as "
+                 f"before the {n_newcomers} candidates arrived.")
+    else:
+        first = (f"A published score is a function of its stored rows and the fixed standard alone, so an insertion "
+                 f"cannot rewrite it: here only {n_identical} of {n_published} published CRS values are the same double "
+                 f"(largest change {abs(float(largest_fixed)):.3g}), so the standard was not held fixed, which this "
+                 "design forbids.")
+    lessons = [Lesson(DESIGN, first, study=_study_displacement())]
+    lessons.append(Lesson(DESIGN, (
+        f"`verify` recomputes every entry from its stored rows and checks the log's hash chain, so anyone can check "
+        f"the lesson above: here it {'found nothing to report on' if verified else 'found problems in'} {n_entries} "
+        "entries. It proves a score reproducible, not valid: a score computed on the wrong data stays wrong, "
+        "faithfully.")))
+    if "cohort-renormalised" in summary.index:
+        row = summary.loc["cohort-renormalised"]
+        moved, n, pairs = int(row["n_scores_moved"]), int(row["n_published"]), int(row["n_pairs"])
+        changes, largest = int(row["pairwise_order_changes"]), float(row["max_abs_crs_displacement"])
+        if moved == 0:
+            text = "Under cohort renormalisation the same insertion would not have moved any published score either."
+        else:
+            text = (f"Under cohort renormalisation the same insertion would have moved {moved} of {n} published scores, "
+                    f"by up to {fmt(largest, 3)}, and reordered {changes} of {pairs} pairs: ")
+            text += ("it would have rewritten the published values while keeping their order, so a reader comparing "
+                     "scores across time, not ranks, would have been misled." if changes == 0 else
+                     "it would have rewritten both the values and the order of what was published.")
+        lessons.append(Lesson(WORLD, text))
+    at_best = int(saturation["at_best"].sum()) if len(saturation) else 0
+    at_worst = int(saturation["at_worst"].sum()) if len(saturation) else 0
+    if not at_best and not at_worst:
+        text = ("No entry sits on an anchor of any axis: the fixed anchors still separate these candidates. A fixed "
+                "anchor cannot stretch, so as stronger encoders arrive the best anchors saturate first, and the "
+                "remedy is a new standard version, which leaves every entry under this one as it is.")
+    else:
+        spots = and_list_counts(saturation)
+        text = (f"Entries sit on anchors ({spots}): there the fixed standard no longer separates them. A fixed anchor "
+                "cannot stretch; the remedy is a new standard version, which leaves every entry under this one as it is.")
+    lessons.append(Lesson(WORLD, text))
+    return lessons
+
+
+def and_list_counts(saturation: "pd.DataFrame") -> str:
+    """Where entries sit on anchors, e.g. ``"3 on the best anchor of D and 1 on the worst of R"``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> and_list_counts(pd.DataFrame({"axis": ["D", "R"], "at_best": [3, 0], "at_worst": [0, 1]}))
+    '3 on the best anchor of D and 1 on the worst anchor of R'
+    """
+    from crsbench_lib.report.grammar import and_list
+
+    parts = [f"{int(count)} on the {side} anchor of {row.axis}" for row in saturation.itertuples(index=False)
+             for side, count in (("best", row.at_best), ("worst", row.at_worst)) if int(count)]
+    return and_list(parts) if parts else "none"
+
+
+def registry_exercise(summary: "pd.DataFrame", newcomers: "list[str]", lora_candidates: bool) -> str:
+    """The solution of the exercise "publish into your own registry, holding back other encoders", computed on the page.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`crsbench_lib.registry.insertion.displacement_summary` of the exercise's insertion.
+    newcomers : list of str
+        The encoders held back and inserted.
+    lora_candidates : bool
+        Whether the LoRA candidates were inserted too.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"n_published": [18, 18], "max_abs_crs_displacement": [0.0, 0.04], "n_scores_moved": [0, 18],
+    ...     "n_pairs": [153, 153], "pairwise_order_changes": [0, 1], "n_positions_shifted": [17, 18]},
+    ...     index=pd.Index(["fixed reference", "cohort-renormalised"], name="scheme"))
+    >>> registry_exercise(summary, ["a", "b"], False).split(": ")[0]
+    'In this build, holding back a and b and inserting them without the LoRA candidates leaves 0 of 18 published scores moved under the fixed reference (largest change 0)'
+    """
+    from crsbench_lib.report.grammar import and_list
+
+    fixed = summary.loc["fixed reference"]
+    n, moved = int(fixed["n_published"]), int(fixed["n_scores_moved"])
+    text = (f"In this build, holding back {and_list(newcomers)} and inserting them "
+            f"{'with' if lora_candidates else 'without'} the LoRA candidates leaves {moved} of {n} published scores "
+            f"moved under the fixed reference (largest change {float(fixed['max_abs_crs_displacement']):.3g})")
+    text += (": the same answer as the page's, and the answer for any encoders held back, because a fixed standard "
+             "scores each entry from its own rows. " if moved == 0 else
+             ": the standard was not held fixed, which this design forbids. ")
+    if "cohort-renormalised" in summary.index:
+        row = summary.loc["cohort-renormalised"]
+        text += (f"Cohort renormalisation would have moved {int(row['n_scores_moved'])} of {n} by up to "
+                 f"{fmt(float(row['max_abs_crs_displacement']), 3)} and reordered {int(row['pairwise_order_changes'])} "
+                 f"of {int(row['n_pairs'])} pairs: its answer depends on who arrives, which is why a registry cannot "
+                 "be built on it. ")
+    return text + ("Then `verify` on your own file recomputes every entry from its stored rows; it reports OK as long "
+                   "as nobody edited the file.")

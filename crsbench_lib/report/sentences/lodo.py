@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import CLOSE_CORRELATION, NO_DIRECTION, and_list, describe_interval, fmt, interval_excludes_zero
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -287,3 +288,221 @@ def describe_new_domain_scope(summary: "pd.DataFrame") -> str:
     return text + ("That a held-out τ_b is read against its target's test-retest τ_b holds "
                    "for any benchmark of this design; the values, and which encoders are new to a domain "
                    f"({span}), belong to this build's zoo and its simulated phantom domains.")
+
+
+# --- "Is this real?" and the exercise --------------------------------------------------------------------
+
+
+def _pairs(n: int) -> int:
+    return int(n) * (int(n) - 1) // 2
+
+
+def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float], n_blocks: int, n_encoders: int,
+                 membership: "pd.DataFrame", noise: "pd.DataFrame", level: float = 0.95,
+                 simulated: bool | None = None) -> list[Lesson]:
+    """The leave-one-dataset-out chapter's "Is this real?" lessons, decided from the page's numbers.
+
+    Parameters
+    ----------
+    crs_tau, auroc_tau : float
+        Mean held-out τ_b of the CRS and of AUROC on the other datasets.
+    interval : (float, float)
+        The paired encoder-bootstrap interval of their difference (CRS minus AUROC).
+    n_blocks, n_encoders : int
+        Held-out datasets and ranked candidates.
+    membership : pandas.DataFrame
+        :func:`crsbench_lib.scoring.lodo_new_domain.new_domain_membership` (``held_out, encoder, new``).
+    noise : pandas.DataFrame
+        :func:`crsbench_lib.scoring.lodo_new_domain.held_out_noise_table` (one block per held-out dataset).
+    level : float
+        Coverage of the intervals.
+    simulated : bool or None
+        Whether the run is simulated (no lesson of the world names it).
+
+    Returns
+    -------
+    list of Lesson
+        Two of the design (what holding a dataset out can test when encoders
+        were pretrained on its domain; what the paired interval measures) and
+        two of the world (which predictor, with the interval; the held-out
+        τ_b against the held-out ranking's own noise).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> m = pd.DataFrame({"held_out": ["a"] * 3 + ["b"] * 3, "encoder": list("xyz") * 2,
+    ...                   "new": [False, False, True, False, False, True]})
+    >>> lessons = lodo_lessons(0.65, 0.70, (-0.13, 0.04), 2, 3, m, pd.DataFrame(columns=["held_out", "source"]))
+    >>> [lesson.scope for lesson in lessons]
+    ['design', 'design', 'world', 'world']
+    >>> lessons[0].text.split(". ")[1]
+    'Here 2 of 3 candidates were pretrained or fitted on pools that draw from every held-out domain, so for them each held-out dataset is a new task in a domain they have seen, and leave-one-dataset-out tests transfer to a new task, not to a new domain'
+    """
+    from crsbench_lib.report.sentences.noise import tau_against_draws
+    from crsbench_lib.scoring.retest import AVERAGED, BOOTSTRAP_DRAW, OBSERVED
+
+    lessons: list[Lesson] = []
+    head = ("Holding a dataset out takes its labels out of the score and out of the panel, not its images out of the "
+            "encoders' pretraining.")
+    if membership.empty:
+        lessons.append(Lesson(DESIGN, head + " Which encoders saw which domain is not known for this run, so whether "
+                                             "a held-out dataset is a new domain or only a new task cannot be said."))
+    else:
+        new = membership.assign(new=membership["new"].astype(bool))
+        every = new.groupby("encoder")["new"].any()
+        n, seen_all = len(every), int((~every).sum())
+        per = new.groupby("held_out")["new"].sum().astype(int)
+        low, high = int(per.min()), int(per.max())
+        count = f"{low}" if low == high else f"{low} to {high}"
+        steps = [_step(k) for k in (low, high)]
+        if seen_all == n:
+            text = (f" Here all {n} candidates were pretrained or fitted on pools that draw from every held-out domain, "
+                    "so no held-out dataset is a new domain to any of them: this run's leave-one-dataset-out tests "
+                    "prediction to a new task in a seen domain only.")
+        else:
+            share = (f"Here {seen_all} of {n} candidates were pretrained or fitted on pools that draw from every "
+                     "held-out domain, so for them each held-out dataset is a new task in a domain they have seen, "
+                     "and leave-one-dataset-out tests transfer to a new task, not to a new domain. "
+                     if seen_all else
+                     f"Here none of the {n} candidates saw every held-out domain in pretraining. ")
+            if not all(math.isfinite(s) for s in steps):
+                grain = "too few to rank at least once"
+            else:
+                grain = (f"where one swapped pair moves τ_b by {max(steps):.3f}" if low == high else
+                         f"where one swapped pair moves τ_b by {min(steps):.3f} to {max(steps):.3f}")
+                if max(steps) > MAX_TAU_STEP:
+                    grain += ", too coarse for τ_b to mean much"
+            text = (f" {share}A new domain is tested only among the encoders new to it, {count} per held-out "
+                    f"dataset here, {grain}.")
+        lessons.append(Lesson(DESIGN, head + text))
+
+    n = int(n_encoders)
+    lessons.append(Lesson(DESIGN, (
+        f"The interval of the difference (CRS minus AUROC) resamples the {n} candidates, the same draws for both "
+        f"predictors and all {int(n_blocks)} held-out datasets (a paired bootstrap); among {n} candidates one swapped "
+        f"pair moves a τ_b by {_step(n):.3f}. It measures how sure the comparison is for encoders like these on these "
+        f"{int(n_blocks)} datasets, not how a further dataset would go: each mean rests on {int(n_blocks)} τ_b "
+        f"value{'s' if int(n_blocks) != 1 else ''}.")))
+
+    c, a = float(crs_tau), float(auroc_tau)
+    low, high = (float(v) for v in interval)
+    sentence = describe_predictors(c, a, where=f"Over {int(n_blocks)} held-out datasets", interval=(low, high),
+                                   level=level)
+    if all(math.isfinite(v) for v in (c, a, low, high)) and interval_excludes_zero(low, high) and (c - a) * low > 0:
+        consequence = (" The axes besides discrimination carry information about how encoders rank on a new dataset "
+                       "here; whether they do on another cohort depends on whether its axes move with AUROC as these do."
+                       if low > 0 else
+                       " The axes besides discrimination (calibration, label efficiency, robustness) add to the CRS "
+                       "what a held-out AUROC ranking does not reward: to predict AUROC, AUROC on the other datasets "
+                       "does better; the CRS answers a broader question.")
+    elif all(math.isfinite(v) for v in (c, a, low, high)) and not interval_excludes_zero(low, high):
+        consequence = (" The CRS is a summary of reliability on the datasets it saw, not a better predictor of a new "
+                       "dataset's AUROC ranking, nor a worse one detectably here.")
+    else:
+        consequence = ""
+    lessons.append(Lesson(WORLD, sentence + consequence))
+
+    if noise.empty or "held_out" not in noise.columns:
+        lessons.append(Lesson(WORLD, "This run has no noise baseline of the held-out rankings, so the held-out τ_b "
+                                     "cannot be read against the held-out ranking's own noise."))
+        return lessons
+    places: list[str] = []
+    medians: list[float] = []
+    observed: list[float] = []
+    for _, block in noise.groupby("held_out", sort=True):
+        boots = block[block["source"] == BOOTSTRAP_DRAW]
+        medians += [float(v) for v in boots["tau"]]
+        for row in block[(block["source"] == OBSERVED) & (block["rankings"] == AVERAGED)].itertuples(index=False):
+            observed.append(float(row.tau))
+            places.append(tau_against_draws(float(row.tau), block))
+    measured = [p for p in places if p != "none"]
+    if not measured:
+        lessons.append(Lesson(WORLD, "The held-out rankings have no bootstrap draws here, so the held-out τ_b cannot "
+                                     "be read against their own noise."))
+        return lessons
+    below, inside, above = (measured.count(p) for p in ("below", "inside", "above"))
+    total = len(measured)
+    text = (f"Of the {total} held-out τ_b (each predictor on each held-out dataset, {fmt(min(observed), 3)} to "
+            f"{fmt(max(observed), 3)}), {below} lie below the central {level * 100:g} % of two bootstrap draws of "
+            f"their held-out AUROC ranking (medians {fmt(min(medians), 2)} to {fmt(max(medians), 2)}), {inside} "
+            f"inside and {above} above.")
+    if below == total:
+        text += (" A change of dataset costs either predictor more than re-measuring the held-out dataset does: both "
+                 "predictions fall short of the agreement the held-out ranking's own noise allows, so there is room "
+                 "for a better predictor than either.")
+    elif below == 0:
+        text += (" Neither prediction falls short of the held-out ranking's own noise: on these datasets the change "
+                 "of dataset costs no more than re-measuring does.")
+    else:
+        text += (" Where a τ_b lies inside, the prediction cannot be told from the held-out ranking's own noise; "
+                 "where it lies below, the change of dataset costs more than that noise.")
+    lessons.append(Lesson(WORLD, text))
+    return lessons
+
+
+def lodo_exercise_arm(frozen_same: object, adapted: object | None, n_frozen: int, arm: str = "lora") -> str:
+    """The solution of the exercise "repeat the analysis for the LoRA arm", computed on the page.
+
+    Parameters
+    ----------
+    frozen_same : TauDifference
+        :func:`crsbench_lib.scoring.lodo.tau_difference` of the frozen arm, on the
+        encoders that have an adapted arm (the like-for-like baseline).
+    adapted : TauDifference or None
+        The same on the adapted arm (None: the run has no such arm).
+    n_frozen : int
+        Candidates of the frozen page (every candidate).
+    arm : str
+        The other arm's name.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from crsbench_lib.scoring.lodo import TauDifference
+    >>> f = TauDifference("crs", "auroc", 0.70, 0.72, -0.02, -0.2, 0.15, 0.95, 1000, 9, 3)
+    >>> a = TauDifference("crs", "auroc", 0.67, 0.72, -0.05, -0.22, 0.16, 0.95, 1000, 9, 3)
+    >>> lodo_exercise_arm(f, a, 19).split(". ")[0]
+    'In this build the LoRA arm ranks 9 candidates (those with an adapted arm), not 19, so it is compared here with the frozen arm of the same 9'
+    """
+    if adapted is None:
+        return (f"This run has no {arm} arm, so the exercise cannot be answered here: rerunning with `arm` {arm} "
+                "would find no adapted rows. On a run with adapters, compare the adapted arm with the frozen arm of "
+                "the same encoders, not with this page's whole zoo, so that only the arm changes.")
+    n = int(adapted.n_encoders)
+    step = _step(n)
+    name = "LoRA" if arm == "lora" else arm
+    moves = []
+    for who, before, after in (("the CRS's", frozen_same.tau_first, adapted.tau_first),
+                               ("AUROC's", frozen_same.tau_second, adapted.tau_second)):
+        delta = float(after) - float(before)
+        moves.append(f"{who} mean τ_b by {'+' if round(delta, 3) > 0 else ''}{fmt(delta, 3)} "
+                     f"({abs(delta) / step:.1f} swapped pairs per held-out ranking, on average)")
+
+    def lower(text: str) -> str:
+        return text[:1].lower() + text[1:]
+
+    def verdict(diff: object) -> str:
+        low, high, point = float(diff.ci_low), float(diff.ci_high), float(diff.estimate)
+        if not all(math.isfinite(v) for v in (low, high, point)):
+            return "none"
+        return "crs" if low > 0 and point > 0 else "auroc" if high < 0 and point < 0 else "none"
+
+    text = (f"In this build the {name} arm ranks {n} candidates (those with an adapted arm), not {int(n_frozen)}, so it "
+            f"is compared here with the frozen arm of the same {n}. Frozen, "
+            + lower(describe_predictors(frozen_same.tau_first, frozen_same.tau_second,
+                                        interval=(frozen_same.ci_low, frozen_same.ci_high)))
+            + " Adapted, " + lower(describe_predictors(adapted.tau_first, adapted.tau_second,
+                                                        interval=(adapted.ci_low, adapted.ci_high)))
+            + f" Adaptation moves {and_list(moves)}; among {n} candidates one swapped pair moves a τ_b by {step:.3f}. ")
+    before, after = verdict(frozen_same), verdict(adapted)
+    words = {"crs": "the CRS predicts better", "auroc": "AUROC predicts better", "none": "the data cannot tell"}
+    text += (f"The verdict is the same in both arms ({words[after]}): adapting these encoders does not change which "
+             "predictor to trust for a new dataset." if before == after else
+             f"The verdict changes with the arm (frozen: {words[before]}; adapted: {words[after]}): read it beside "
+             "the two intervals, which are wide with so few candidates and datasets.")
+    return text + (f" Rerunning the page with `arm` {arm} gives the adapted numbers above; set them beside the "
+                   f"same-encoder frozen numbers here, not beside this page's {int(n_frozen)} candidates, a different "
+                   "set.")

@@ -94,3 +94,137 @@ def test_describe_rank_noise_without_a_second_seed_and_without_both_schemes():
     assert "single seed, so no seed-redraw baseline" in text
     with pytest.raises(ValueError, match="expected the rows"):
         insertion.describe_rank_noise(_noise(2, 28, 37).iloc[:1], _baselines(0.97))
+
+
+# --- "Is this real?" and the exercises (issue 29) ---------------------------------------------------------
+
+import pandas as pd  # noqa: E402
+from types import SimpleNamespace  # noqa: E402
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, describe_lessons  # noqa: E402
+
+
+def _insertion_lessons(fixed=0.0, cohort=0.146, fixed_changes=0, cohort_changes=2, shifted=16, extended=None,
+                       seed_pairs=3, low=7, high=16, simulated=True):
+    return insertion.insertion_lessons(fixed, cohort, fixed_changes, cohort_changes, 136, shifted, 17,
+                                       _noise(cohort_changes, low, high, seed_pairs=seed_pairs),
+                                       {"D": "best", "L": "best", "R": "worst"} if extended is None else extended,
+                                       simulated=simulated)
+
+
+def test_insertion_lessons_scopes_and_the_fixed_anchor_lesson():
+    lessons = _insertion_lessons()
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD]
+    assert lessons[0].text.endswith("the largest change of the 17 existing scores is exactly 0.")
+    assert lessons[0].study == "fixed-reference displacement 0.0."
+    moved = _insertion_lessons(fixed=1e-9)[0].text
+    assert "is 1e-09, so the standard was not held fixed" in moved and "exactly 0" not in moved
+
+
+def test_insertion_order_lesson_keeps_order_apart_from_position():
+    text = _insertion_lessons()[1].text
+    assert "0 of 136 pairs of existing encoders changed order, while 16 of the 17 changed position only" in text
+    assert "none changed position either" in _insertion_lessons(shifted=0)[1].text
+    assert "which a fixed standard cannot do" in _insertion_lessons(fixed_changes=3)[1].text
+
+
+@pytest.mark.parametrize("changes, word", [(2, "fewer than the 7 to 16 pairs"), (9, "within the 7 to 16 pairs"),
+                                           (20, "more than the 7 to 16 pairs")])
+def test_insertion_world_lesson_reads_renormalisation_against_the_seeds(changes, word):
+    text = _insertion_lessons(cohort_changes=changes)[2].text
+    assert f"reordered {changes} of 136 pairs, {word}" in text
+    assert ("a new best on discrimination (D) and label efficiency (L) and a new worst on robustness (R), moving those"
+            in text)
+
+
+def test_insertion_world_lesson_without_extremes_without_a_move_and_with_one_seed():
+    assert "inside the cohort's range on every axis" in _insertion_lessons(extended={})[2].text
+    assert "would not have moved the existing scores either" in _insertion_lessons(cohort=0.0, cohort_changes=0)[2].text
+    assert "a single seed" in _insertion_lessons(seed_pairs=0)[2].text
+
+
+def test_insertion_lessons_on_own_data_name_no_simulation():
+    lessons = _insertion_lessons(simulated=False)
+    assert all("phantom" not in x.text.lower() and "simulated" not in x.text.lower() for x in lessons if x.scope == WORLD)
+    assert "This run's own data" in describe_lessons(lessons, simulated=False)
+
+
+def test_new_extremes_reads_both_ends_of_every_axis():
+    old = pd.DataFrame({"D": [0.6, 0.8], "C": [0.02, 0.05], "L": [0.5, 0.7], "R": [0.2, 0.4]})
+    assert insertion.new_extremes(old, pd.DataFrame({"D": [0.7], "C": [0.03], "L": [0.6], "R": [0.3]})) == {}
+    assert insertion.new_extremes(old, pd.DataFrame({"D": [0.5], "C": [0.06], "L": [0.8], "R": [0.1]})) == {
+        "D": "worst", "C": "worst", "L": "best", "R": "best"}
+    both = pd.DataFrame({"D": [0.5, 0.9], "C": [0.03, 0.03], "L": [0.6, 0.6], "R": [0.3, 0.3]})
+    assert insertion.new_extremes(old, both) == {"D": "best and worst"}
+    assert insertion.new_extremes(old, old.iloc[:0]) == {}
+
+
+def _result(cohort, changes, fixed=0.0):
+    return SimpleNamespace(max_abs_fixed_displacement=fixed, max_abs_cohort_displacement=cohort,
+                           cohort_order_changes=changes, n_pairs=120)
+
+
+def test_insertion_exercise_answers_from_the_weak_insertion():
+    text = insertion.insertion_exercise_weakest(_result(0.08, 1), _result(0.146, 2), ["pixels", "lbp"],
+                                                {"C": "worst", "R": "worst"})
+    assert text.startswith("In this build the two weakest candidates by clean AUROC are pixels and lbp.")
+    assert "move no existing score under the fixed reference (largest change 0)" in text
+    assert ("by up to 0.080, and reorder 1 of 120 pairs: less than the strongest newcomers, which moved them by up to "
+            "0.146 and reordered 2 of 120") in text
+    assert "a new worst on calibration (C) and robustness (R)" in text and "So yes" in text and len(text.split()) >= 25
+    assert "more than the strongest" in insertion.insertion_exercise_weakest(_result(0.2, 5), _result(0.146, 2), ["a"], {})
+    still = insertion.insertion_exercise_weakest(_result(0.0, 0), _result(0.146, 2), ["a", "b"], {})
+    assert "move no existing score either" in still and "leaves history alone" in still and "So yes" not in still
+
+
+def _summary(moved=0, largest=0.0, cohort_moved=17, cohort_largest=0.0596, cohort_changes=0):
+    return pd.DataFrame({"n_published": [17, 17], "max_abs_crs_displacement": [largest, cohort_largest],
+                         "n_scores_moved": [moved, cohort_moved], "n_pairs": [136, 136],
+                         "pairwise_order_changes": [0, cohort_changes], "n_positions_shifted": [17, 17]},
+                        index=pd.Index(["fixed reference", "cohort-renormalised"], name="scheme"))
+
+
+def _saturation(best=0, worst=0):
+    return pd.DataFrame({"standard_version": "v", "axis": list("DCLR"), "at_worst": [0, 0, 0, worst],
+                         "at_best": [best, 0, 0, 0], "saturated": 0, "n": 30})
+
+
+def _registry(identical=17, largest=0.0, summary=None, verified=True, saturation=None, simulated=True):
+    return insertion.registry_lessons(17, identical, 13, largest, _summary() if summary is None else summary, verified,
+                                      30, _saturation() if saturation is None else saturation, simulated=simulated)
+
+
+def test_registry_lessons_follow_the_published_entries():
+    lessons = _registry()
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD, WORLD]
+    assert "here 17 of 17 published CRS values are the same double" in lessons[0].text
+    assert lessons[0].study == "fixed-reference displacement 0.0."
+    broken = _registry(identical=15, largest=2e-9)[0].text
+    assert "only 15 of 17" in broken and "not held fixed" in broken
+    assert "found nothing to report on 30 entries" in lessons[1].text
+    assert "found problems in 30 entries" in _registry(verified=False)[1].text
+
+
+def test_registry_world_lessons_follow_renormalisation_and_saturation():
+    kept = _registry()[2].text
+    assert "would have moved 17 of 17 published scores, by up to 0.060, and reordered 0 of 136 pairs" in kept
+    assert "while keeping their order" in kept
+    assert "rewritten both the values and the order" in _registry(summary=_summary(cohort_changes=4))[2].text
+    assert "not have moved any published score" in _registry(summary=_summary(cohort_moved=0, cohort_largest=0))[2].text
+    assert "No entry sits on an anchor" in _registry()[3].text
+    saturated = _registry(saturation=_saturation(best=3, worst=1))[3].text
+    assert "3 on the best anchor of D and 1 on the worst anchor of R" in saturated and "No entry" not in saturated
+
+
+def test_registry_lessons_on_own_data_name_no_simulation():
+    lessons = _registry(simulated=False)
+    assert all("phantom" not in x.text.lower() and "simulated" not in x.text.lower() for x in lessons if x.scope == WORLD)
+
+
+def test_registry_exercise_answers_from_the_exercise_run():
+    text = insertion.registry_exercise(_summary(cohort_changes=1), ["a", "b"], lora_candidates=False)
+    assert "holding back a and b and inserting them without the LoRA candidates leaves 0 of 17" in text
+    assert "the answer for any encoders held back" in text and "reordered 1 of 136 pairs" in text
+    assert len(text.split()) >= 25
+    broken = insertion.registry_exercise(_summary(moved=2, largest=1e-6), ["a"], lora_candidates=True)
+    assert "with the LoRA candidates leaves 2 of 17" in broken and "not held fixed" in broken

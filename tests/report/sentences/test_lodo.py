@@ -143,3 +143,96 @@ def test_new_domain_prediction_with_one_seed_pair_and_equal_taus():
     text = lodo.describe_new_domain_prediction(rows, "derm", "crs")
     assert "(1 seed pair)" in text and "(0.20 to 0.30 over 4 pairs)" in text
     assert "(the same τ_b; one pair moves τ_b by 0.056)" in text
+
+
+# --- "Is this real?" and the exercise (issue 29) ----------------------------------------------------------
+
+import numpy as np  # noqa: E402
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, describe_lessons  # noqa: E402
+from crsbench_lib.scoring.lodo import TauDifference  # noqa: E402
+from crsbench_lib.scoring.retest import noise_baseline_table  # noqa: E402
+
+
+def _membership(seen_all: int, new_only: int = 9):
+    names = [f"b{i}" for i in range(seen_all)] + [f"n{i}" for i in range(new_only)]
+    return pd.concat([pd.DataFrame({"held_out": d, "encoder": names, "new": [False] * seen_all + [True] * new_only})
+                      for d in ("cxr", "derm", "fundus")])
+
+
+def _held_out_noise(taus, low=0.87, high=0.98):
+    blocks = []
+    for dataset in ("cxr", "derm", "fundus"):
+        block = noise_baseline_table({f"CRS without {dataset}": taus[0], f"AUROC without {dataset}": taus[1]},
+                                     {"the AUROC ranking": [0.95, 0.96]}, {"the AUROC ranking": np.linspace(low, high, 401)})
+        blocks.append(block.assign(held_out=dataset))
+    return pd.concat(blocks, ignore_index=True)
+
+
+def _lodo_lessons(crs=0.653, auroc=0.696, interval=(-0.135, 0.036), membership=None, noise=None, simulated=True):
+    return lodo.lodo_lessons(crs, auroc, interval, 3, 19, _membership(9, 10) if membership is None else membership,
+                             _held_out_noise((crs, auroc)) if noise is None else noise, simulated=simulated)
+
+
+def test_lodo_lessons_scopes_and_the_interval_lesson():
+    lessons = _lodo_lessons()
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD, WORLD]
+    assert "resamples the 19 candidates" in lessons[1].text and "moves a τ_b by 0.012" in lessons[1].text
+    assert "each mean rests on 3 τ_b values" in lessons[1].text
+
+
+def test_lodo_design_lesson_says_what_a_held_out_dataset_is_new_to():
+    text = _lodo_lessons()[0].text
+    assert "Here 9 of 19 candidates were pretrained or fitted on pools that draw from every held-out domain" in text
+    assert "tests transfer to a new task, not to a new domain" in text and "10 per held-out dataset" in text
+    assert "moves τ_b by 0.044" in text and "too coarse" not in text
+    everyone = _lodo_lessons(membership=_membership(19, 0))[0].text
+    assert "all 19 candidates were pretrained" in everyone and "new task in a seen domain only" in everyone
+    nobody = _lodo_lessons(membership=_membership(0, 19))[0].text
+    assert "none of the 19 candidates saw every held-out domain" in nobody
+    few = _lodo_lessons(membership=_membership(15, 4))[0].text
+    assert "4 per held-out dataset" in few and "too coarse for τ_b to mean much" in few
+    unknown = _lodo_lessons(membership=pd.DataFrame(columns=["held_out", "encoder", "new"]))[0].text
+    assert "is not known for this run" in unknown
+
+
+@pytest.mark.parametrize("interval, word", [((-0.135, 0.036), "nor a worse one detectably"),
+                                            ((-0.2, -0.01), "to predict AUROC, AUROC on the other datasets does better"),
+                                            ((0.01, 0.2), "carry information about how encoders rank")])
+def test_lodo_predictor_lesson_follows_the_interval(interval, word):
+    point = sum(interval) / 2
+    text = _lodo_lessons(crs=0.6 + point, auroc=0.6, interval=interval)[2].text
+    assert word in text
+    assert ("better than" in text) == (interval[0] > 0 or interval[1] < 0)
+
+
+def test_lodo_noise_lesson_counts_where_each_tau_falls():
+    below = _lodo_lessons()[3].text
+    assert "6 lie below the central 95 %" in below and "0 inside and 0 above" in below and "room for a better" in below
+    inside = _lodo_lessons(crs=0.9, auroc=0.95, interval=(-0.1, 0.01))[3].text
+    assert "0 lie below" in inside and "6 inside" in inside and "Neither prediction falls short" in inside
+    mixed = _lodo_lessons(crs=0.6, auroc=0.95, interval=(-0.4, -0.2))[3].text
+    assert "3 lie below" in mixed and "3 inside" in mixed and "Where a τ_b lies inside" in mixed
+    bare = _lodo_lessons(noise=pd.DataFrame())[3].text
+    assert "no noise baseline" in bare
+
+
+def test_lodo_lessons_on_own_data_name_no_simulation():
+    lessons = _lodo_lessons(simulated=False)
+    assert all("phantom" not in x.text.lower() and "simulated" not in x.text.lower() for x in lessons if x.scope == WORLD)
+    assert "This run's own data" in describe_lessons(lessons, simulated=False)
+
+
+def _diff(crs, auroc, low, high, n=9):
+    return TauDifference("crs", "auroc", crs, auroc, crs - auroc, low, high, 0.95, 1000, n, 3)
+
+
+def test_lodo_exercise_compares_like_with_like_and_follows_the_verdicts():
+    same = lodo.lodo_exercise_arm(_diff(0.611, 0.685, -0.3, 0.09), _diff(0.667, 0.722, -0.22, 0.16), 19)
+    assert "the frozen arm of the same 9" in same and "The verdict is the same in both arms (the data cannot tell)" in same
+    assert "+0.056 (1.0 swapped pairs per held-out ranking" in same and len(same.split()) >= 25
+    changed = lodo.lodo_exercise_arm(_diff(0.5, 0.7, -0.3, -0.05), _diff(0.667, 0.722, -0.22, 0.16), 19)
+    assert "The verdict changes with the arm (frozen: AUROC predicts better; adapted: the data cannot tell)" in changed
+    assert "-0.167" not in changed and "CRS's mean τ_b by +0.167" in changed
+    missing = lodo.lodo_exercise_arm(None, None, 19)
+    assert "no lora arm" in missing and len(missing.split()) >= 25

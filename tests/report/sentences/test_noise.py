@@ -81,3 +81,33 @@ def test_the_gap_word_follows_the_printed_figures():
     text = describe_tau_against_noise(table, judged_by={"a": ["ranking a"], "b": ["ranking b"]})
     words = [part.split(" gap:")[0].rsplit("(a ", 1)[-1] for part in text.split(". ") if " gap: " in part]
     assert len(words) == 2 and words[0] == words[1], words
+
+
+# --- the verdict the "Is this real?" lessons read (issue 29) ------------------------------------------------
+
+from crsbench_lib.report.sentences.noise import draw_ranges, tau_against_draws  # noqa: E402
+
+
+@given(tau=st.floats(-1, 1), low=st.floats(-1, 0.9), width=st.floats(0.01, 0.5))
+def test_tau_against_draws_agrees_with_the_printed_sentence(tau, low, width):
+    table = _noise(tau, low, width)
+    where = tau_against_draws(tau, table)
+    text = describe_tau_against_noise(table)
+    if tau >= 1:
+        return
+    assert (where == "below") == ("lies below the central 95 %" in text)
+    assert (where == "above") == ("lies above the central 95 %" in text)
+    assert (where == "inside") == ("lies inside the central 95 %" in text)
+
+
+def test_tau_against_draws_between_two_rankings_only_some_and_none():
+    import numpy as np
+
+    table = noise_baseline_table({"x": 0.7}, {}, {"a": np.linspace(0.4, 0.6, 101), "b": np.linspace(0.8, 0.9, 101)})
+    assert tau_against_draws(0.7, table) == "between"
+    assert tau_against_draws(0.7, table, rankings=["a"]) == "above"
+    assert tau_against_draws(0.7, table, rankings=["b"]) == "below"
+    assert tau_against_draws(0.85, table) == "inside"
+    bare = noise_baseline_table({"x": 0.7}, {"a": [0.6, 0.7]}, {})
+    assert tau_against_draws(0.7, bare) == "none" and draw_ranges(bare) == "no bootstrap draws"
+    assert draw_ranges(table, rankings=["a"]) == "0.50 for a (central range [0.41, 0.59])"

@@ -84,3 +84,121 @@ def test_the_transfer_pages_grammar_sentences_say_no_more_than_their_intervals()
     assert "raises" not in gain and "no change is detectable" not in gain and "[-0.0002, 0.0057]" in gain
     study = compare_with_study(0.867, 0.562, "τ_b (leave-self-out)", interval=(0.556, 0.911))
     assert "cannot tell the two apart" not in study and "own sampling noise" in study
+
+
+# --- "Is this real?" and the exercise (issue 29) ----------------------------------------------------------
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, describe_lessons  # noqa: E402
+from crsbench_lib.scoring.retest import noise_baseline_table  # noqa: E402
+
+
+def _noise(tau, low=0.56, high=1.0):
+    return noise_baseline_table({"frozen against adapted": tau}, {"frozen": [0.61, 0.72, 0.78]},
+                                {"frozen": np.linspace(low, high, 401), "adapted": np.linspace(low + 0.05, high, 401)})
+
+
+def _training(n_full=10, capped=1, improving=0, kept=2, frozen=3):
+    rows = []
+    for i in range(n_full):
+        cap = i < capped
+        rows.append(("a", "derm", i, 1.0, True, 480 if cap else 200, 0 if i < kept else 100, 480, cap,
+                     cap and i < improving, 1.0, 0.9, 1e-3))
+    rows += [("a", "derm", i, 0.01, False, 0, 0, 480, False, False, float("nan"), float("nan"), 1e-3)
+             for i in range(frozen)]
+    return _adapters(rows)
+
+
+def _lessons(tau=0.944, gain=0.005, interval=(0.003, 0.008), training=None, top=(["a", "b"], ["a", "b"]),
+             noise=None, simulated=True):
+    return transfer.transfer_lessons(tau, 9, _noise(tau) if noise is None else noise, gain, interval,
+                                     _training() if training is None else training, *top, simulated=simulated)
+
+
+def test_transfer_lessons_place_design_and_world_and_cite_the_study():
+    lessons = _lessons()
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD, WORLD]
+    assert "steps of 0.056" in lessons[0].text and "1 swapped pair of 36" in lessons[0].text
+    assert "τ_b 0.562 frozen vs adapted over 135 LoRA runs, the same top 3" in lessons[2].study
+    assert "the top 2 is the same in both arms" in lessons[2].text
+    assert "the top 2 differs" in _lessons(top=(["a", "b"], ["a", "c"]))[2].text
+
+
+@pytest.mark.parametrize("tau, word", [(0.9, "inside the draws' central range"), (0.3, "below the draws' central range"),
+                                       (0.999, "above the draws' central range")])
+def test_transfer_reordering_is_judged_against_the_draws(tau, word):
+    noise = _noise(tau, low=0.56, high=0.98)
+    text = _lessons(tau=tau, noise=noise)[2].text
+    assert word in text
+    assert ("no more than re-measuring" in text) == (word.startswith("inside"))
+    assert ("does not carry over" in text) == (word.startswith("below"))
+
+
+def test_transfer_reordering_between_two_ranges_and_without_draws():
+    noise = noise_baseline_table({"x": 0.7}, {}, {"frozen": np.linspace(0.4, 0.6, 101), "adapted": np.linspace(0.8, 0.9, 101)})
+    assert "between the rankings' central ranges" in _lessons(tau=0.7, noise=noise)[2].text
+    bare = noise_baseline_table({"x": 0.7}, {"frozen": [0.6, 0.7]}, {})
+    assert "no like-for-like test-retest range" in _lessons(tau=0.7, noise=bare)[2].text
+
+
+def test_transfer_kept_probes_follow_the_counts():
+    assert "Here 2 of 10 trained adapters (20 %) kept the probe and 3 of 13 adapters stayed frozen" in _lessons()[1].text
+    assert "Here none did" in _lessons(training=_training(kept=0, frozen=0))[1].text
+    assert "no adapter reports" in _lessons(training=_adapters([]))[1].text
+
+
+@pytest.mark.parametrize("capped, most", [(1, False), (4, False), (5, True), (10, True)])
+def test_transfer_gain_lesson_reads_the_step_cap(capped, most):
+    text = _lessons(training=_training(capped=capped, improving=1))[3].text
+    assert f"Of the 10 adapters trained on all labels, {capped} ({capped * 10} %) hit the 480-step cap" in text
+    assert ("Most ran into the cap" in text) is most
+    assert ("Most stopped early on validation" in text) is (not most)
+
+
+def test_transfer_gain_lesson_follows_its_interval():
+    assert "raises the mean clean AUROC by 0.005 on average (95 % interval [0.003, 0.008])" in _lessons()[3].text
+    text = _lessons(gain=0.001, interval=(-0.002, 0.004))[3].text
+    assert "raises" not in text and "neither a rise nor a fall" in text
+    assert "lowers" in _lessons(gain=-0.02, interval=(-0.03, -0.01))[3].text
+    no_full = _adapters([("a", "cxr", 0, 0.25, True, 300, 100, 500, False, False, 0.5, 0.4, 1e-3)])
+    assert "not recorded for the full-label adapters" in _lessons(training=no_full)[3].text
+
+
+def test_transfer_lessons_on_own_data_name_no_simulation():
+    lessons = _lessons(simulated=False)
+    for lesson in lessons:
+        if lesson.scope == WORLD:
+            assert "phantom" not in lesson.text.lower() and "simulated" not in lesson.text.lower()
+    assert "This run's own data" in describe_lessons(lessons, simulated=False)
+
+
+def _ranks(frozen, adapted):
+    names = [f"e{i}" for i in range(len(frozen))]
+    return pd.DataFrame({"encoder": names, "crs_frozen": frozen, "crs_lora": adapted})
+
+
+def test_top_k_exercise_finds_the_cut_of_each_swap():
+    # e4 and e5 swap (ranks 5 and 6): only the top 5 changes.
+    ranks = _ranks([9, 8, 7, 6, 5, 4, 3], [9, 8, 7, 6, 4, 5, 3])
+    text = transfer.transfer_exercise_top_k(ranks, 5)
+    assert "the top-5 sets share 4 of 5 members" in text and "e4 leaves and e5 enters" in text
+    assert "reorders 1 of 21 pairs" in text and "here at k = 5 and at no other k from 1 to 6" in text
+    same = transfer.transfer_exercise_top_k(ranks, 3)
+    assert "the top-3 sets are the same 3 encoders" in same and "at k = 5" in same
+    assert len(same.split()) >= 25
+
+
+def test_top_k_exercise_without_swaps_and_with_many():
+    text = transfer.transfer_exercise_top_k(_ranks([5, 4, 3, 2, 1], [5, 4, 3, 2, 1]), 2)
+    assert "reorders none of the 10 pairs" in text and "τ_b is then 1" in text
+    reversed_ = transfer.transfer_exercise_top_k(_ranks([5, 4, 3, 2, 1], [1, 2, 3, 4, 5]), 2)
+    assert "reorders 10 of 10 pairs" in reversed_ and "and 6 more" in reversed_ and "here at every k from 1 to 4" in reversed_
+    with pytest.raises(ValueError, match="k must lie"):
+        transfer.transfer_exercise_top_k(_ranks([2, 1], [2, 1]), 2)
+
+
+def test_tau_lesson_counts_swapped_pairs_or_says_ties_blur_them():
+    assert "so 0.889 is 2 swapped pairs of 36" in _lessons(tau=8 / 9)[0].text
+    assert "about 1.5 swapped pairs of 36 (ties" in _lessons(tau=1 - 3 / 36)[0].text
