@@ -217,8 +217,9 @@ def transfer_summary(
     k : int
         Size of the leading set, at least 1.
     references : sequence of str
-        Encoders counted in tau but never in a leading set (a reference
-        pretrained on the evaluation labels is not a candidate).
+        Encoders left out of tau, of the leading sets and of the mean gain: a
+        reference pretrained on the evaluation labels is not a candidate, and
+        every rank comparison of the book ranks candidates only.
 
     Returns
     -------
@@ -227,10 +228,10 @@ def transfer_summary(
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     frame = rank_comparison(frozen_scores, lora_scores)
+    frame = frame[~frame["encoder"].isin([str(name) for name in references])].reset_index(drop=True)
     tau, p_value = stats.kendalltau(frame["crs_frozen"], frame["crs_lora"], variant="b")
-    candidates = ~frame["encoder"].isin([str(name) for name in references]).to_numpy()
-    frozen = pd.Series(frame["crs_frozen"].to_numpy()[candidates], index=frame["encoder"][candidates])
-    lora = pd.Series(frame["crs_lora"].to_numpy()[candidates], index=frame["encoder"][candidates])
+    frozen = pd.Series(frame["crs_frozen"].to_numpy(), index=frame["encoder"])
+    lora = pd.Series(frame["crs_lora"].to_numpy(), index=frame["encoder"])
     k_eff = min(k, len(frozen))
     top_frozen, top_lora = top_k(frozen, k_eff), top_k(lora, k_eff)
     mean_gain = float("nan")
