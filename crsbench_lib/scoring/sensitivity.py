@@ -214,9 +214,10 @@ def weight_perturbation(
     random_state : int
     top_k : int
     references : sequence of str
-        Encoders scored (and counted in the Kendall taus) but never in the
+        Encoders scored but left out of the Kendall taus and never in the
         top k: references such as an encoder pretrained on the evaluation
-        labels. Their ``p_top_k`` is NaN.
+        labels (every rank comparison ranks candidates only). Their
+        ``p_top_k`` is NaN.
 
     Returns
     -------
@@ -233,7 +234,8 @@ def weight_perturbation(
     default = w[0] * components[:, 0] + w[1] * components[:, 1] + w[2] * components[:, 2]
     weights = dirichlet_weights(standard.weight_vector, n_draws, concentration, random_state)
     draws = weights @ components.T  # (B, E)
-    taus = kendall_tau_to_reference(default, draws)
+    # Every rank comparison of the book ranks the candidates only: a reference takes no part in tau either.
+    taus = kendall_tau_to_reference(default[candidate], draws[:, candidate])
     default_top = _top_k_members(default, top_k, candidate)[0]
     members = _top_k_members(draws, top_k, candidate)
     changed = (members != default_top[None, :]).any(axis=1)
@@ -310,7 +312,8 @@ def panel_perturbation(
     random_state : int
     top_k : int
     references : sequence of str
-        Encoders scored but never in the top k (see :func:`weight_perturbation`).
+        Encoders scored but left out of the taus and of the top k (see
+        :func:`weight_perturbation`).
 
     Returns
     -------
@@ -342,7 +345,7 @@ def panel_perturbation(
     loo = scores(loo_masks)
     loo_members = _top_k_members(loo, top_k, candidate)
     loo_changed = (loo_members != default_top[None, :]).any(axis=1)
-    loo_taus = kendall_tau_to_reference(default, loo)
+    loo_taus = kendall_tau_to_reference(default[candidate], loo[:, candidate])
 
     rng = np.random.default_rng(random_state)
     chosen = np.argsort(rng.random((int(n_subsets), k)), axis=1)[:, :size]
@@ -350,7 +353,7 @@ def panel_perturbation(
     np.put_along_axis(masks, chosen, True, axis=1)
     sub = scores(masks)
     sub_changed = (_top_k_members(sub, top_k, candidate) != default_top[None, :]).any(axis=1)
-    sub_taus = kendall_tau_to_reference(default, sub)
+    sub_taus = kendall_tau_to_reference(default[candidate], sub[:, candidate])
 
     table = pd.DataFrame(
         {
@@ -403,7 +406,7 @@ def anchor_sweep(
         Worst anchors to try per axis (default :func:`default_worst_sweep`).
     top_k : int
     references : sequence of str
-        Encoders counted in the agreement but never in the top k (see
+        Encoders left out of the agreement and of the top k (see
         :func:`weight_perturbation`).
 
     Returns
@@ -457,7 +460,8 @@ def anchor_sweep(
                 "axis": axis,
                 "worst": float(worst),
                 "is_default": float(worst) == worst_default,
-                "tau_auroc_crs": kendall_tau_b(scores["D"].to_numpy(float), scores["crs"].to_numpy(float)),
+                "tau_auroc_crs": kendall_tau_b(scores["D"].to_numpy(float)[candidate],
+                                               scores["crs"].to_numpy(float)[candidate]),
                 "top_k": ", ".join(map(str, top)),
                 "top_k_changed": set(top) != default_top,
             })

@@ -108,11 +108,18 @@ def test_anchor_sweep_moves_the_ranking_when_an_axis_is_stretched():
     assert sweep.at[0.1, "top_k"] != sweep.at[0.4, "top_k"]
 
 
-def test_a_reference_never_takes_a_top_k_place_but_still_counts_in_tau(profiles, frozen_standard):
+def test_a_reference_takes_no_top_k_place_and_no_part_in_tau(profiles, frozen_standard):
+    from crsbench_lib.scoring.agreement import kendall_tau_b
+    from crsbench_lib.scoring.sensitivity import kendall_tau_to_reference
+
     plain = weight_perturbation(profiles, frozen_standard, n_draws=200, random_state=2)
     leader = plain.default_top_k[0]
     kept = weight_perturbation(profiles, frozen_standard, n_draws=200, random_state=2, references=[leader])
-    np.testing.assert_array_equal(kept.taus, plain.taus)  # the ranking of every scored encoder is unchanged
+    others = np.array([name != leader for name in plain.encoders])
+    # The scores are the same; the taus rank the candidates only.
+    np.testing.assert_array_equal(kept.crs_draws, plain.crs_draws)
+    np.testing.assert_array_equal(kept.taus, kendall_tau_to_reference(plain.default_crs[others],
+                                                                      plain.crs_draws[:, others]))
     assert leader not in kept.default_top_k and len(kept.default_top_k) == 3
     assert np.isnan(kept.p_top_k[leader]) and kept.p_top_k.drop(leader).notna().all()
     assert set(plain.default_top_k) - {leader} <= set(kept.default_top_k)  # the others keep their places
@@ -121,6 +128,18 @@ def test_a_reference_never_takes_a_top_k_place_but_still_counts_in_tau(profiles,
     sweep = anchor_sweep(profiles, frozen_standard, {"C": (0.1, 0.2)}, references=[leader])
     plain_sweep = anchor_sweep(profiles, frozen_standard, {"C": (0.1, 0.2)})
     assert not sweep["top_k"].str.contains(leader).any()
-    np.testing.assert_array_equal(sweep["tau_auroc_crs"], plain_sweep["tau_auroc_crs"])
+    assert sweep["top_k"].tolist() != [] and len(sweep) == len(plain_sweep)
+    rescored = profiles.drop(index=leader)
+    assert sweep["tau_auroc_crs"].iloc[0] == pytest.approx(kendall_tau_b(
+        rescored["D"].to_numpy(float), _rescored_crs(profiles, frozen_standard, "C", 0.1).reindex(rescored.index).to_numpy(float)))
     with pytest.raises(ConfigError, match="the candidates"):
         weight_perturbation(profiles, frozen_standard, n_draws=5, top_k=8, references=[leader])
+
+
+def _rescored_crs(profiles, standard, axis, worst):
+    from dataclasses import replace
+
+    from crsbench_lib.scoring.sensitivity import _rescored
+
+    varied = replace(standard, anchors={**standard.anchors, axis: (float(worst), standard.anchors[axis][1])})
+    return _rescored(profiles, varied)["crs"]
