@@ -44,3 +44,31 @@ def test_glossary_bibliography_index_and_execution_page(built_book):
     agreement = (built_book / "notebooks" / "agreement.html").read_text(encoding="utf-8")
     assert "glossary.html#term-Kendall-tau-b" in agreement
     assert "references" in (built_book / "book" / "intro.html").read_text(encoding="utf-8")
+
+
+def solution_prose_words(html: str) -> list[int]:
+    """Words of prose (code and markup removed) in each exercise solution of a page."""
+    counts = []
+    for block in re.findall(r'<div class="solution[^"]*"[^>]*>(.*?)</section>', html, flags=re.S):
+        body = block.split('<section id="solution-content">', 1)[-1]
+        body = re.sub(r"<code.*?</code>|<pre.*?</pre>|<div class=\"highlight.*?</div>", " ", body, flags=re.S)
+        text = re.sub(r"<[^>]+>", " ", body)
+        counts.append(len(re.findall(r"[A-Za-z][A-Za-z'-]*", text)))
+    return counts
+
+
+def test_solution_prose_words_leaves_code_out():
+    html = ('<div class="solution dropdown admonition" id="s"><p class="admonition-title">Solution</p>'
+            '<section id="solution-content"><p><code>crsbench notebook x -p a b</code>. Two words.</p></section></div>')
+    assert solution_prose_words(html) == [2]
+
+
+@pytest.mark.slow
+def test_exercise_solutions_answer_in_prose(built_book):
+    """Issue 29: at least 15 solutions, 80 % of them with at least 25 words of prose besides code."""
+    counts = []
+    for page in toc_pages():
+        if page.startswith("notebooks/"):
+            counts += solution_prose_words((built_book / f"{page}.html").read_text(encoding="utf-8"))
+    assert len(counts) >= 15, counts
+    assert sum(c >= 25 for c in counts) >= 0.8 * len(counts), counts

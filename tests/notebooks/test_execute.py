@@ -45,8 +45,16 @@ def test_chapter_layout(name):
     assert "remove-cell" in parameters[0].metadata["tags"]
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     for heading in ("Learning objectives", "## The question", "## The method", "## What this teaches, and its limits",
-                    "## Exercises", "{solution}"):
+                    "## Is this real?", "## Exercises", "{solution}"):
         assert heading in text, f"{name}: no {heading!r}"
+    # Lessons sorted by the library (report.sentences.lessons), after the teaching text and before the exercises.
+    assert text.index("## What this teaches") < text.index("## Is this real?") < text.index("## Exercises"), name
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "describe_lessons(" in code, f"{name}: an 'Is this real?' section not written by describe_lessons"
+    # Every exercise asks for a prediction first; every solution is more than a command.
+    exercises = text.split("## Exercises", 1)[1]
+    assert exercises.count("{exercise}") >= 1, name
+    assert exercises.count("Predict") >= exercises.count("{exercise}"), f"{name}: an exercise without a prediction"
     figures = [c.source for c in nb.cells if c.cell_type == "markdown" and "{glue:figure}" in c.source]
     assert figures, f"{name}: no numbered figure"
     for source in figures:
