@@ -5,7 +5,8 @@ describe, with the words of :mod:`crsbench_lib.report.grammar`:
 
 * :mod:`.cohort` -- the cohort, zoo and four-axes chapters;
 * :mod:`.agreement` -- the agreement and sensitivity chapters;
-* :mod:`.leading_tier` -- the leading tier and the bootstrap's intervals;
+* :mod:`.leading_tier` -- the leading tier and the bootstrap's intervals (its lessons and
+  exercises in :mod:`.leading_tier_teaching`);
 * :mod:`.insertion` -- the insertion and registry chapters;
 * :mod:`.stress` -- the calibration chapter;
 * :mod:`.corruption` -- the corruption chapter (within- and between-cell correlations);

@@ -8,8 +8,10 @@ The correlation *between* cells correlates cell means, which the strength of
 each corruption drives; :func:`describe_between_cells` says so, shows what
 resampling the shared test images adds to its interval, and compares it with
 the study's figure, which is a between-cell figure too.
-:func:`describe_corruption_lesson` says which lesson belongs to any benchmark
-of this design and which to this build's world.
+:func:`corruption_lessons` sorts the chapter's lessons into those of any
+benchmark of this design and those of this build's world ("Is this real?"),
+and :func:`corruption_exercise_clip` and :func:`corruption_exercise_draws`
+compute the exercises' answers from the page's own table and draws.
 
 Sizes are read from the interval's two ends with the correlation bands of
 :mod:`crsbench_lib.report.grammar`, never from the point alone.
@@ -19,6 +21,9 @@ from __future__ import annotations
 
 import math
 
+from statistics import NormalDist
+from typing import TYPE_CHECKING
+
 from crsbench_lib.report.grammar import (
     CORRELATION_SIZES,
     MAX_INTERVAL_DIGITS,
@@ -26,8 +31,13 @@ from crsbench_lib.report.grammar import (
     describe_interval,
     finite,
     fmt,
+    noise_size_word,
     percent,
 )
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Where "strong" ends and "very strong" begins: a correlation at or above it makes one loss a close guide to the other.
 CLOSE_GUIDE = CORRELATION_SIZES[-1][0]
@@ -259,7 +269,8 @@ def describe_between_cells(
     value, study = finite(r, "r"), finite(study_r, "study_r")
     low, high = _interval(interval)
     low0, high0 = _interval(interval_without_images)
-    width, width0 = high - low, high0 - low0
+    # Widths of the printed ends, so that the sentence's widths agree with its intervals as printed.
+    width, width0 = (float(fmt(b, digits)) - float(fmt(a, digits)) for a, b in ((low, high), (low0, high0)))
     change = "widen" if width > width0 else "narrow" if width < width0 else "leave"
     effect = (f"the images {change} it from {fmt(width0, digits)} to {fmt(width, digits)}" if change != "leave"
               else f"the images leave its width at {fmt(width, digits)}")
@@ -285,16 +296,284 @@ def _study_number(value: float) -> str:
     return f"{value:.2f}" if round(value, 2) == value else f"{value:.3f}"
 
 
-def describe_corruption_lesson(simulated: bool) -> str:
-    """Which lesson of the chapter belongs to any benchmark of this design, and which to this build's world.
+def _width_change(resampled: tuple[float, float], fixed: tuple[float, float], digits: int) -> tuple[str, bool]:
+    """``"from 0.210 to 0.263"`` and whether resampling the images widened the interval."""
+    # Widths of the printed ends, so the sentence's numbers agree with the table's rounded interval.
+    wide = float(fmt(resampled[1], digits)) - float(fmt(resampled[0], digits))
+    narrow = float(fmt(fixed[1], digits)) - float(fmt(fixed[0], digits))
+    return f"from {fmt(narrow, digits)} to {fmt(wide, digits)}", wide > narrow
+
+
+def corruption_lessons(
+    between: tuple[float, float, float],
+    between_fixed: tuple[float, float],
+    within: tuple[float, float, float],
+    within_fixed: tuple[float, float],
+    n_cells: int,
+    study_r: float | None = None,
+    study_cells: int | None = None,
+    simulated: bool | None = None,
+    digits: int = 3,
+) -> list[Lesson]:
+    """The corruption chapter's "Is this real?" lessons, decided from the page's two correlations.
+
+    Parameters
+    ----------
+    between : (float, float, float)
+        The between-cell r and its interval with the test images resampled.
+    between_fixed : (float, float)
+        Its interval with the images held fixed.
+    within : (float, float, float)
+        The mean within-cell r and its interval with the images resampled.
+    within_fixed : (float, float)
+        Its interval with the images held fixed.
+    n_cells : int
+        Corruption cells.
+    study_r, study_cells : optional
+        The study's between-cell r and its number of cells.
+    simulated : bool, optional
+        Names the world.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    list of Lesson
+        Two of the design (what a correlation of cell means measures; what
+        shared test images do to an interval) and two of this build's world
+        (how far the AUROC loss guides the calibration loss within a cell; how
+        strongly the corruptions' two costs go together across cells, beside
+        the study's figure).
 
     Examples
     --------
-    >>> describe_corruption_lesson(True).startswith("That a correlation of cell means")
-    True
+    >>> lessons = corruption_lessons((0.883, 0.687, 0.950), (0.741, 0.950), (0.520, 0.331, 0.604), (0.378, 0.622), 34,
+    ...                              study_r=0.63, study_cells=43, simulated=True)
+    >>> [lesson.scope for lesson in lessons]
+    ['design', 'design', 'world', 'world']
+    >>> lessons[3].study
+    'r = 0.63 over 43 cells, a correlation of cell means too.'
     """
-    world = ("this build's simulated world (synthetic corruptions at fixed severities on phantom images)"
-             if simulated else "this build's cohort and its corruptions")
-    return ("That a correlation of cell means measures how strong the corruptions are, and that the per-model "
-            "question needs the correlation within a cell, across encoders, with the shared test images resampled, "
-            f"holds for any benchmark of this design. The values of both correlations belong to {world}.")
+    r_b, low_b, high_b = (finite(v, "between") for v in between)
+    r_w, low_w, high_w = (finite(v, "within") for v in within)
+    gap = r_b - r_w
+    order = ("higher than" if gap > 0 else "lower than" if gap < 0 else "equal to")
+    lessons = [Lesson(DESIGN, (
+        "A correlation of cell means averages the encoders away, so it measures how strong the corruptions are, "
+        "not which model is robust; the per-model question needs the correlation within a cell, across encoders. "
+        f"The two can differ by any amount: on this page the between-cell r ({fmt(r_b, digits)}) is "
+        f"{order} the mean within-cell r ({fmt(r_w, digits)})"
+        + (f", by {fmt(abs(gap), digits)}." if gap else "."))),
+    ]
+    span_b, wider_b = _width_change((low_b, high_b), between_fixed, digits)
+    span_w, wider_w = _width_change((low_w, high_w), within_fixed, digits)
+    if wider_b and wider_w:
+        effect = (f"resampling them widens the interval of the mean within-cell r {span_w} and that of the "
+                  f"between-cell r {span_b}")
+    elif not wider_b and not wider_w:
+        effect = (f"here resampling them does not widen either interval (within {span_w}, between {span_b}), so the "
+                  "images add no spread these draws can see")
+    else:
+        effect = (f"here resampling them moves the width of the mean within-cell r's interval {span_w} and of the "
+                  f"between-cell r's {span_b}")
+    lessons.append(Lesson(DESIGN, (
+        "Every encoder in a cell is scored on the same test images, so their sampling error is shared and an "
+        f"interval that holds the images fixed leaves it out: {effect}.")))
+    world = world_name(simulated)
+    if low_w <= 0 <= high_w:
+        guide = ("the data cannot tell whether an encoder that loses more AUROC also loses more calibration "
+                 f"(mean within-cell r {fmt(r_w, digits)}, interval [{fmt(low_w, digits)}, {fmt(high_w, digits)}])")
+        expect = "a cohort with more encoders or larger test sets could settle it either way"
+    elif low_w > 0 and high_w < CLOSE_GUIDE:
+        guide = (f"the AUROC loss is at most a partial guide to which encoder stays calibrated (mean within-cell r "
+                 f"{fmt(r_w, digits)}, interval [{fmt(low_w, digits)}, {fmt(high_w, digits)}], below "
+                 f"{CLOSE_GUIDE:g} at its upper end)")
+        expect = ("expect a robustness view built on AUROC alone to miss part of the calibration damage on another "
+                  "cohort too; how large a part is that cohort's measurement")
+    elif low_w >= CLOSE_GUIDE:
+        guide = (f"the AUROC loss is a close guide to which encoder stays calibrated (mean within-cell r "
+                 f"{fmt(r_w, digits)}, interval [{fmt(low_w, digits)}, {fmt(high_w, digits)}])")
+        expect = "another cohort's encoders may part the two losses where these do not"
+    elif high_w < 0:
+        guide = (f"an encoder that loses more AUROC tends to lose less calibration (mean within-cell r "
+                 f"{fmt(r_w, digits)}, interval [{fmt(low_w, digits)}, {fmt(high_w, digits)}])")
+        expect = "another cohort may not share this trade-off"
+    else:
+        guide = (f"the two losses go together within a cell by an amount these cells do not pin down (mean "
+                 f"within-cell r {fmt(r_w, digits)}, interval [{fmt(low_w, digits)}, {fmt(high_w, digits)}])")
+        expect = "more cells or encoders would tell"
+    lessons.append(Lesson(WORLD, f"In {world} {guide}; {expect}."))
+    strength = interval_strength(low_b, high_b)
+    text = (f"Across the {n_cells} cells of {world} the corruptions that cost more AUROC also cost "
+            f"{'more' if r_b > 0 else 'less'} calibration (between-cell r {fmt(r_b, digits)}, interval "
+            f"[{fmt(low_b, digits)}, {fmt(high_b, digits)}]: {strength}). That is a fact of these corruption "
+            "families and severities: another set of corruptions, milder or of other kinds, can move it.")
+    study = ""
+    if study_r is not None:
+        study = (f"r = {_study_number(finite(study_r, 'study_r'))}"
+                 + (f" over {study_cells} cells" if study_cells else "") + ", a correlation of cell means too.")
+    lessons.append(Lesson(WORLD, text, study=study))
+    return lessons
+
+
+def corruption_exercise_clip(
+    results: "pd.DataFrame",
+    page: Mapping[str, float],
+    arm: str = "frozen",
+    threshold: float = 0.3,
+    digits: int = 3,
+) -> str:
+    """Both correlations with the losses clipped at zero, re-scored from the page's table, beside the page's.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The page's results table.
+    page : mapping
+        The page's unclipped numbers: ``between_r``, ``between_low``,
+        ``between_high``, ``within_r``, ``within_low``, ``within_high``
+        (the intervals with the images resampled), ``n_below``.
+    arm : str
+        The arm.
+    threshold : float
+        The within-cell r below which a cell is counted.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        The clipped correlations, each change judged against the half-width of
+        the page's interval, and what clipping does.
+
+    Examples
+    --------
+    >>> page = {"between_r": 0.883, "between_low": 0.687, "between_high": 0.950, "within_r": 0.520,
+    ...         "within_low": 0.331, "within_high": 0.604, "n_below": 6}
+    >>> corruption_exercise_clip(results, page)  # doctest: +SKIP
+
+    (``results`` is a full results table; :func:`describe_clip_change` shows the words.)
+    """
+    from crsbench_lib.scoring import corruption_cells, corruption_within
+
+    cells = corruption_cells.corruption_cells(results, arm=arm, clip=True)
+    between = corruption_cells.cell_correlation(cells)
+    within = corruption_within.summarise_within(
+        corruption_within.within_cell_correlations(results, arm=arm, clip=True), threshold=threshold)
+    return describe_clip_change(page, between.r, within.mean_r, within.n_below, within.n_cells, threshold, digits)
+
+
+def describe_clip_change(
+    page: Mapping[str, float], between_r: float, within_r: float, n_below: int, n_cells: int, threshold: float = 0.3,
+    digits: int = 3,
+) -> str:
+    """The clipped correlations beside the page's, each change judged against the page's interval (see
+    :func:`corruption_exercise_clip`).
+
+    Examples
+    --------
+    >>> page = {"between_r": 0.883, "between_low": 0.687, "between_high": 0.950, "within_r": 0.520,
+    ...         "within_low": 0.331, "within_high": 0.604, "n_below": 6}
+    >>> print(describe_clip_change(page, 0.877, 0.596, 3, 34))  # doctest: +NORMALIZE_WHITESPACE
+    Clipped at zero, the between-cell r is 0.877 (0.883 on the page: a change of -0.006, negligible beside the
+    half-width 0.131 of its interval) and the mean within-cell r 0.596 (0.520: +0.076, moderate beside the half-width
+    0.136); 3 of 34 cells have a within-cell r below 0.3 (6 on the page). Clipping turns every improvement under a
+    corruption (a probe that gains AUROC or calibration on noisy images) into zero. Here it moves the within-cell r
+    more than the between-cell r: the gains it removes sit among the encoders of a cell, where a few small gains
+    pull a within-cell r down, while the between-cell r rests on the cell means, which the strong corruptions drive.
+    The robustness axis clips for the same reason: an encoder earns no credit for improving under damage.
+    """
+    rows = []
+    for key, new, label in (("between", between_r, "the between-cell r"), ("within", within_r, "the mean within-cell r")):
+        old = finite(page[f"{key}_r"], f"{key}_r")
+        half = (finite(page[f"{key}_high"], f"{key}_high") - finite(page[f"{key}_low"], f"{key}_low")) / 2.0
+        change = finite(new, key) - old
+        word = noise_size_word(change, half) if half > 0 else "unjudged"
+        rows.append((label, new, old, change, word, half))
+    (lb, nb, ob, cb, wb, hb), (lw, nw, ow, cw, ww, hw) = rows
+    signed = lambda v: fmt(v, digits) if v <= 0 or float(fmt(v, digits)) == 0 else "+" + fmt(v, digits)  # noqa: E731
+    text = (f"Clipped at zero, {lb} is {fmt(nb, digits)} ({fmt(ob, digits)} on the page: a change of {signed(cb)}, {wb} "
+            f"beside the half-width {fmt(hb, digits)} of its interval) and {lw} {fmt(nw, digits)} ({fmt(ow, digits)}: "
+            f"{signed(cw)}, {ww} beside the half-width {fmt(hw, digits)}); {n_below} of {n_cells} cells have a "
+            f"within-cell r below {threshold:g} ({int(page['n_below'])} on the page).")
+    text += (" Clipping turns every improvement under a corruption (a probe that gains AUROC or calibration on noisy "
+             "images) into zero.")
+    if abs(cw) > abs(cb):
+        text += (" Here it moves the within-cell r more than the between-cell r: the gains it removes sit among the "
+                 f"encoders of a cell, where a few small gains {'pull a within-cell r down' if cw > 0 else 'hold a within-cell r up'}, "
+                 "while the between-cell r rests on the cell means, which the strong corruptions drive.")
+    else:
+        text += (" It moves the between-cell r at least as much as the mean within-cell r here: the clipped gains sit "
+                 "in whole cells, not between encoders within a cell.")
+    return text + (" The robustness axis clips for the same reason: an encoder earns no credit for improving under "
+                   "damage.")
+
+
+def corruption_exercise_draws(summary: "pd.DataFrame", n_draws: int = 200, level: float = 0.95, digits: int = 3) -> str:
+    """How far a rerun with ``n_draws`` draws would move each interval's mean and ends, from the page's own draws.
+
+    The Monte-Carlo error of the draws' mean is the spread of the draws over
+    the square root of their number (``mc_se`` of the page's table times
+    ``sqrt(B / n_draws)``); an end of a percentile interval, a quantile, moves
+    more: its Monte-Carlo error is about ``sd sqrt(p (1 - p) / n) / phi(z_p)``
+    for a normal spread (``p = (1 - level) / 2``), some 2.7 times the mean's at
+    95 %.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        The page's bootstrap summary: statistic, images, estimate, ci_low,
+        ci_high, mc_se, n_draws.
+    n_draws : int
+        The rerun's draws.
+    level : float
+        The intervals' coverage.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"statistic": ["mean within-cell r"] * 2, "images": ["resampled", "fixed"],
+    ...     "estimate": 0.52, "ci_low": [0.331, 0.378], "ci_high": [0.604, 0.622], "mc_se": [0.0022, 0.0020],
+    ...     "n_draws": 1000})
+    >>> corruption_exercise_draws(summary).split(";")[0]
+    'At 200 draws instead of 1000, the mean of the draws of the mean within-cell r (images resampled) moves by about 0.005 and each end of its 95 % interval by about 0.013'
+    """
+    for column in ("statistic", "images", "mc_se", "n_draws"):
+        if column not in summary.columns:
+            raise ValueError(f"corruption_exercise_draws: the summary lacks column {column!r}")
+    p = (1.0 - finite(level, "level")) / 2.0
+    z = NormalDist().inv_cdf(1.0 - p)
+    factor = math.sqrt(p * (1.0 - p)) / NormalDist().pdf(z)
+    parts, moves = [], {}
+    total = int(summary["n_draws"].iloc[0])
+    for _, row in summary.iterrows():
+        sd = float(row["mc_se"]) * math.sqrt(int(row["n_draws"]))
+        mean_move, end_move = sd / math.sqrt(n_draws), factor * sd / math.sqrt(n_draws)
+        name = f"{row['statistic']} (images {row['images']})"
+        moves[name] = end_move
+        parts.append(f"the mean of the draws of the {name} moves by about {fmt(mean_move, digits)} and each end of "
+                     f"its {level * 100:.0f} % interval by about {fmt(end_move, digits)}")
+    text = f"At {n_draws} draws instead of {total}, " + "; ".join(parts) + "."
+    text += (f" The ends move about {factor:.1f} times as much as the mean, since a quantile rests on the few draws "
+             "in a tail.")
+    for statistic in dict.fromkeys(str(v) for v in summary["statistic"]):
+        pair = {images: moves[f"{statistic} (images {images})"] for images in ("resampled", "fixed")
+                if f"{statistic} (images {images})" in moves}
+        if len(pair) == 2:
+            ahead = "resampled" if pair["resampled"] >= pair["fixed"] else "fixed"
+            text += (f" For the {statistic} the interval with the images {ahead} moves more ({fmt(pair[ahead], digits)} "
+                     f"against {fmt(pair['fixed' if ahead == 'resampled' else 'resampled'], digits)})"
+                     + (", because resampling the images adds spread to every draw." if ahead == "resampled"
+                        else ", its draws spreading wider here."))
+    text += " "
+    largest_end = max(moves.values())
+    at_page = largest_end * math.sqrt(n_draws / total)
+    return text + (f"At the page's {total} draws the same end moves by about {fmt(at_page, digits)}: more draws shrink "
+                   "the Monte-Carlo error on top of the data's sampling error, never the sampling error itself, which "
+                   "is what the interval's width measures.")

@@ -6,6 +6,10 @@ every quantity of a coverage table (:func:`crsbench_lib.scoring.coverage.coverag
 naming what the lesson belongs to: how the interval method behaves is a
 property of any benchmark of this design, how far it misses here belongs to
 this build's simulated world (its generator, encoders and sizes).
+:func:`coverage_lessons` sorts the chapter's lessons for its "Is this real?"
+section, and :func:`coverage_exercise_replicates` and
+:func:`coverage_exercise_by_encoder` compute its exercises' answers from the
+audit's own tables.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import math
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import and_list, finite, fmt, percent
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -399,5 +404,258 @@ def describe_book_intervals(table: pd.DataFrame, intervals: dict[str, tuple[str 
     return " ".join(text)
 
 
+def coverage_lessons(table: "pd.DataFrame | None", simulated: bool | None = None,
+                     world: str | None = None) -> list[Lesson]:
+    """The self-audit chapter's "Is this real?" lessons, decided from its coverage table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or None
+        The audit's coverage table (:func:`crsbench_lib.scoring.coverage.coverage_table`),
+        or None when no audit ran (a run on data whose truth is unknown).
+    simulated : bool, optional
+        Names the world when ``world`` is not given.
+    world : str, optional
+        Where the numbers come from (the page's phrase, e.g. "this build's
+        simulated world (derm, 3 encoders, 8 replicates)").
+
+    Returns
+    -------
+    list of Lesson
+        Of the design: how small a shortfall an audit of this many replicates
+        can see, and what a biased estimator does to each interval method; of
+        the world: which intervals fall short here, and whether the tier held.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["axis_C", "axis_C", "leading_tier"],
+    ...     "method": ["basic", "percentile", "set"], "nominal": 0.95, "observed": [0.958, 0.417, 1.0],
+    ...     "n": [24, 24, 8], "n_replicates": 8, "mc_se": [0.07, 0.17, 0.0], "mean_width": [0.038, 0.038, float("nan")],
+    ...     "mean_error": [0.009, 0.009, float("nan")], "error_se": [0.002, 0.002, float("nan")],
+    ...     "mean_set_size": [float("nan"), float("nan"), 1.75]})
+    >>> [lesson.scope for lesson in coverage_lessons(table, simulated=True)]
+    ['design', 'design', 'world', 'world']
+    >>> coverage_lessons(None, simulated=False)[1].text[:60]
+    "This run's own data has no known truth, so none of this page"
+    """
+    replicate_design = ("Coverage can be measured only where the truth is known: a real cohort's intervals cannot be "
+                        "audited this way, only the interval method can, on data simulated with a known truth.")
+    if table is None or table.empty:
+        return [Lesson(DESIGN, replicate_design),
+                Lesson(WORLD, (f"{world_name(simulated)[0].upper()}{world_name(simulated)[1:]} has no known truth, so "
+                               "none of this page's intervals is audited here; what an audit on generated data with a "
+                               "known truth finds about the interval methods carries over, how far they miss does not."))]
+    place = world or world_name(simulated)
+    n_rep = int(table["n_replicates"].max())
+    nominal = float(table["nominal"].iloc[0])
+    se = judged_se(nominal, 0.0, n_rep)
+    lessons = [Lesson(DESIGN, (
+        f"{replicate_design} An audit of {n_rep} replicates judges a {percent(nominal)} interval with a Monte-Carlo "
+        f"error of {fmt(se, 3)} (the replicate is the unit), so a shortfall below {fmt(TOLERANCE_SE * se, 2)} goes "
+        f"unseen; seeing one of 0.05 takes {replicates_for(0.05, nominal)} replicates."))]
+    verdicts = _verdicts(table)
+    split = [q for (q, m), (v, _, _) in verdicts.items()
+             if m == "percentile" and v == "under-covers" and verdicts.get((q, "basic"), ("",))[0] == "holds"]
+    base = ("An estimator biased by b has bootstrap draws biased by about b again around the point, so its "
+            "percentile interval sits about 2b from the truth while the basic interval, reflected about the point, "
+            "sits about 0 from it.")
+    if split:
+        q = split[0]
+        _, _, pr = verdicts[(q, "percentile")]
+        _, _, br = verdicts[(q, "basic")]
+        lessons.append(Lesson(DESIGN, base + (
+            f" On this page {QUANTITY_NAMES.get(q, q)} shows it: its estimate lies {signed(float(pr['mean_error']), 3)} "
+            f"from the truth on average, its percentile interval covers {fmt(pr['observed'], 3)} of the time and its "
+            f"basic interval {fmt(br['observed'], 3)}.")))
+    else:
+        lessons.append(Lesson(DESIGN, base + (
+            " On this page no quantity's percentile interval falls short while its basic interval holds: no "
+            "estimator here is biased enough beside its interval's width for the audit to show it.")))
+    short = [QUANTITY_NAMES.get(q, q) for (q, m), (v, _, _) in verdicts.items() if m == "percentile" and v == "under-covers"]
+    held = [QUANTITY_NAMES.get(q, q) for (q, m), (v, _, _) in verdicts.items() if m == "percentile" and v == "holds"]
+    text = f"In {place} the percentile intervals "
+    text += (f"fall short for {and_list(short)}" if short else "fall short for no quantity")
+    text += (f" and hold, within two Monte-Carlo errors, for {and_list(held)}." if held else ".")
+    text += (" Which quantities fall short, and by how much, depends on this world's test-set sizes and encoders: "
+             "on another cohort, watch first the ones that fall short here.")
+    lessons.append(Lesson(WORLD, text))
+    tier = table[table["method"] == "set"]
+    if not tier.empty:
+        t = tier.iloc[0]
+        held_n = round(float(t["observed"]) * int(t["n_replicates"]))
+        verdict = coverage_verdict(float(t["observed"]), float(t["nominal"]), se)
+        lessons.append(Lesson(WORLD, (
+            f"The leading tier held the truly best encoder in {held_n} of {int(t['n_replicates'])} replicates "
+            f"({fmt(t['mean_set_size'], 1)} encoders on average), so here it {_VERBS[verdict]}. A set of about "
+            f"{fmt(t['mean_set_size'], 1)} among few audited encoders says little about a tier among many: the audit "
+            "shows the set's method at work, not its size on the book's zoo.")))
+    return lessons
+
+
+def replicates_for(shortfall: float, nominal: float = 0.95) -> int:
+    """Replicates an audit needs before a coverage shortfall of ``shortfall`` lies two Monte-Carlo errors out.
+
+    ``R >= nominal (1 - nominal) (2 / shortfall)**2`` (:func:`judged_se`, :data:`TOLERANCE_SE`).
+
+    Examples
+    --------
+    >>> replicates_for(0.05), replicates_for(0.10)
+    (76, 19)
+    """
+    gap = finite(shortfall, "shortfall")
+    if gap <= 0:
+        raise ValueError(f"shortfall must be positive, got {shortfall!r}")
+    return math.ceil(round(nominal * (1.0 - nominal) * (TOLERANCE_SE / gap) ** 2, 9))
+
+
+def coverage_exercise_replicates(table: "pd.DataFrame | None", shortfall: float = 0.05) -> str:
+    """How many replicates the audit needs to see a shortfall of ``shortfall``, and which verdicts that could change.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or None
+        The audit's coverage table (None: no audit ran).
+    shortfall : float
+        The shortfall to be seen.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["crs", "axis_D"], "method": "percentile", "nominal": 0.95,
+    ...     "observed": [0.875, 0.958], "n": 24, "n_replicates": 8, "mc_se": [0.12, 0.07]})
+    >>> print(coverage_exercise_replicates(table))  # doctest: +NORMALIZE_WHITESPACE
+    To see a shortfall of 0.05 below the nominal 0.95, two Monte-Carlo errors sqrt(0.95 x 0.05 / R) must be at
+    most 0.05: R = 76 replicates, against this audit's 8, whose error of 0.077 hides any shortfall below 0.15. Of
+    this page's "holds" verdicts, the percentile interval of each encoder's CRS (0.875) lies more than 0.05 below
+    nominal: with 76 replicates and the same share it would read as falling short. Rerun: `crsbench notebook coverage -p n_replicates 76`
+    (the audit's time grows in proportion).
+    """
+    if table is None or table.empty:
+        return ("No audit ran in this build (its data has no known truth), so there is no count to extend. For an "
+                f"audit on generated data the answer is a formula: R >= 0.95 x 0.05 x (2 / {shortfall:g})^2 = "
+                f"{replicates_for(shortfall)} replicates.")
+    nominal = float(table["nominal"].iloc[0])
+    n_rep = int(table["n_replicates"].max())
+    need = replicates_for(shortfall, nominal)
+    se = judged_se(nominal, 0.0, n_rep)
+    text = (f"To see a shortfall of {shortfall:g} below the nominal {fmt(nominal, 2)}, two Monte-Carlo errors "
+            f"sqrt({fmt(nominal, 2)} x {fmt(1 - nominal, 2)} / R) must be at most {shortfall:g}: R = {need} replicates, "
+            f"against this audit's {n_rep}, whose error of {fmt(se, 3)} hides any shortfall below "
+            f"{fmt(TOLERANCE_SE * se, 2)}.")
+    verdicts = _verdicts(table)
+    hidden = [(q, m, r) for (q, m), (v, _, r) in verdicts.items()
+              if v == "holds" and nominal - float(r["observed"]) > shortfall]
+    if need <= n_rep:
+        text += " This audit already has that many."
+    elif hidden:
+        said = and_list([f"the {m} interval of {QUANTITY_NAMES.get(q, q)} ({fmt(r['observed'], 3)})"
+                         for q, m, r in hidden])
+        text += (f" Of this page's \"holds\" verdicts, {said} {'lies' if len(hidden) == 1 else 'lie'} more than "
+                 f"{shortfall:g} below nominal: with {need} replicates and the same share "
+                 f"{'it' if len(hidden) == 1 else 'they'} would read as falling short.")
+    else:
+        text += (f" No \"holds\" verdict of this page lies more than {shortfall:g} below nominal, so more replicates "
+                 "would confirm these verdicts unless the shares themselves move.")
+    return text + f" Rerun: `crsbench notebook coverage -p n_replicates {need}` (the audit's time grows in proportion)."
+
+
+def coverage_exercise_by_encoder(truth: "pd.DataFrame | None", intervals: "pd.DataFrame | None",
+                                 quantity: str = "axis_C") -> str:
+    """Coverage of one axis's percentile and basic intervals per audited encoder, beside its true value and bias.
+
+    Parameters
+    ----------
+    truth, intervals : pandas.DataFrame or None
+        The audit's truth and interval tables (None: no audit ran).
+    quantity : str
+        The axis read (``axis_C`` by default: binned ECE, biased upward).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> truth = pd.DataFrame({"quantity": "axis_C", "item": ["a", "b"], "truth": [0.02, 0.07], "truth_se": 0.005})
+    >>> bounds = {("a", "percentile"): (0.025, 0.045), ("a", "basic"): (0.015, 0.035),
+    ...           ("b", "percentile"): (0.060, 0.100), ("b", "basic"): (0.060, 0.100)}
+    >>> rows = [dict(replicate=r, quantity="axis_C", item=i, method=m, estimate=e, low=lo, high=hi, nominal=0.95)
+    ...         for r in range(4) for (i, m), (lo, hi) in bounds.items() for e in [0.03 if i == "a" else 0.08]]
+    >>> print(coverage_exercise_by_encoder(truth, pd.DataFrame(rows)))  # doctest: +NORMALIZE_WHITESPACE
+    Per audited encoder, the percentile interval of calibration (C) covers the truth in 0 of 4 replicates for a
+    (true value 0.020; its estimate 0.010 above it on average, 100 % of the interval's half-width) and 4 of 4 for b
+    (0.070; 0.010, 50 %). The basic interval covers 4 of 4 and 4 of 4 in the same order. The percentile interval
+    falls shortest for a, whose bias is largest beside its interval: it is the bias against the width, not the bias
+    alone, that moves a percentile interval off the truth. Binned ECE is biased upward most, relative to its
+    spread, where the true ECE is small; here the best calibrated encoder, a, is also the one whose interval falls
+    shortest. Rerun with two of them: `crsbench notebook coverage -p encoders "[a, b]"`.
+    """
+    if truth is None or intervals is None or truth.empty or intervals.empty:
+        return ("No audit ran in this build (its data has no known truth), so no interval can be scored against "
+                "one. In an audit on generated data the answer turns on the bias of binned ECE beside the interval's width.")
+    from crsbench_lib.scoring.coverage import interval_hits
+
+    hits = interval_hits(truth, intervals)
+    rows = hits[hits["quantity"] == quantity]
+    if rows.empty:
+        raise ValueError(f"coverage_exercise_by_encoder: the audit has no intervals of {quantity!r}")
+    true = truth[truth["quantity"] == quantity].set_index("item")["truth"].astype(float)
+    per = rows.groupby(["item", "method"]).agg(covered=("covered", "sum"), n=("covered", "size"),
+                                               error=("error", "mean"), width=("width", "mean"))
+    items = sorted(true.index, key=lambda i: float(true[i]))
+    name = QUANTITY_NAMES.get(quantity, quantity)
+    parts, shares = [], {}
+    for k, item in enumerate(items):
+        row = per.loc[(item, "percentile")]
+        half = float(row["width"]) / 2.0
+        bias = float(row["error"])
+        share = bias / half if half > 0 else math.nan
+        shares[item] = (int(row["covered"]) / int(row["n"]), share)
+        head = f"{int(row['covered'])} of {int(row['n'])}"
+        if k == 0:
+            parts.append(f"{head} replicates for {item} (true value {fmt(true[item], 3)}; its estimate "
+                         f"{fmt(abs(bias), 3)} {'above' if bias >= 0 else 'below'} it on average, {percent(share)} of the "
+                         "interval's half-width)")
+        else:
+            parts.append(f"{head} for {item} ({fmt(true[item], 3)}; {signed(bias, 3) if bias < 0 else fmt(bias, 3)}, "
+                         f"{percent(share)})")
+    text = f"Per audited encoder, the percentile interval of {name} covers the truth in {and_list(parts)}."
+    basics = [f"{int(per.loc[(i, 'basic'), 'covered'])} of {int(per.loc[(i, 'basic'), 'n'])}" for i in items
+              if (i, "basic") in per.index]
+    if basics:
+        text += f" The basic interval covers {and_list(basics)} in the same order."
+    lowest = min(shares[i][0] for i in items)
+    worst = [i for i in items if shares[i][0] == lowest]
+    largest_bias = max(items, key=lambda i: shares[i][1] if math.isfinite(shares[i][1]) else -math.inf)
+    one = len(worst) == 1
+    ranked = sorted(items, key=lambda i: -shares[i][1] if math.isfinite(shares[i][1]) else math.inf)
+    if set(ranked[:len(worst)]) == set(worst) or largest_bias in worst:
+        who = ("whose bias is largest beside its interval" if one
+               else "the encoders whose biases are largest beside their intervals"
+               if set(ranked[:len(worst)]) == set(worst)
+               else "among them the encoder whose bias is largest beside its interval")
+        text += (f" The percentile interval falls shortest for {and_list(worst)}, {who}: it is the bias against the "
+                 "width, not the bias alone, that moves a percentile interval off the truth.")
+    else:
+        text += (f" The percentile interval falls shortest for {and_list(worst)}, though {largest_bias}'s bias is "
+                 "largest beside its interval: with this few replicates the shares are too coarse to rank the encoders.")
+    if quantity == "axis_C":
+        best = items[0]
+        text += (" Binned ECE is biased upward most, relative to its spread, where the true ECE is small; here the best "
+                 f"calibrated encoder, {best}, is "
+                 + ((f"{'also the one' if one else 'among those'} whose interval falls shortest.") if best in worst
+                    else f"not the one whose interval falls shortest ({and_list(worst)} {'is' if one else 'are'})."))
+    audited = ", ".join(items[:2])
+    return text + f" Rerun with two of them: `crsbench notebook coverage -p encoders \"[{audited}]\"`."
+
+
 __all__ = ["BIAS_SOURCES", "BOOK_INTERVALS", "QUANTITY_NAMES", "describe_book_intervals", "describe_methods",
-           "describe_unaudited", "signed", "RESOLVABLE_SE", "TOLERANCE_SE", "coverage_verdict", "describe_coverage", "describe_truth", "judged_se"]
+           "describe_unaudited", "signed", "RESOLVABLE_SE", "TOLERANCE_SE", "coverage_verdict", "describe_coverage",
+           "describe_truth", "judged_se", "coverage_lessons", "coverage_exercise_by_encoder",
+           "coverage_exercise_replicates", "replicates_for"]

@@ -4,7 +4,9 @@
 :func:`~crsbench_lib.scoring.dominance_noise.form_comparison` (the same draws
 scored with the Pareto count and with noise-aware dominance) and says, for the
 best candidates, how large the bias is under each form, against the size of one
-Pareto step and the draws' own standard error, and where the lesson belongs.
+Pareto step and the draws' own standard error, and where the lesson belongs;
+:func:`dominance_lessons` gives the leading-tier chapter's "Is this real?"
+lesson on whether the form moves the leader.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from scipy.stats import kendalltau
 
-from crsbench_lib.report.grammar import fmt
+from crsbench_lib.report.grammar import correlation_word, fmt
+from crsbench_lib.report.sentences.lessons import WORLD, Lesson, world_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -117,4 +120,65 @@ def pareto_step(weight: float, panel_size: int, leave_self_out: bool = True) -> 
     return float(weight) / max(1, members)
 
 
-__all__ = ["describe_dominance_forms", "pareto_step"]
+def dominance_lessons(comparison: "pd.DataFrame", form: str, simulated: bool | None = None) -> list[Lesson]:
+    """Whether the dominance form moves the leader on this build: a lesson of its world.
+
+    That Pareto dominance jumps by whole panel members is a property of the
+    design; whether the two forms put the same candidate first depends on how
+    close this build's profiles sit to each other beside their noise.
+
+    Parameters
+    ----------
+    comparison : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.dominance_noise.form_comparison` (index
+        encoder; role, crs_pareto, crs_noise_aware).
+    form : {"pareto", "noise_aware"}
+        The standard's own form.
+    simulated : bool, optional
+        Names the world.
+
+    Returns
+    -------
+    list of Lesson
+        One lesson of this build's world.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"role": "candidate", "crs_pareto": [0.71, 0.69, 0.5],
+    ...                       "crs_noise_aware": [0.694, 0.696, 0.5]}, index=["a", "b", "c"])
+    >>> dominance_lessons(table, "noise_aware", simulated=True)[0].text[:114]
+    "In this build's simulated world the dominance form decides which candidate is first: the Pareto count puts a first"
+    """
+    for column in ("role", "crs_pareto", "crs_noise_aware"):
+        if column not in comparison.columns:
+            raise ValueError(f"dominance_lessons: the comparison lacks column {column!r}")
+    if form not in _FORM_WORDS:
+        raise ValueError(f"dominance_lessons: form must be one of {', '.join(_FORM_WORDS)}, found {form!r}")
+    candidates = comparison[comparison["role"] == "candidate"]
+    if candidates.empty:
+        raise ValueError("dominance_lessons: no candidate")
+    firsts = {f: str(candidates[f"crs_{f}"].astype(float).idxmax()) for f in ("pareto", "noise_aware")}
+    tau = ""
+    if len(candidates) >= 3:
+        value = float(kendalltau(candidates["crs_pareto"].astype(float), candidates["crs_noise_aware"].astype(float)).statistic)
+        tau = (f", though the two orders of the {len(candidates)} candidates agree closely otherwise (τ_b {value:.2f}, "
+               f"{correlation_word(value)})" if firsts["pareto"] != firsts["noise_aware"]
+               else f" and order the {len(candidates)} candidates with τ_b {value:.2f}")
+    world = world_name(simulated)
+    own = "noise-aware dominance" if form == "noise_aware" else "the Pareto count"
+    if firsts["pareto"] != firsts["noise_aware"]:
+        text = (f"In {world} the dominance form decides which candidate is first: the Pareto count puts "
+                f"{firsts['pareto']} first, noise-aware dominance {firsts['noise_aware']}{tau}. The leaders' profiles "
+                "sit close enough to panel members, beside their noise, that counting a member 1 or 0 and counting the "
+                "probability of dominating it differ; the page "
+                f"scores with {own}, and the tier, not the first place, is what to report. On a cohort whose leaders "
+                "sit further apart than their noise, the two forms would agree.")
+    else:
+        text = (f"In {world} both dominance forms put {firsts['pareto']} first{tau}: the choice of form does not "
+                "move the leader here. On a cohort whose leaders sit within their noise of panel members, the Pareto "
+                "count could put another candidate first.")
+    return [Lesson(WORLD, text)]
+
+
+__all__ = ["describe_dominance_forms", "dominance_lessons", "pareto_step"]

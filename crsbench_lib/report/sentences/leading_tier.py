@@ -53,20 +53,6 @@ def describe_critical_value(critical: float, n_candidates: int, level: float = 0
             f"pairs of the {n_candidates} candidates at once.")
 
 
-def describe_tier_scope(n_seed_resamples: int, simulated: bool | None = None) -> str:
-    """Where the tier's lesson belongs: the method to any benchmark of this design, the members to this build.
-
-    Examples
-    --------
-    >>> describe_tier_scope(10, simulated=True)
-    "That the best encoder is a set, decided by simultaneous intervals centred on the point, holds for any benchmark of this design; which encoders are in it, and the 10 distinct resamples of the seeds behind it, belong to this build's simulated world."
-    """
-    world = "this build's simulated world" if simulated else "this build's data"
-    return ("That the best encoder is a set, decided by simultaneous intervals centred on the point, holds for any "
-            f"benchmark of this design; which encoders are in it, and the {n_seed_resamples} distinct resamples of "
-            f"the seeds behind it, belong to {world}.")
-
-
 #: The glue key under which the leading-tier and gate pages store their tier (tested to agree).
 TIER_GLUE_KEY = "leading_tier_members"
 

@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -81,10 +82,67 @@ def test_image_noise_is_judged_against_monte_carlo_error(r, bias, se):
         assert "away from zero" in text
 
 
-def test_lesson_separates_the_design_from_the_world():
-    assert "simulated world" in corruption.describe_corruption_lesson(True)
-    assert "cohort and its corruptions" in corruption.describe_corruption_lesson(False)
-    assert "holds for any benchmark of this design" in corruption.describe_corruption_lesson(False)
+def _lessons(within=(0.520, 0.331, 0.604), within_fixed=(0.378, 0.622), between=(0.883, 0.687, 0.950),
+             between_fixed=(0.741, 0.950), simulated=True):
+    return corruption.corruption_lessons(between, between_fixed, within, within_fixed, 34, study_r=0.63,
+                                         study_cells=43, simulated=simulated)
+
+
+def test_lessons_separate_the_design_from_the_world():
+    lessons = _lessons()
+    assert [lesson.scope for lesson in lessons] == ["design", "design", "world", "world"]
+    assert "the between-cell r (0.883) is higher than the mean within-cell r (0.520), by 0.363" in lessons[0].text
+    assert "widens the interval of the mean within-cell r from 0.244 to 0.273 and that of the between-cell r from " \
+           "0.209 to 0.263" in lessons[1].text
+    assert "at most a partial guide" in lessons[2].text and "simulated world" in lessons[2].text
+    assert "strong to very strong positive" in lessons[3].text
+    assert lessons[3].study == "r = 0.63 over 43 cells, a correlation of cell means too."
+
+
+def test_lessons_follow_the_within_cell_interval():
+    assert "the data cannot tell" in _lessons(within=(0.1, -0.1, 0.3))[2].text
+    assert "a close guide" in _lessons(within=(0.8, 0.72, 0.9))[2].text
+    assert "tends to lose less calibration" in _lessons(within=(-0.4, -0.6, -0.2))[2].text
+    assert "do not pin down" in _lessons(within=(0.6, 0.4, 0.8))[2].text
+    lower = _lessons(within=(0.9, 0.8, 0.95), between=(0.5, 0.3, 0.7), between_fixed=(0.2, 0.8),
+                     within_fixed=(0.7, 0.99))
+    assert "is lower than the mean within-cell r" in lower[0].text
+    assert "does not widen either interval" in lower[1].text
+
+
+def test_own_data_lessons_name_no_simulation():
+    for lesson in _lessons(simulated=False):
+        if lesson.scope == "world":
+            assert "this run's own data" in lesson.text
+            assert "simulated" not in lesson.text and "phantom" not in lesson.text
+
+
+PAGE = {"between_r": 0.883, "between_low": 0.687, "between_high": 0.950, "within_r": 0.520,
+        "within_low": 0.331, "within_high": 0.604, "n_below": 6}
+
+
+def test_clip_exercise_judges_each_change_against_the_page_interval():
+    within_moves = corruption.describe_clip_change(PAGE, 0.877, 0.596, 3, 34)
+    assert "a change of -0.006, negligible beside the half-width" in within_moves
+    assert "+0.076, moderate beside the half-width 0.136" in within_moves
+    assert "moves the within-cell r more than the between-cell r" in within_moves
+    assert "pull a within-cell r down" in within_moves
+    between_moves = corruption.describe_clip_change(PAGE, 0.70, 0.52, 6, 34)
+    assert "-0.183, large beside the half-width" in between_moves
+    assert "moves the between-cell r at least as much" in between_moves
+
+
+def test_draws_exercise_scales_the_page_monte_carlo_error():
+    summary = pd.DataFrame({"statistic": ["between-cell r"] * 2, "images": ["resampled", "fixed"],
+                            "estimate": 0.88, "ci_low": [0.687, 0.741], "ci_high": [0.95, 0.95],
+                            "mc_se": [0.0021, 0.0017], "n_draws": 1000})
+    text = corruption.corruption_exercise_draws(summary)
+    # sd = 0.0021 x sqrt(1000) = 0.0664; at 200 draws the mean moves 0.0047, an end 2.7 times as much.
+    assert "(images resampled) moves by about 0.005 and each end of its 95 % interval by about 0.013" in text
+    assert "the interval with the images resampled moves more (0.013 against 0.010)" in text
+    fixed_wider = corruption.corruption_exercise_draws(summary.assign(mc_se=[0.0017, 0.0021]))
+    assert "the interval with the images fixed moves more" in fixed_wider
+    assert "At the page's 1000 draws the same end moves by about 0.006" in text
 
 
 def test_bad_input_is_refused():

@@ -142,3 +142,85 @@ def test_an_unaudited_run_says_why():
 
     text = describe_unaudited("mine")
     assert "truth is unknown" in text and "mine" in text and "crsbench coverage" in text
+
+
+# --- "Is this real?" and the exercises ------------------------------------------------------------------------
+
+from crsbench_lib.report.sentences import coverage as coverage_sentences  # noqa: E402
+
+
+def _audit_table(percentile_c, basic_c, n_rep=8, tier=1.0):
+    rows = []
+    for q, (p, b), error in (("axis_C", (percentile_c, basic_c), 0.009), ("axis_D", (0.958, 0.958), -0.001)):
+        for method, observed in (("percentile", p), ("basic", b)):
+            rows.append({"quantity": q, "method": method, "nominal": 0.95, "observed": observed, "n": 3 * n_rep,
+                         "n_replicates": n_rep, "mc_se": 0.07, "mean_width": 0.038, "mean_error": error,
+                         "error_se": 0.002, "mean_truth_se": 0.005, "mean_set_size": math.nan})
+    rows.append({"quantity": "leading_tier", "method": "set", "nominal": 0.95, "observed": tier, "n": n_rep,
+                 "n_replicates": n_rep, "mc_se": 0.0, "mean_width": math.nan, "mean_error": math.nan,
+                 "error_se": math.nan, "mean_truth_se": 0.04, "mean_set_size": 1.75})
+    return pd.DataFrame(rows)
+
+
+def test_lessons_show_the_biased_estimator_split_or_say_there_is_none():
+    lessons = coverage_sentences.coverage_lessons(_audit_table(0.417, 0.958), simulated=True)
+    assert [lesson.scope for lesson in lessons] == ["design", "design", "world", "world"]
+    assert "An audit of 8 replicates judges a 95 % interval with a Monte-Carlo error of 0.077" in lessons[0].text
+    assert "a shortfall below 0.15 goes unseen; seeing one of 0.05 takes 76 replicates" in lessons[0].text
+    assert "On this page calibration (C) shows it: its estimate lies +0.009 from the truth on average" in lessons[1].text
+    assert "fall short for calibration (C) and hold" in lessons[2].text
+    assert "held the truly best encoder in 8 of 8 replicates" in lessons[3].text and "here it holds" in lessons[3].text
+    none = coverage_sentences.coverage_lessons(_audit_table(0.958, 0.958, tier=0.5), simulated=True)
+    assert "no quantity's percentile interval falls short while its basic interval holds" in none[1].text
+    assert "fall short for no quantity" in none[2].text
+    assert "held the truly best encoder in 4 of 8 replicates" in none[3].text and "falls short" in none[3].text
+
+
+def test_unaudited_lessons_speak_of_the_own_data():
+    lessons = coverage_sentences.coverage_lessons(None, simulated=False)
+    assert [lesson.scope for lesson in lessons] == ["design", "world"]
+    assert lessons[1].text.startswith("This run's own data has no known truth")
+    assert "simulated" not in lessons[1].text and "phantom" not in lessons[1].text
+
+
+def test_replicates_needed_for_a_shortfall():
+    assert coverage_sentences.replicates_for(0.05) == 76
+    assert coverage_sentences.replicates_for(0.10) == 19
+    text = coverage_sentences.coverage_exercise_replicates(_audit_table(0.417, 0.958).assign(
+        observed=[0.417, 0.958, 0.875, 0.958, 1.0]))
+    assert "R = 76 replicates, against this audit's 8, whose error of 0.077 hides any shortfall below 0.15" in text
+    assert "the percentile interval of discrimination (D) (0.875) lies more than 0.05 below nominal" in text
+    assert "Rerun: `crsbench notebook coverage -p n_replicates 76`" in text
+    calm = coverage_sentences.coverage_exercise_replicates(_audit_table(0.417, 0.958))
+    assert "No \"holds\" verdict of this page lies more than 0.05 below nominal" in calm
+    enough = coverage_sentences.coverage_exercise_replicates(_audit_table(0.417, 0.958, n_rep=100))
+    assert "This audit already has that many." in enough
+    assert "no count to extend" in coverage_sentences.coverage_exercise_replicates(None)
+
+
+def _audit(hog_hits, multitask_hits, n_rep=8):
+    truth = pd.DataFrame({"quantity": "axis_C", "item": ["hog", "multitask"], "truth": [0.021, 0.071],
+                          "truth_se": 0.005})
+    rows = []
+    for r in range(n_rep):
+        for item, t, hits, half in (("hog", 0.021, hog_hits, 0.016), ("multitask", 0.071, multitask_hits, 0.025)):
+            centre = t + 0.01 if item == "hog" else t + 0.005
+            covered = r < hits
+            low, high = (t - half / 2, t + half) if covered else (t + 0.001, t + 2 * half)
+            rows.append(dict(replicate=r, quantity="axis_C", item=item, method="percentile", estimate=centre,
+                             low=low, high=high, nominal=0.95))
+            rows.append(dict(replicate=r, quantity="axis_C", item=item, method="basic", estimate=centre,
+                             low=t - half, high=t + half, nominal=0.95))
+    return truth, pd.DataFrame(rows)
+
+
+def test_exercise_by_encoder_follows_who_falls_short():
+    truth, intervals = _audit(2, 6)
+    text = coverage_sentences.coverage_exercise_by_encoder(truth, intervals)
+    assert "covers the truth in 2 of 8 replicates for hog (true value 0.021" in text and "6 of 8 for multitask" in text
+    assert "The basic interval covers 8 of 8 and 8 of 8 in the same order." in text
+    assert "the best calibrated encoder, hog, is also the one whose interval falls shortest" in text
+    flipped = coverage_sentences.coverage_exercise_by_encoder(*_audit(7, 1))
+    assert "falls shortest for multitask" in flipped
+    assert "the best calibrated encoder, hog, is not the one whose interval falls shortest (multitask is)" in flipped
+    assert "no known truth" in coverage_sentences.coverage_exercise_by_encoder(None, None)

@@ -74,3 +74,27 @@ def test_a_change_of_leader_between_the_forms_is_named() -> None:
     assert "put different candidates first: a under the Pareto count, b under noise-aware dominance" in text
     same = table.assign(crs_noise_aware=[0.72, 0.70, 0.5])
     assert "different candidates first" not in describe_dominance_forms(same, "noise_aware", SIGMA, step=0.3 / 18)
+
+
+def _forms(pareto, noise_aware):
+    return pd.DataFrame({"role": "candidate", "crs_pareto": pareto, "crs_noise_aware": noise_aware},
+                        index=[f"e{i}" for i in range(len(pareto))])
+
+
+def test_dominance_lesson_when_the_forms_put_different_candidates_first():
+    from crsbench_lib.report.sentences.dominance import dominance_lessons
+
+    [lesson] = dominance_lessons(_forms([0.71, 0.69, 0.5, 0.4], [0.694, 0.696, 0.5, 0.4]), "noise_aware", simulated=True)
+    assert lesson.scope == "world"
+    assert "the Pareto count puts e0 first, noise-aware dominance e1" in lesson.text
+    assert "the page scores with noise-aware dominance" in lesson.text and "simulated world" in lesson.text
+
+
+def test_dominance_lesson_when_the_forms_agree_and_on_own_data():
+    from crsbench_lib.report.sentences.dominance import dominance_lessons
+
+    [lesson] = dominance_lessons(_forms([0.71, 0.69, 0.5], [0.70, 0.69, 0.5]), "pareto", simulated=False)
+    assert "both dominance forms put e0 first and order the 3 candidates with τ_b 1.00" in lesson.text
+    assert "this run's own data" in lesson.text and "simulated" not in lesson.text and "phantom" not in lesson.text
+    with pytest.raises(ValueError, match="form"):
+        dominance_lessons(_forms([0.7, 0.6, 0.5], [0.7, 0.6, 0.5]), "soft")

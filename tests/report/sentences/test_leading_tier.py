@@ -192,8 +192,3 @@ def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
 def test_the_critical_value_is_said_beside_the_one_pair_value():
     text = leading_tier.describe_critical_value(3.5, 5, level=0.9)
     assert "reach 3.50 standard errors" in text and "would reach 1.64" in text and "all 10 pairs of the 5" in text
-
-
-def test_the_tier_scope_places_method_and_members():
-    text = leading_tier.describe_tier_scope(7, simulated=False)
-    assert "any benchmark of this design" in text and "7 distinct resamples" in text and "this build's data" in text

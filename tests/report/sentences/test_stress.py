@@ -77,6 +77,8 @@ def test_grid_edge_sentence_follows_the_share(n_probes, data):
         assert ("at most one probe in ten" in text) == (share.share <= stress.EDGE_SHARE_READABLE)
         assert ("partly measures where the grid ends" in text) == (share.share > stress.EDGE_SHARE_READABLE)
     assert "this build's world" in text
+    # C is the calibration axis only: the probe's regularisation parameter is the inverse penalty 1/λ in prose.
+    assert " C " not in text and "C grid" not in text and "a C " not in text
 
 
 def test_grid_edge_sentence_without_probes():
@@ -89,4 +91,105 @@ def test_grid_edge_sentence_for_a_fixed_c():
     from crsbench_lib.scoring.probe_grid import EdgeShare
 
     text = stress.describe_grid_edges(EdgeShare(30, 0, 0, (1.0,)))
-    assert text.startswith("The profile fixes every probe's C at 1,") and "edge" not in text.split(",")[0]
+    assert text.startswith("The profile fixes every probe's inverse penalty 1/λ at 1,") and "edge" not in text.split(",")[0]
+
+
+# --- The calibration chapter's "Is this real?" lessons and exercises ------------------------------------------
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD  # noqa: E402
+
+
+def _excess(rows):
+    """rows: calibrator -> (excess change interval, AUROC change interval)."""
+    return pd.DataFrame([{"calibration": name, "excess_before": 0.015, "excess_after": 0.008,
+                          "excess_change_low": e[0], "excess_change_high": e[1],
+                          "auroc_change_low": a[0], "auroc_change_high": a[1]} for name, (e, a) in rows.items()])
+
+
+ECE = pd.DataFrame({"calibration": ["isotonic", "temperature"], "ece_before": [0.038, 0.038], "ece_after": [0.030, 0.032]})
+
+
+def test_calibration_lessons_follow_the_verdicts_and_the_auroc_intervals():
+    lessons = stress.calibration_lessons(
+        _excess({"isotonic": ((-0.015, -0.001), (-0.004, -0.001)), "temperature": ((-0.014, -0.002), (-0.0002, 0.0001))}),
+        ECE, floor=0.023, simulated=True, study_range=(0.54, 0.77), study_tests=6)
+    assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD]
+    assert "mean ECE is 0.038 and its floor 0.023, so 61 % of the measured ECE" in lessons[0].text
+    assert "[-0.0002, 0.0001], which includes zero, as the design says" in lessons[1].text
+    assert "[-0.0040, -0.0010] lies below zero: its ties cost a little AUROC" in lessons[1].text
+    world = lessons[2].text
+    assert world.startswith("In this build's simulated world isotonic and temperature help: the mean ECE falls by 16 % to 21 %")
+    assert "is 0.35 times the floor, small beside it" in world
+    assert lessons[2].study == "ECE fell by 54 % to 77 % across 6 primary tests, AUROC essentially unchanged."
+
+
+def test_calibration_lessons_other_branches():
+    lessons = stress.calibration_lessons(
+        _excess({"isotonic": ((-0.002, 0.004), (-0.001, 0.002)), "temperature": ((0.001, 0.004), (0.0003, 0.001)),
+                 "vector": ((math.nan, math.nan), (0.0, 0.0))}),
+        pd.concat([ECE, pd.DataFrame({"calibration": ["vector"], "ece_before": [0.038], "ece_after": [0.045]})]),
+        floor=None, simulated=False)
+    assert [lesson.scope for lesson in lessons] == [DESIGN, WORLD]  # no floor: no floor lesson
+    assert "which excludes zero: with a softmax over several classes" in lessons[0].text
+    assert "includes zero: its ties cost no AUROC the data can see" in lessons[0].text
+    world = lessons[1].text
+    assert "isotonic does not help measurably; temperature makes calibration worse; vector has no verdict" in world
+    assert "changes by -21 % to +18 %" in world
+    assert "this run's own data" in world and "simulated" not in world and "phantom" not in world
+
+
+def _paired(worst_gains=True, rises=False):
+    rows = []
+    for enc, before, after, auroc in (("weak", 0.07, 0.04 if worst_gains else 0.069, 0.65),
+                                      ("mid", 0.05, 0.03 if not worst_gains else 0.045, 0.75),
+                                      ("strong", 0.03, 0.032 if rises else 0.028, 0.85)):
+        for seed in (0, 1):
+            rows.append(dict(encoder=enc, seed=seed, calibration="temperature", ece_before=before, ece_after=after,
+                             auroc_before=auroc, ece_floor_before=0.02))
+    return pd.DataFrame(rows)
+
+
+def test_exercise_by_encoder_both_branches():
+    follows = stress.calibration_exercise_by_encoder(_paired(worst_gains=True, rises=True))
+    assert follows.startswith("Summarised by encoder, temperature gains most for weak: its mean ECE falls from 0.070 to 0.040")
+    assert "also the worst calibrated of the 3 encoders" in follows and "among the weakest discriminators" in follows
+    assert "1 of 3 encoders' mean ECE rises with temperature (strong)" in follows
+    other = stress.calibration_exercise_by_encoder(_paired(worst_gains=False))
+    assert "gains most for mid" in other and "It ranks 2 of 3 by ECE before calibration" in other
+    assert "a middling discriminator" in other and "No encoder's mean ECE rises" in other
+
+
+def _ablation_rows(gain_strong, n_weak=12, seed=0, noise=0.02):
+    rng = np.random.default_rng(seed)
+    rows = []
+    names = [(f"s{i}", 0.9 - 0.01 * i, gain_strong) for i in range(3)] + [(f"w{i}", 0.6, 0.02) for i in range(n_weak)]
+    for enc, auroc, gain in names:
+        for dataset in ("d1", "d2", "d3"):
+            for seed_ in (0, 1, 2):
+                before = 0.03 + rng.normal(0, 0.002)
+                rows.append(dict(encoder=enc, dataset=dataset, seed=seed_, calibration="temperature", auroc_before=auroc,
+                                 auroc_after=auroc, ece_before=before + 0.02, ece_after=before + 0.02 - gain,
+                                 excess_before=before, excess_after=before - gain + rng.normal(0, noise)))
+    return pd.DataFrame(rows)
+
+
+def test_exercise_subset_says_whether_fewer_encoders_or_a_smaller_gain_change_the_verdict():
+    same_gain = stress.calibration_exercise_subset(_ablation_rows(0.02), top=3, n_draws=300)
+    assert same_gain.startswith("Kept: the 3 encoders with the highest AUROC before calibration (s0, s1 and s2)")
+    assert "Rerun: `crsbench notebook calibration -p encoders '[s0, s1, s2]'`" in same_gain
+    assert "The verdict changes though the change is about as large" in same_gain
+    assert "Fewer encoders, not a smaller gain" in same_gain
+    holds = stress.calibration_exercise_subset(_ablation_rows(0.02, noise=0.002), top=3, n_draws=300)
+    assert "Among them temperature helps" in holds and "The verdict holds among them" in holds
+    neither = stress.calibration_exercise_subset(_ablation_rows(0.0, noise=0.02).assign(excess_after=lambda t: t[
+        "excess_before"] + np.random.default_rng(1).normal(0, 0.02, len(t))), top=3, n_draws=300)
+    assert "Neither set shows a measurable gain" in neither
+    no_gain = stress.calibration_exercise_subset(_ablation_rows(0.0), top=3, n_draws=300)
+    assert "The verdict changes and the change is smaller" in no_gain
+    one = stress.calibration_exercise_subset(_ablation_rows(0.02, n_weak=0).query("encoder == 's0'"), top=3)
+    assert one.startswith("This table holds 1 encoder")
