@@ -23,6 +23,7 @@ Usage::
     python benchmarks/bench_lora.py --baseline /tmp/base --encoders arch --seeds 0 1 2
     python benchmarks/bench_lora.py --baseline /tmp/base --encoders simclr_broad_aug_s mae_broad_vit --datasets derm cxr
     python benchmarks/bench_lora.py --baseline /tmp/base --repeat 3          # median and range of the ratio
+    python benchmarks/bench_lora.py --baseline /tmp/base --same-probe        # the protocol alone, same C grid
 
 One seed is the conservative choice: the new protocol computes the test sets'
 lower-layer activations once for all seeds of an encoder and dataset, so its
@@ -55,9 +56,12 @@ def steal_jiffies() -> int | None:
         return None
 
 
-def narrowed_profile(tree: Path, profile: str, encoders, datasets, seeds, arms, out: Path) -> Path:
-    """``tree``'s profile with only the given encoders, datasets, seeds and arms."""
+def narrowed_profile(tree: Path, profile: str, encoders, datasets, seeds, arms, out: Path,
+                     probe: dict | None = None) -> Path:
+    """``tree``'s profile with only the given encoders, datasets, seeds and arms (and ``probe``'s settings if given)."""
     config = yaml.safe_load((tree / "configs" / f"{profile}.yaml").read_text())
+    if probe is not None:
+        config["probe"] = dict(probe)
     config["name"] = f"{profile}-lora-bench"
     config["encoders"] = list(encoders)
     config["datasets"] = [d for d in config["datasets"] if d["name"] in datasets]
@@ -96,6 +100,10 @@ def main() -> int:
     parser.add_argument("--datasets", nargs="+", default=["derm"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--lora-only", action="store_true", help="run the LoRA arm alone (no frozen arm)")
+    parser.add_argument("--same-probe", action="store_true",
+                        help="give the baseline tree this tree's `probe` settings (C grid, calibrators), so the two "
+                             "runs evaluate alike and the figure isolates the LoRA protocol (the C grid of amendment "
+                             "16 made every probe fit of both arms about 1.5 times dearer)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="measure each tree this many times, the trees alternating, and report the median and the "
                              "range of the ratio (the machine's speed drifts between runs)")
@@ -121,8 +129,11 @@ def main() -> int:
                 for plan, arms in plans.items():
                     work = Path(tmp) / f"{rep}-{label}-{plan}"
                     work.mkdir()
+                    probe = None
+                    if args.same_probe and label == "old":
+                        probe = yaml.safe_load((HERE / "configs" / f"{args.profile}.yaml").read_text())["probe"]
                     config = narrowed_profile(trees[label], args.profile, args.encoders, args.datasets, args.seeds,
-                                              arms, work / "profile.yaml")
+                                              arms, work / "profile.yaml", probe=probe)
                     seconds[(rep, label, plan)] = cpu_seconds_of_run(trees[label], config, work)
                     print(f"[{rep + 1}/{args.repeat}] {label} ({trees[label]}), arms {', '.join(arms)}: "
                           f"{seconds[(rep, label, plan)]:.1f} CPU s", flush=True)
@@ -138,6 +149,8 @@ def main() -> int:
     news = [arm_cost(rep, "new") for rep in range(args.repeat)]
     ratios = sorted(n / o for n, o in zip(news, olds))
     what = "alone" if args.lora_only else "marginal (both arms minus the frozen arm)"
+    if args.same_probe:
+        what += ", the baseline evaluated with this tree's probe settings"
     print(f"LoRA arm, {what}, on {n_cells} cells ({', '.join(args.encoders)} x {', '.join(args.datasets)} x "
           f"seeds {', '.join(map(str, args.seeds))}), one worker, fresh caches:")
     if args.repeat == 1:
