@@ -84,6 +84,67 @@ def percent(fraction: float) -> str:
     return f"{abs(fraction) * 100:.0f} %"
 
 
+def small_percent(share: float) -> str:
+    """A share in whole percent that never rounds a rare or near-certain event to 0 % or 100 %.
+
+    Examples
+    --------
+    >>> small_percent(0.004), small_percent(0.996), small_percent(0.42)
+    ('< 1 %', '> 99 %', '42 %')
+    """
+    return "< 1 %" if 0 < share < 0.01 else "> 99 %" if 0.99 < share < 1 else percent(share)
+
+
+def ordinal(k: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``, ``22nd``: a rank in words.
+
+    Examples
+    --------
+    >>> [ordinal(k) for k in (1, 2, 3, 4, 11, 12, 13, 21, 22, 111)]
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '13th', '21st', '22nd', '111th']
+    """
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def pair_count(n: int) -> int:
+    """The number of unordered pairs among ``n`` items, C(n, 2): what a rank comparison of ``n`` encoders decides.
+
+    Examples
+    --------
+    >>> pair_count(19), pair_count(1)
+    (171, 0)
+    """
+    return int(n) * (int(n) - 1) // 2
+
+
+def value_range(values: Sequence[float], digits: int) -> str:
+    """``0.020 to 0.025``, or ``between -0.017 and -0.005`` when an end is negative (no "-0.017 to -0.005").
+
+    Examples
+    --------
+    >>> value_range([0.025, 0.02], 3), value_range([-0.017, -0.005], 3), value_range([0.5, 0.5], 1)
+    ('0.020 to 0.025', 'between -0.017 and -0.005', '0.5')
+    """
+    low, high = fmt(min(values), digits), fmt(max(values), digits)
+    if low == high:
+        return low
+    return f"between {low} and {high}" if low.startswith("-") or high.startswith("-") else f"{low} to {high}"
+
+
+def relation(ours: float, study: float, close: float = CLOSE_CORRELATION) -> str:
+    """``"close to"``, ``"higher than"`` or ``"lower than"`` the study's value: the book's one closeness rule.
+
+    Examples
+    --------
+    >>> relation(0.90, 0.562), relation(0.58, 0.562), relation(0.3, 0.562)
+    ('higher than', 'close to', 'lower than')
+    """
+    if abs(ours - study) < close:
+        return "close to"
+    return "higher than" if ours > study else "lower than"
+
+
 def _band(magnitude: float, bands: tuple[tuple[float, str], ...], largest: str) -> str:
     """The word of the first band whose upper bound exceeds ``magnitude`` (``largest`` above them all)."""
     return next((word for bound, word in bands if magnitude < bound), largest)
@@ -620,18 +681,15 @@ def compare_with_study(
     "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the gap is within this build's own sampling noise, which is all the interval measures (not the study's noise, nor its different encoders and data)."
     """
     a, b = finite(ours, "ours"), finite(study, "study")
-    if abs(a - b) < close:
-        relation = "close to"
-    else:
-        relation = "higher than" if a > b else "lower than"
+    direction = relation(a, b, close)
     # A name that already ends in a bracket ("τ_b (full panel)") takes its value between commas, not a second bracket.
     value = f", {_number(a, digits)}," if name.rstrip().endswith(")") else f" ({_number(a, digits)})"
-    text = f"This build's {name}{value} is {relation} the study's ({_number(b, digits)})"
+    text = f"This build's {name}{value} is {direction} the study's ({_number(b, digits)})"
     if interval is None:
         return text + "."
     bounds = f"this build's {level * 100:g} % interval {format_interval(interval[0], interval[1], digits)}"
     if _inside(b, interval):
-        joint = ", and" if relation == "close to" else ", but"
+        joint = ", and" if direction == "close to" else ", but"
         return f"{text}{joint} the study's value lies inside {bounds}: {WITHIN_OWN_NOISE}."
     return f"{text}, and the study's value lies outside {bounds}."
 

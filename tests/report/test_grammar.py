@@ -1,5 +1,6 @@
 """The grammar's words say what their numbers say, for numbers of both signs and every size."""
 
+import itertools
 import re
 
 import pytest
@@ -283,3 +284,23 @@ def test_a_change_a_quarter_of_the_floor_is_not_large():
     # Without the noise, the relative band still applies (and calls it large).
     assert "large" in grammar.describe_change(0.016, 0.010, "the mean ECE excess")
     assert "a large deterioration beside it" in grammar.describe_change(0.01, 0.04, "ECE", noise=0.023)
+
+
+@given(st.integers(min_value=0, max_value=60))
+def test_pair_count_counts_the_pairs(n):
+    assert grammar.pair_count(n) == len(list(itertools.combinations(range(n), 2)))
+
+
+@given(st.integers(min_value=1, max_value=10_000))
+def test_ordinal_keeps_the_number_and_takes_one_english_suffix(k):
+    word = grammar.ordinal(k)
+    assert word[:-2] == str(k) and word[-2:] in {"st", "nd", "rd", "th"}
+    # 11th, 12th, 13th (and 111th...) are the exceptions to 1st, 2nd, 3rd.
+    assert (word[-2:] == "th") == (k % 10 not in (1, 2, 3) or k % 100 in (11, 12, 13))
+
+
+@given(st.lists(st.floats(min_value=-1, max_value=1, allow_nan=False), min_size=1, max_size=8))
+def test_value_range_never_writes_a_minus_after_to(values):
+    text = grammar.value_range(values, 3)
+    assert "to -" not in text
+    assert grammar.fmt(min(values), 3) in text and grammar.fmt(max(values), 3) in text

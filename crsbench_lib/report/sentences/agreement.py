@@ -25,7 +25,9 @@ from crsbench_lib.report.grammar import (
     finite,
     fmt,
     format_interval,
+    ordinal,
     percent,
+    relation,
 )
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
 
@@ -278,18 +280,6 @@ def auroc_variance_share(scores: "pd.DataFrame") -> float | None:
     return r * r
 
 
-def _ordinal(k: int) -> str:
-    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return f"{k}{suffix}"
-
-
-def _relation(ours: float, study: float, close: float = CLOSE_CORRELATION) -> str:
-    """"close to", "higher than" or "lower than" the study's value (the book's one closeness rule for correlations)."""
-    if abs(ours - study) < close:
-        return "close to"
-    return "higher than" if ours > study else "lower than"
-
-
 def agreement_lessons(
     scores: "pd.DataFrame",
     tau: float,
@@ -410,7 +400,7 @@ def agreement_lessons(
         lessons.append(Lesson(WORLD, text))
     if study_tau is not None:
         s = finite(study_tau, "study_tau")
-        text = f"AUROC and CRS agree at τ_b {fmt(t, 3)} here, {_relation(t, s)} the study's {fmt(s, 3)}"
+        text = f"AUROC and CRS agree at τ_b {fmt(t, 3)} here, {relation(t, s)} the study's {fmt(s, 3)}"
         if n_pairs and study_pairs and study_reversed is not None:
             text += (f"; {reversed_pairs} of {n_pairs} pairs reverse ({percent(reversed_pairs / n_pairs)}), against "
                      f"the study's {study_reversed} of {study_pairs} ({percent(study_reversed / study_pairs)})")
@@ -586,7 +576,7 @@ def agreement_exercise_anchors(
                  f"on {axis} to swap. Anchors set an axis's scale: a ranking moves only where the rescaled axis "
                  "decided a close pair.")
     else:
-        listed = and_list([f"{name} ({_ordinal(a)} → {_ordinal(b)})" for name, a, b in moved])
+        listed = and_list([f"{name} ({ordinal(a)} → {ordinal(b)})" for name, a, b in moved])
         noun = "candidate changes its" if len(moved) == 1 else "candidates change their"
         text += (f" {len(moved)} {noun} CRS rank: {listed}. The new anchors stretch {axis}'s scale by one factor "
                  f"for every candidate, keeping their order on {axis}, so only pairs that were close in CRS and apart "

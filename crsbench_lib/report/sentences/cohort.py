@@ -22,7 +22,7 @@ import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import Better, and_list, finite, fmt
+from crsbench_lib.report.grammar import Better, and_list, finite, fmt, value_range
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
@@ -365,13 +365,6 @@ def describe_saturation(saturation: "object") -> str:
 
 # ---------------------------------------------------------------- "Is this real?" and exercises: the cohort chapter
 
-def _range(values: Sequence[float], digits: int) -> str:
-    """``0.020 to 0.025``, or ``between -0.017 and -0.005`` when an end is negative (no "-0.017 to -0.005")."""
-    low, high = fmt(min(values), digits), fmt(max(values), digits)
-    if low == high:
-        return low
-    return f"between {low} and {high}" if low.startswith("-") or high.startswith("-") else f"{low} to {high}"
-
 
 def cohort_lessons(
     floor: "pd.DataFrame",
@@ -426,7 +419,7 @@ def cohort_lessons(
         size = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
         lessons.append(Lesson(DESIGN, (
             "Binned ECE on a finite test set is never zero: a perfectly calibrated probe with these confidences would "
-            f"still measure {_range(list(rows['ece_floor']), digits)} on {size} test images. A calibration difference "
+            f"still measure {value_range(list(rows['ece_floor']), digits)} on {size} test images. A calibration difference "
             "smaller than that floor is not evidence on any benchmark, and the floor shrinks only as one over the "
             "square root of the test size (four times the images, about half the floor).")))
         ratios = [(str(d), (e - f) / f) for d, e, f in zip(rows["dataset"], rows["ece"], rows["ece_floor"]) if f > 0]

@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import CLOSE_CORRELATION, and_list, fmt
+from crsbench_lib.report.grammar import CLOSE_CORRELATION, and_list, fmt, pair_count
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 DRAW_QUANTITIES: tuple[str, ...] = ("P(rank 1) of the leader", "weight draws: mean tau", "weight draws: top-3 changes")
 #: The row of :func:`crsbench_lib.report.comparison.published_comparison` that the design fixes (0 under a fixed standard).
 FIXED_QUANTITY = "insertion: fixed displacement"
-
-
-def _pairs(n: int) -> int:
-    return int(n) * (int(n) - 1) // 2
 
 
 def direction_counts(compared: "pd.DataFrame", close: float = CLOSE_CORRELATION) -> dict[str, list[str]]:
@@ -161,8 +157,8 @@ def published_lessons(compared: "pd.DataFrame", study_status: str, build_status:
     text = _directions_sentence(counts) + ". "
     if math.isfinite(n_build) and math.isfinite(n_study) and n_build >= 2 and n_study >= 2:
         text += (f"The two rank different encoders on different data at different sizes ({int(n_build)} candidates "
-                 f"here, one swapped pair moving τ_b by {2 / _pairs(int(n_build)):.3f}; {int(n_study)} in the study, "
-                 f"by {2 / _pairs(int(n_study)):.3f}). ")
+                 f"here, one swapped pair moving τ_b by {2 / pair_count(int(n_build)):.3f}; {int(n_study)} in the study, "
+                 f"by {2 / pair_count(int(n_study)):.3f}). ")
     else:
         text += "The two rank different encoders on different data at different sizes. "
     text += ("So a gap shows that the two differ and in which direction, not why, and no row of the study is a target "
@@ -349,7 +345,7 @@ def differences_exercise_anchor(base: "pd.DataFrame", whatif: "pd.DataFrame", ro
     merged = base[["encoder", "D", "crs"]].merge(whatif[["encoder", "crs"]], on="encoder", suffixes=("", "_whatif"))
     tau = float(stats.kendalltau(merged["crs"], merged["crs_whatif"]).statistic)
     n = len(merged)
-    swapped = round((1 - tau) * _pairs(n) / 2)
+    swapped = round((1 - tau) * pair_count(n) / 2)
     top_base = set(merged.sort_values("crs", ascending=False, kind="mergesort")["encoder"].head(top_k))
     top_new = set(merged.sort_values("crs_whatif", ascending=False, kind="mergesort")["encoder"].head(top_k))
     agree_base = score_agreement(merged[["encoder", "D", "crs"]]).tau_b
@@ -358,7 +354,7 @@ def differences_exercise_anchor(base: "pd.DataFrame", whatif: "pd.DataFrame", ro
     verb = ("widening" if abs(nw - nb) > abs(ow - ob) else "narrowing" if abs(nw - nb) < abs(ow - ob) else "moving")
     text = (f"In this build, {verb} the {axis} anchors from [{float(ow)!r}, {float(ob)!r}] to [{float(nw)!r}, "
             f"{float(nb)!r}] gives a CRS ranking "
-            f"with τ_b {fmt(tau, 3)} to the standard's ({swapped} of {_pairs(n)} pairs swapped) and keeps "
+            f"with τ_b {fmt(tau, 3)} to the standard's ({swapped} of {pair_count(n)} pairs swapped) and keeps "
             f"{len(top_base & top_new)} of {top_k} members of the top {top_k}. ")
     moved = float(row["tau_to_standard"])
     if fmt(tau, 3) == fmt(1.0, 3):

@@ -18,7 +18,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import and_list, fmt
+from crsbench_lib.report.grammar import and_list, fmt, ordinal
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 from crsbench_lib.report.sentences.scales import null_rho_bound
 
@@ -31,11 +31,6 @@ AXIS_NAMES: dict[str, str] = {"D": "discrimination", "C": "calibration", "L": "l
 _HIGHER: dict[str, bool] = {"D": True, "C": False, "L": True, "R": False}
 #: A mean LoRA change below this share of the candidates' spread on an axis "barely" moves it.
 BARELY = 0.10
-
-
-def _ordinal(k: int) -> str:
-    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return f"{k}{suffix}"
 
 
 def _d_rank(profiles: "pd.DataFrame", name: str) -> int:
@@ -135,7 +130,7 @@ def four_axes_lessons(
     for name in distinct:
         axes = [AXIS_NAMES[a] for a, who in leaders.items() if who == name]
         where = "" if name == d_leader or name not in profiles.index else (
-            f" from {_ordinal(_d_rank(profiles, name))} of {n} on discrimination")
+            f" from {ordinal(_d_rank(profiles, name))} of {n} on discrimination")
         parts.append(f"{name} leads {and_list(axes)}{where}")
     if len(distinct) == 1:
         text = (f"Among the {n} candidates, {distinct[0]} leads all {len(leaders)} axes: on this cohort the axes agree "

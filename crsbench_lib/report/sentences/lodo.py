@@ -16,7 +16,15 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import CLOSE_CORRELATION, NO_DIRECTION, and_list, describe_interval, fmt, interval_excludes_zero
+from crsbench_lib.report.grammar import (
+    CLOSE_CORRELATION,
+    NO_DIRECTION,
+    and_list,
+    describe_interval,
+    fmt,
+    interval_excludes_zero,
+    pair_count,
+)
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
@@ -291,10 +299,6 @@ def describe_new_domain_scope(summary: "pd.DataFrame") -> str:
 
 
 # --- "Is this real?" and the exercise --------------------------------------------------------------------
-
-
-def _pairs(n: int) -> int:
-    return int(n) * (int(n) - 1) // 2
 
 
 def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float], n_blocks: int, n_encoders: int,

@@ -13,7 +13,7 @@ import math
 
 import pandas as pd
 
-from crsbench_lib.report.grammar import and_list, fmt, percent
+from crsbench_lib.report.grammar import and_list, fmt, ordinal, percent
 
 _AXIS_NAMES = {"L": "label efficiency", "R": "robustness loss"}
 
@@ -33,11 +33,6 @@ def null_rho_bound(n: int) -> float:
     if n < 4:
         return float("nan")
     return math.tanh(2.0 * math.sqrt(1.06 / (n - 3)))
-
-
-def _ordinal(k: int) -> str:
-    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
-    return f"{k}{suffix}"
 
 
 def describe_standard_scales(version: str, label_efficiency: str, robustness: str) -> str:
@@ -110,7 +105,7 @@ def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, 
         if moved.notna().any() and moved.max() > 0:
             i = int(moved.to_numpy().argmax())
             name = comparison["encoder"].iloc[i]
-            first, second = _ordinal(int(study.iloc[i])), _ordinal(int(chance.iloc[i]))
+            first, second = ordinal(int(study.iloc[i])), ordinal(int(chance.iloc[i]))
             detail = (f"({first} on the study's scale, {second} on the chance scale)" if not moves
                       else f"({first}, then {second})")
             moves.append(f"{name} on {_AXIS_NAMES[axis]} {detail}")

@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import and_list, describe_share, finite, fmt, percent
+from crsbench_lib.report.grammar import and_list, describe_share, finite, fmt, percent, small_percent
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
@@ -65,14 +65,9 @@ def _membership(p_top_k: Mapping[str, float], default_top: Sequence[str], top_k:
     leaving = [(name, p_top_k.get(name, 0.0)) for name in default_top if p_top_k.get(name, 0.0) < 1.0]
     entering = sorted(((name, p) for name, p in p_top_k.items() if name not in default_top and p == p and p > 0),
                       key=lambda item: -item[1])
-    moving = [f"{name} (in the top {top_k} in {_small_percent(p)} of draws)" if k == 0 else
-              f"{name} ({_small_percent(p)})" for k, (name, p) in enumerate(leaving + entering)]
+    moving = [f"{name} (in the top {top_k} in {small_percent(p)} of draws)" if k == 0 else
+              f"{name} ({small_percent(p)})" for k, (name, p) in enumerate(leaving + entering)]
     return kept, and_list(moving) if moving else "none"
-
-
-def _small_percent(share: float) -> str:
-    """A share in whole percent that never rounds a rare or near-certain event to 0 % or 100 %."""
-    return "< 1 %" if 0 < share < 0.01 else "> 99 %" if 0.99 < share < 1 else percent(share)
 
 
 def sensitivity_lessons(
@@ -201,11 +196,11 @@ def sensitivity_lessons(
             text += (f" The top {top_k} changes with {len(changed)} of the {len(tried)} worst anchors tried away from "
                      f"the standard's ({where})")
             if anchor_share > share_top_changed:
-                text += (f", more often than under the weight draws (in {_small_percent(share_top_changed)} of them): "
+                text += (f", more often than under the weight draws (in {small_percent(share_top_changed)} of them): "
                          "here the anchors, fixed once from what the raw values mean, carry more of the top "
                          f"{top_k} than weights near the defaults do.")
             else:
-                text += (f", no more often than under the weight draws (in {_small_percent(share_top_changed)} of "
+                text += (f", no more often than under the weight draws (in {small_percent(share_top_changed)} of "
                          "them).")
         text += (" Which anchor matters depends on where these encoders sit between the anchors: on another cohort "
                  "another axis may lead.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import and_list, percent
+from crsbench_lib.report.grammar import and_list, pair_count, percent
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
@@ -117,13 +117,9 @@ def tau_step(n_encoders: int) -> str:
 MOST = 0.5
 
 
-def _pairs(n: int) -> int:
-    return n * (n - 1) // 2
-
-
 def _swapped_pairs(tau: float, n: int) -> str:
     """How many discordant pairs a τ_b among ``n`` untied items is, in words ("1 swapped pair of 36")."""
-    pairs = _pairs(n)
+    pairs = pair_count(n)
     exact = (1 - float(tau)) * pairs / 2
     count = round(exact)
     if abs(exact - count) < 0.05:
@@ -222,8 +218,8 @@ def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: f
     n = int(n_encoders)
     value = float(tau)
     lessons = [Lesson(DESIGN, (
-        f"Kendall τ_b among {n} candidates moves in steps of {2 / max(_pairs(n), 1):.3f} (one swapped pair of "
-        f"{_pairs(n)}), so {fmt(value, 3)} is {_swapped_pairs(value, n)}. Whether that is a reordering is read "
+        f"Kendall τ_b among {n} candidates moves in steps of {2 / max(pair_count(n), 1):.3f} (one swapped pair of "
+        f"{pair_count(n)}), so {fmt(value, 3)} is {_swapped_pairs(value, n)}. Whether that is a reordering is read "
         "against the τ_b that two replicates of one ranking reach (two bootstrap draws, two seeds), never from "
         "the τ_b alone."))]
     counts = adapter_counts(training)
@@ -329,14 +325,14 @@ def transfer_exercise_top_k(ranks: "pd.DataFrame", k: int) -> str:
     overlap = describe_overlap(frozen[:k], adapted[:k])
     text = f"In this build, with k = {k}: {overlap[:1].lower()}{overlap[1:]}"
     if not swapped:
-        return text + (f" Adaptation reorders none of the {_pairs(n)} pairs of the {n} candidates, so the top-k sets "
+        return text + (f" Adaptation reorders none of the {pair_count(n)} pairs of the {n} candidates, so the top-k sets "
                        f"are the same for every k from 1 to {n - 1}: a top-k overlap can only differ where some pair "
                        "is reordered, and τ_b is then 1.")
     pairs = "; ".join(f"{a} and {b}" for a, b in swapped[:4]) + (
         f"; and {len(swapped) - 4} more" if len(swapped) > 4 else "")
     at = ("at every k" if len(where) == n - 1 else f"at k = {and_list([str(j) for j in where])} and at no other k")
     return text + (
-        f" Adaptation reorders {len(swapped)} of {_pairs(n)} pairs of the {n} candidates ({pairs}), and a top-k set "
+        f" Adaptation reorders {len(swapped)} of {pair_count(n)} pairs of the {n} candidates ({pairs}), and a top-k set "
         "changes only where k cuts between the two members of a reordered pair: here "
         f"{at} from 1 to {n - 1}. A top-k overlap therefore reads the reordering at one cut only, so it can "
         "change with a single swap at the boundary or stay the same over many swaps away from it; τ_b counts every "

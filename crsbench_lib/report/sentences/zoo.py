@@ -17,7 +17,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import and_list, fmt, noise_size_word
+from crsbench_lib.report.grammar import and_list, fmt, noise_size_word, value_range
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
@@ -32,14 +32,6 @@ CONTROL_FAMILIES: frozenset[str] = frozenset({"random"})
 REFERENCE_FAMILY_KEYS: frozenset[str] = frozenset({"intask"})
 #: A change within this share of another reads "about the same" (:func:`zoo_exercise_lora_augmentation`).
 SAME_SHARE = 0.2
-
-
-def _range(values: Sequence[float], digits: int) -> str:
-    """``0.020 to 0.025``, or ``between -0.017 and -0.005`` when an end is negative (no "-0.017 to -0.005")."""
-    low, high = fmt(min(values), digits), fmt(max(values), digits)
-    if low == high:
-        return low
-    return f"between {low} and {high}" if low.startswith("-") or high.startswith("-") else f"{low} to {high}"
 
 
 def _family_word(family: str | None) -> str:
@@ -224,8 +216,8 @@ def zoo_lessons(
             return f"{k} of {n_pairs} {noun}" if k else f"none of the {n_pairs} {noun}"
 
         text = (f"In {count(lower)} acquisition augmentation lowers the mean corruption AUROC loss (changes "
-                f"{_range(losses, digits) if losses else 'not measured'}), and in {count(higher)} "
-                f"{'does it raise' if higher == 0 else 'it raises'} the clean AUROC (changes {_range(gains, digits)})")
+                f"{value_range(losses, digits) if losses else 'not measured'}), and in {count(higher)} "
+                f"{'does it raise' if higher == 0 else 'it raises'} the clean AUROC (changes {value_range(gains, digits)})")
         if losses and lower == n_pairs and higher == 0:
             text += ": here augmentation buys robustness at some cost in clean AUROC."
         elif losses and lower == n_pairs and higher == n_pairs:
