@@ -148,10 +148,13 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
     ChapterHeader
         Display it as a cell's last expression.
     """
+    from crsbench_lib.report.tables import restart_table_numbers
     from crsbench_lib.scoring.crs import score_results
     from crsbench_lib.scoring.fit import fit_warnings
     from crsbench_lib.standard import results_hash
 
+    # The header opens a page: its tables are numbered from 1.
+    restart_table_numbers()
     table = getattr(ctx, "validated", None) or ctx.results
     scores = score_results(table, ctx.standard, arm=ctx.standard.arm)
     return ChapterHeader(

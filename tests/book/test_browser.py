@@ -33,6 +33,8 @@ VIEWPORT = {"width": 1280, "height": 800}  # a laptop screen: "above the fold" i
 BANNER_SELECTOR = ".crs-simulated-banner"
 COLUMN_SELECTOR = "article.bd-article, main"  # the theme's text column, or a plain page's main
 SLACK_PX = 1  # sub-pixel rounding
+#: Tables a reader must scroll sideways to read, in the whole book at VIEWPORT (issue 29's bar).
+MAX_SCROLLING_TABLES = 3
 
 # Alt text that names a file or a hash, not what the figure shows.
 UNDESCRIPTIVE_ALT = re.compile(r"^\s*$|^[0-9a-f]{12,}|\.(png|jpe?g|svg|gif)$", re.IGNORECASE)
@@ -142,6 +144,34 @@ def read_page(page, url: str, *, simulated: bool, forbidden: Sequence[str] = (),
     return faults
 
 
+_SCROLLING_TABLES_JS = """
+([columnSelector, slack]) => {
+  const column = document.querySelector(columnSelector);
+  if (!column) return [];
+  const found = [];
+  for (const table of column.querySelectorAll('table')) {
+    for (let a = table.parentElement; a && a !== column; a = a.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if ((o === 'auto' || o === 'scroll') && a.scrollWidth > a.clientWidth + slack) {
+        const caption = table.querySelector('caption');
+        found.push((caption ? caption.innerText.trim() : '(no caption)').slice(0, 90) +
+                   ' (' + a.scrollWidth + ' px in ' + a.clientWidth + ' px)');
+        break;
+      }
+    }
+  }
+  return found;
+}
+"""
+
+
+def scrolling_tables(page, url: str) -> list[str]:
+    """The tables of ``url`` that scroll sideways inside their box at :data:`VIEWPORT` (caption and widths)."""
+    page.set_viewport_size(VIEWPORT)
+    page.goto(url, wait_until="load")
+    return page.evaluate(_SCROLLING_TABLES_JS, [COLUMN_SELECTOR, SLACK_PX])
+
+
 def _chromium() -> str:
     path = CHROMIUM if Path(CHROMIUM).is_file() else shutil.which("chromium")
     if path is None:
@@ -190,6 +220,20 @@ def test_every_page_reads_well(browser, built_book):
 
 @pytest.mark.browser
 @pytest.mark.slow
+def test_few_tables_scroll_sideways(browser, built_book):
+    """A table wider than the column scrolls inside its box; a reader should rarely have to (key columns hide)."""
+    found: list[str] = []
+    for chapter in toc_pages():
+        html = built_book / f"{chapter}.html"
+        if html.is_file():
+            page = browser.new_page()
+            found += [f"{chapter}: {table}" for table in scrolling_tables(page, html.as_uri())]
+            page.close()
+    assert len(found) <= MAX_SCROLLING_TABLES, f"{len(found)} tables scroll sideways at 1280 px:\n" + "\n".join(found)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
 def test_navigation_reaches_every_chapter(browser, built_book):
     page = browser.new_page()
     page.goto((built_book / "index.html").as_uri())
@@ -233,6 +277,18 @@ def read(browser, tmp_path):
         finally:
             page.close()
     return _read
+
+
+@pytest.mark.browser
+def test_scrolling_tables_are_found(browser, tmp_path):
+    wide = '<div style="overflow-x:auto"><table style="width:1500px"><caption>Table 1: wide</caption><tr><td>x</td></tr></table></div>'
+    narrow = '<div style="overflow-x:auto"><table><caption>Table 2: narrow</caption><tr><td>x</td></tr></table></div>'
+    page = browser.new_page()
+    try:
+        found = scrolling_tables(page, _page(tmp_path, wide + narrow, name="tables.html"))
+    finally:
+        page.close()
+    assert len(found) == 1 and found[0].startswith("Table 1: wide")
 
 
 @pytest.mark.browser

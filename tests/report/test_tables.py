@@ -31,3 +31,23 @@ def test_integers_stay_integers_in_an_object_column():
     frame = pd.DataFrame({"value": pd.Series([0.12345, 108], dtype=object)})
     html = tables.show_table(frame)._repr_html_()
     assert "0.123" in html and ">108<" in html and "108.000" not in html
+
+
+def test_captions_are_numbered_per_page():
+    tables.restart_table_numbers()
+    first = tables.show_table(pd.DataFrame({"x": [1]}), caption="first")._repr_html_()
+    uncaptioned = tables.show_table(pd.DataFrame({"x": [1]}))._repr_html_()
+    second = tables.show_table(pd.DataFrame({"x": [1]}), caption="second")._repr_html_()
+    unnumbered = tables.show_table(pd.DataFrame({"x": [1]}), caption="aside", numbered=False)._repr_html_()
+    assert "Table 1: first" in first and "Table 2: second" in second
+    assert "Table" not in uncaptioned and "Table" not in unnumbered and "aside" in unnumbered
+    tables.restart_table_numbers()
+    assert "Table 1: again" in tables.show_table(pd.DataFrame({"x": [1]}), caption="again")._repr_html_()
+
+
+def test_text_cells_may_break_after_underscores_and_are_escaped():
+    frame = pd.DataFrame({"encoder": ["simclr_broad_aug_s", "a<b", None], "value": [0.5, 0.25, 1.0]})
+    html = tables.show_table(frame)._repr_html_()
+    assert "simclr_<wbr>broad_<wbr>aug_<wbr>s" in html
+    assert "a&lt;b" in html and "a<b" not in html
+    assert "0.500" in html  # numeric columns keep their format
