@@ -1,0 +1,82 @@
+"""One key takeaway per chapter: the page's answer to its question, in a box above the details.
+
+A chapter's findings open with one short statement, decided from the page's
+numbers by the chapter's ``<chapter>_takeaway(...)`` builder (in its sentence
+module) and shown in an admonition titled :data:`TAKEAWAY_TITLE`; the longer
+findings, figures and tables follow as the details. The chapter glues the text
+(:func:`glue_takeaway`) and a markdown cell shows it::
+
+    ````{admonition} Key takeaway
+    :class: important
+
+    ```{glue:md} takeaway-agreement
+    :format: myst
+    ```
+    ````
+
+A takeaway is short (at most :data:`MAX_WORDS` words) and states a number of
+this build, as every sentence of interpretation does.
+"""
+
+from __future__ import annotations
+
+import re
+
+TAKEAWAY_TITLE = "Key takeaway"
+#: A takeaway a reader takes in at a glance: two sentences, not a paragraph.
+MAX_WORDS = 60
+_KEY_PREFIX = "takeaway-"
+_NUMBER = re.compile(r"\d")
+
+
+def takeaway_key(chapter: str) -> str:
+    """The glue key of ``chapter``'s takeaway, e.g. ``takeaway-agreement``."""
+    if not chapter or not re.fullmatch(r"[a-z0-9_]+", chapter):
+        raise ValueError(f"chapter must be a notebook name such as 'agreement', got {chapter!r}")
+    return _KEY_PREFIX + chapter
+
+
+def check_takeaway(text: str) -> str:
+    """``text`` stripped, refused when it is not a takeaway: empty, over :data:`MAX_WORDS` words, or without a number.
+
+    Examples
+    --------
+    >>> check_takeaway("  AUROC and CRS order the 9 candidates alike but for 2 of 36 pairs. ")
+    'AUROC and CRS order the 9 candidates alike but for 2 of 36 pairs.'
+    >>> check_takeaway("The CRS is better.")
+    Traceback (most recent call last):
+    ...
+    ValueError: a takeaway states a number of this build, got 'The CRS is better.'
+    """
+    stripped = str(text).strip()
+    if not stripped:
+        raise ValueError("a takeaway must not be empty")
+    words = len(stripped.split())
+    if words > MAX_WORDS:
+        raise ValueError(f"a takeaway has at most {MAX_WORDS} words, got {words}: {stripped[:60]!r}...")
+    if not _NUMBER.search(stripped):
+        raise ValueError(f"a takeaway states a number of this build, got {stripped!r}")
+    return stripped
+
+
+def glue_takeaway(chapter: str, text: str) -> str:
+    """Glue ``text`` (checked) under :func:`takeaway_key` for the chapter's takeaway box; return it.
+
+    Parameters
+    ----------
+    chapter : str
+        The notebook's name.
+    text : str
+        The takeaway, from the chapter's builder.
+
+    Returns
+    -------
+    str
+        The checked text.
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    checked = check_takeaway(text)
+    glue(takeaway_key(chapter), Markdown(checked), display=False)
+    return checked
