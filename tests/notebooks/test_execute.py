@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from crsbench_lib.report.notebooks import available_notebooks, error_outputs, execute_notebook, notebook_parameters
+from crsbench_lib.report.takeaway import TAKEAWAY_TITLE, takeaway_key
 
 NOTEBOOKS = sorted(available_notebooks())
 
@@ -55,6 +56,12 @@ def test_chapter_layout(name):
     exercises = text.split("## Exercises", 1)[1]
     assert exercises.count("{exercise}") >= 1, name
     assert exercises.count("Predict") >= exercises.count("{exercise}"), f"{name}: an exercise without a prediction"
+    # One key-takeaway box, glued by the library's checked builder, above the teaching text.
+    key = takeaway_key(name)
+    boxes = [c.source for c in nb.cells if c.cell_type == "markdown" and f"{{admonition}} {TAKEAWAY_TITLE}" in c.source]
+    assert len(boxes) == 1 and f"{{glue:md}} {key}" in boxes[0], f"{name}: not one {TAKEAWAY_TITLE!r} box gluing {key}"
+    assert f'glue_takeaway("{name}",' in code, f"{name}: the takeaway is not glued by glue_takeaway"
+    assert text.index(f"{{glue:md}} {key}") < text.index("## What this teaches"), f"{name}: takeaway after the teaching"
     figures = [c.source for c in nb.cells if c.cell_type == "markdown" and "{glue:figure}" in c.source]
     assert figures, f"{name}: no numbered figure"
     for source in figures:
