@@ -99,6 +99,25 @@ def pareto_front_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return ~dominated
 
 
+def _span(values: np.ndarray, minimum: float = 0.02) -> tuple[float, float]:
+    """The finite range of ``values``, widened to at least ``minimum`` (a colour scale needs a width)."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    low, high = float(finite.min()), float(finite.max())
+    if high - low < minimum:
+        middle = (low + high) / 2
+        low, high = middle - minimum / 2, middle + minimum / 2
+    return low, high
+
+
+def _padded(values: np.ndarray, pad: float = 0.06, top: float = 0.0) -> tuple[float, float]:
+    """Axis limits around the data (a share ``pad`` of its range each side, ``top`` more above for labels)."""
+    low, high = _span(np.asarray(values, dtype=float).ravel(), minimum=0.1)
+    width = high - low
+    return low - pad * width, high + (pad + top) * width
+
+
 def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str = "s_D") -> Figure:
     """Discrimination against each other normalised axis, with each plane's Pareto front.
 
@@ -114,8 +133,9 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
     Returns
     -------
     matplotlib.figure.Figure
-        Three panels; colour = CRS; the step line joins the encoders no other
-        encoder beats on both plotted axes.
+        Three panels; colour = CRS over the candidates' own range; the axes
+        span the data (not the whole 0-1 scale); the step line joins the
+        encoders no other encoder beats on both plotted axes.
     """
     cols = [f"s_{a}" for a in AXES]
     require_columns(scores, ["encoder", "crs", *cols], "pareto_view")
@@ -127,6 +147,9 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
     label = set(highlight) if highlight else set(scores.nlargest(3, "crs")["encoder"].astype(str))
     x = scores[versus].to_numpy(dtype=float)
     crs = scores["crs"].to_numpy(dtype=float)
+    # Colour and axes span the data, not the whole 0-1 scale: encoders that differ by 0.05 must look different.
+    low, high = _span(crs)
+    y_all = scores[others].to_numpy(dtype=float)
     points = None
     for ax, other in zip(axes, others, strict=True):
         y = scores[other].to_numpy(dtype=float)
@@ -134,15 +157,15 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
         order = np.argsort(-x[front])
         fx, fy = x[front][order], y[front][order]
         ax.step(fx, fy, where="post", color=MUTED, lw=1.2, zorder=1)
-        points = ax.scatter(x, y, c=crs, cmap=SEQUENTIAL_CMAP, vmin=0, vmax=1, s=34,
+        points = ax.scatter(x, y, c=crs, cmap=SEQUENTIAL_CMAP, vmin=low, vmax=high, s=34,
                             edgecolor=np.where(front, "black", "none").tolist(), lw=0.9, zorder=2)
         for xi, yi, name in zip(x, y, names, strict=True):
             if name in label:
                 ax.annotate(name, (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=7.5)
         ax.set_xlabel(f"{AXIS_NAMES[versus[2:]]} ({versus})")
         ax.set_title(AXIS_NAMES[other[2:]])
-        ax.set_xlim(-0.03, 1.03)
-        ax.set_ylim(-0.03, 1.08)
+        ax.set_xlim(*_padded(x))
+        ax.set_ylim(*_padded(y_all, top=0.08))
     axes[0].set_ylabel("normalised score")
     fig.colorbar(points, ax=list(axes), label="CRS", shrink=0.85)
     return fig

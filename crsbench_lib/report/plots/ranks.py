@@ -19,7 +19,7 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from crsbench_lib.report.plots.canvas import new_figure, require_columns
 from crsbench_lib.report.style import EMPHASIS, HIGHLIGHT, MUTED, OKABE_ITO, SEQUENTIAL_CMAP, apply_style
@@ -129,6 +129,8 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
         axes[1].set_xlabel("clean AUROC gain (LoRA - frozen)")
         # The gain panel is narrow and gains have three decimals: few ticks, slanted, so labels never touch.
         axes[1].xaxis.set_major_locator(MaxNLocator(nbins=3))
+        # Signed tick labels with their own exponent, never an offset text that lands on the axis label.
+        axes[1].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:+.2g}" if v else "0"))
         axes[1].tick_params(axis="x", labelrotation=40)
         for label in axes[1].get_xticklabels():
             label.set_horizontalalignment("right")

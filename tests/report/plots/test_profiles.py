@@ -42,3 +42,14 @@ def test_condition_and_gate_figures(table, standard, scores, check_figure):
     boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=50)
     gate = selection_gate.selection_gate(scores, {"D": 0.7, "C": 0.1}, boot.summary)
     check_figure(plots.gate_matrix(gate))
+
+
+def test_pareto_view_spans_the_data_not_the_unit_square(scores):
+    narrow = scores.copy()
+    narrow["crs"] = np.linspace(0.30, 0.40, len(narrow))
+    narrow["s_D"] = np.linspace(0.10, 0.45, len(narrow))
+    fig = plots.pareto_view(narrow)
+    colours = fig.axes[0].collections[0]
+    assert colours.norm.vmin == pytest.approx(0.30) and colours.norm.vmax == pytest.approx(0.40)
+    left, right = fig.axes[0].get_xlim()
+    assert 0.0 < left < 0.10 and 0.45 < right < 0.5

@@ -43,3 +43,17 @@ def test_rank_figures(table, standard, scores, check_figure):
     check_figure(plots.transfer_comparison(ranks, transfer.auroc_gain(table)))
     with pytest.raises(ValueError, match="no finite value"):
         plots.sensitivity_distribution(np.array([np.nan]))
+
+
+def test_transfer_gain_axis_writes_tiny_gains_without_an_offset():
+    import matplotlib
+
+    ranks = pd.DataFrame({"encoder": ["a", "b"], "rank_frozen": [1, 2], "rank_lora": [1, 2]})
+    gains = pd.DataFrame({"encoder": ["a", "b"], "auroc_gain": [-8e-5, -4e-5]})
+    fig = plots.transfer_comparison(ranks, gains)
+    fig.canvas.draw()
+    axis = fig.axes[1].xaxis
+    assert axis.get_offset_text().get_text() == ""
+    labels = [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
+    assert labels and all(text == "0" or text[0] in "+-\u2212" for text in labels)
+    matplotlib.pyplot.close(fig)
