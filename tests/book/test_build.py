@@ -22,6 +22,14 @@ def test_book_builds_every_chapter(built_book):
             assert "Learning objectives" in text and "What this teaches, and its limits" in text, page
             assert "Solution to" in text, f"{page}: no exercise solution"
             assert "crs-simulated-banner" in text, f"{page}: no banner"
+            # Tables are numbered; the library calls stay in the page, collapsed behind a toggle.
+            assert re.search(r"<caption>\s*Table 1: ", text), f"{page}: no numbered table"
+            assert "tag_hide-input" in text and '<details class="admonition hide above-input"' in text, page
+            # One key-takeaway box, filled (the glued text, not an empty box or a missing key).
+            boxes = re.findall(r'<p class="admonition-title">Key takeaway</p>(.*?)</div>', text, flags=re.S)
+            assert len(boxes) == 1, f"{page}: {len(boxes)} key-takeaway boxes"
+            words = re.sub(r"<.*?>", " ", boxes[0]).split()
+            assert len(words) >= 8 and any(ch.isdigit() for w in words for ch in w), f"{page}: empty takeaway"
     intro = (built_book / "book" / "intro.html").read_text(encoding="utf-8")
     assert "profile:" in intro and "SIMULATED COHORT" in intro  # the provenance substitution
     # The first screen says what the book teaches; the edition's hashes come after the reading guide.
