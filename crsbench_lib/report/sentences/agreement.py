@@ -583,3 +583,80 @@ def agreement_exercise_anchors(
                  f"on {axis} swap; {axis} is {lowest}, and its spread of {new_span:.0f} points sits beside "
                  f"discrimination's {d_span:.0f}.")
     return text
+
+
+def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str:
+    """Where ``tau`` falls against the bootstrap draws of the noise table, as a clause (empty without draws)."""
+    from crsbench_lib.report.sentences.noise import tau_against_draws
+    from crsbench_lib.scoring.retest import BOOTSTRAP_DRAW
+
+    verdict = "none" if noise is None else tau_against_draws(tau, noise)
+    if verdict == "none":
+        return "."
+    rows = noise[noise["source"] == BOOTSTRAP_DRAW]
+    ranges = and_list(sorted({format_interval(float(r.low), float(r.high), 2) for r in rows.itertuples()}))
+    share = f"the central {level * 100:g} % of τ_b between two bootstrap draws of"
+    if verdict == "inside":
+        return f", within {share} one ranking ({ranges}): this build cannot tell the reordering from noise."
+    if verdict == "below":
+        return f", below {share} either ranking ({ranges}): a reordering beyond noise."
+    if verdict == "above":
+        return f", above {share} one ranking ({ranges}): no reordering beyond noise."
+    return f", below {share} one ranking and above the other's ({ranges}): beyond the noise of one ranking only."
+
+
+def agreement_takeaway(
+    tau: float,
+    reversed_pairs: int,
+    n_pairs: int,
+    n_candidates: int,
+    leaders: tuple[str, str],
+    noise: "pd.DataFrame | None" = None,
+    level: float = 0.95,
+) -> str:
+    """The agreement chapter's key takeaway: how many pairwise decisions reverse, against noise, and the leader.
+
+    Parameters
+    ----------
+    tau : float
+        Kendall's τ_b between the AUROC and the CRS rankings (the full-panel CRS of the page's first finding).
+    reversed_pairs, n_pairs : int
+        Pairs the two rankings order differently, out of all pairs.
+    n_candidates : int
+        Candidates ranked.
+    leaders : (str, str)
+        The first candidate under AUROC and under the CRS.
+    noise : pandas.DataFrame, optional
+        :func:`crsbench_lib.scoring.retest.noise_baseline_table` of the page; its bootstrap-draw rows
+        decide whether the reordering lies beyond the rankings' own noise
+        (:func:`crsbench_lib.report.sentences.noise.tau_against_draws`, the verdict the page's noise sentence prints).
+    level : float
+        Coverage of the bootstrap rows' central range.
+
+    Returns
+    -------
+    str
+        One or two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`.
+
+    Examples
+    --------
+    >>> agreement_takeaway(0.906, 8, 171, 19, ("a", "a"))
+    'AUROC and CRS order the 19 candidates alike but for 8 of 171 pairwise decisions (τ_b 0.906). Both put a first.'
+    >>> agreement_takeaway(1.0, 0, 15, 6, ("a", "b"))
+    'AUROC and CRS order the 6 candidates identically: none of the 15 pairwise decisions reverses (τ_b 1.000). The leader changes: AUROC puts a first, the CRS b.'
+    """
+    t = finite(tau, "tau")
+    if not 0 <= reversed_pairs <= n_pairs:
+        raise ValueError(f"reversed pairs must lie in [0, {n_pairs}], got {reversed_pairs}")
+    if reversed_pairs == 0:
+        text = (f"AUROC and CRS order the {n_candidates} candidates identically: none of the {n_pairs} pairwise "
+                f"decisions reverses (τ_b {fmt(t, 3)}).")
+    else:
+        # The threshold of describe_agreement: below τ_b 0.3 AUROC is a poor guide to the CRS order.
+        how = "alike but for" if t >= 0.3 else "differently:"
+        text = (f"AUROC and CRS order the {n_candidates} candidates {how} {reversed_pairs} of {n_pairs} "
+                f"pairwise decisions{'' if t >= 0.3 else ' reverse'} (τ_b {fmt(t, 3)})" + _noise_clause(t, noise, level))
+    auroc_leader, crs_leader = (str(name) for name in leaders)
+    if auroc_leader == crs_leader:
+        return f"{text} Both put {crs_leader} first."
+    return f"{text} The leader changes: AUROC puts {auroc_leader} first, the CRS {crs_leader}."

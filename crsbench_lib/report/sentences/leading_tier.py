@@ -401,3 +401,88 @@ def describe_score_orders(summary: "pd.DataFrame", rows: int | None = None, digi
     described = "; ".join(f"{hi} ranks above {lo}" for hi, lo in swaps)
     return (rule + " The score table orders some of them differently (it scores a panel member against the whole "
             f"panel, its own stored entry included): there {described}.")
+
+
+def short_names(names: Sequence[str], limit: int = 4) -> str:
+    """Names for a short statement: all of them up to ``limit``, else the first and how many others.
+
+    Examples
+    --------
+    >>> short_names(["a", "b"]), short_names(["a", "b", "c", "d", "e", "f"])
+    ('a and b', 'a and 5 others')
+    """
+    shown = [str(n) for n in names]
+    if len(shown) <= limit:
+        return and_list(shown)
+    return f"{shown[0]} and {len(shown) - 1} others"
+
+
+def leading_tier_takeaway(
+    members: Sequence[str],
+    n_candidates: int,
+    p_rank1: Mapping[str, float],
+    comparisons: "pd.DataFrame",
+    level: float = 0.95,
+    digits: int = 3,
+) -> str:
+    """The leading-tier chapter's key takeaway: is first place a property of the encoders or of the noise?
+
+    Parameters
+    ----------
+    members : sequence of str
+        The leading tier, the leader first (as :func:`describe_leading_tier`).
+    n_candidates : int
+        Candidates ranked (references not counted).
+    p_rank1 : mapping
+        P(rank 1) per candidate (at least the leader).
+    comparisons : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.tier.leader_comparisons` of the leader with the other members, or with the
+        runner-up when the leader stands alone: encoder, low, high, bias.
+    level : float
+        Simultaneous coverage of the intervals.
+    digits : int
+        Fewest decimals of an interval's ends.
+
+    Returns
+    -------
+    str
+        One or two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`: the leader's closest rival
+        (the second member, or the runner-up) with the simultaneous interval of their CRS difference.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"encoder": ["b"], "low": [-0.012], "high": [0.145], "bias": [-0.003]})
+    >>> leading_tier_takeaway(["a", "b"], 6, {"a": 0.993, "b": 0.007}, rows)
+    'First place is not settled by the data: 2 of 6 candidates (a and b) form the leading tier. a ranks first in > 99 % of draws, yet the simultaneous 95 % interval of its CRS lead over b, [-0.012, 0.145], includes zero.'
+    >>> leading_tier_takeaway(["a"], 6, {"a": 0.97}, rows.assign(low=0.01))
+    'First place holds beyond the noise of seeds and test images: a alone forms the leading tier of 6 candidates; the simultaneous 95 % interval of its CRS lead over the runner-up b, [0.010, 0.145], excludes zero. It ranks first in 97 % of draws.'
+    """
+    from crsbench_lib.report.grammar import small_percent
+
+    names = [str(m) for m in members]
+    if not names:
+        raise ValueError("leading_tier_takeaway needs the leader")
+    leader = names[0]
+    first = small_percent(finite(p_rank1[leader], "p_rank1"))
+    table = comparisons.assign(encoder=comparisons["encoder"].astype(str)).set_index("encoder")
+    rival = names[1] if len(names) > 1 else next((n for n in table.index if n != leader), None)
+    if rival is None:
+        return f"{leader} is the only candidate ranked (n = {n_candidates}): there is no first place to contest."
+    if rival not in table.index:
+        raise ValueError(f"leading_tier_takeaway: no comparison of {leader} with {rival!r}")
+    low, high = float(table.loc[rival, "low"]), float(table.loc[rival, "high"])
+    span = f"the simultaneous {level * 100:.0f} % interval of its CRS lead over"
+    shown = format_interval(low, high, digits)
+    excludes = interval_excludes_zero(low, high)
+    if len(names) > 1:
+        if excludes:
+            raise ValueError(f"{rival}'s interval with {leader} excludes zero: it cannot be in the tier")
+        return (f"First place is not settled by the data: {len(names)} of {n_candidates} candidates "
+                f"({short_names(names)}) form the leading tier. {leader} ranks first in {first} of draws, yet {span} "
+                f"{rival}, {shown}, includes zero.")
+    if not excludes:
+        raise ValueError(f"{rival}'s interval with {leader} includes zero: it belongs in the tier")
+    return (f"First place holds beyond the noise of seeds and test images: {leader} alone forms the leading tier of "
+            f"{n_candidates} candidates; {span} the runner-up {rival}, {shown}, excludes zero. It ranks first in "
+            f"{first} of draws.")

@@ -393,3 +393,67 @@ def selection_gate_exercise(
         text += (" No single threshold stops everyone: each candidate misses a different requirement, so only "
                  "loosening several at once would let one through.")
     return text
+
+
+def selection_gate_takeaway(
+    advance: Sequence[str],
+    tier: Sequence[str],
+    clears: Sequence[str],
+    n_candidates: int,
+    failures: "pd.DataFrame",
+    untrained: Sequence[str] = (),
+) -> str:
+    """The selection gate's key takeaway: who advances, and what decided it.
+
+    Parameters
+    ----------
+    advance, tier, clears : sequence of str
+        As :func:`describe_selection`: the candidates that advance, the leading tier, the candidates clearing
+        every threshold.
+    n_candidates : int
+        Candidates screened (references not counted).
+    failures : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.selection_gate.threshold_failures` (rule, failing).
+    untrained : sequence of str
+        Encoders with no pretraining; one of them advancing is named as the caution it calls for.
+
+    Returns
+    -------
+    str
+        One or two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"rule": ["D >= 0.7", "R <= 0.15"], "failing": [3, 5]})
+    >>> selection_gate_takeaway(["a"], ["a", "b"], ["a", "c"], 6, table)
+    '1 of 6 candidates advances to deployment evaluation: a, the only one both clearing all 2 thresholds and in the leading tier.'
+    >>> selection_gate_takeaway([], ["a"], [], 6, table)
+    'No candidate advances: none of the 6 clears every threshold, and R <= 0.15 stops the most (5 of them).'
+    """
+    from crsbench_lib.report.sentences.leading_tier import short_names
+
+    if any(name not in set(tier) or name not in set(clears) for name in advance):
+        raise ValueError("a candidate advances without being in the leading tier and clearing every threshold")
+    n_rules = len(failures)
+    if advance:
+        names = short_names(list(advance))
+        if len(advance) == 1:
+            text = (f"1 of {n_candidates} candidates advances to deployment evaluation: {names}, the only one both "
+                    f"clearing all {n_rules} thresholds and in the leading tier.")
+        else:
+            text = (f"{len(advance)} of {n_candidates} candidates advance to deployment evaluation ({names}): each "
+                    f"clears all {n_rules} thresholds and sits in the leading tier.")
+        baseline = [name for name in advance if name in set(untrained)]
+        if baseline:
+            text += (f" Yet {and_list(baseline)} {'has' if len(baseline) == 1 else 'have'} no pretraining: these "
+                     "thresholds do not separate learned representations from an untrained baseline here.")
+        return text
+    if clears:
+        return (f"No candidate advances: {len(clears)} of {n_candidates} clear every threshold "
+                f"({short_names(list(clears))}), but none of them is in the leading tier ({short_names(list(tier))}).")
+    worst = failures.sort_values("failing", ascending=False, kind="stable").iloc[0]
+    count = int(worst["failing"])
+    stops = "stops every one of them" if count == n_candidates else f"stops the most ({count} of them)"
+    return (f"No candidate advances: none of the {n_candidates} clears every threshold, and {worst['rule']} "
+            f"{stops}.")

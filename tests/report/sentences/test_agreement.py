@@ -174,3 +174,58 @@ def test_anchor_exercise_names_the_candidates_that_move():
     text = agreement.agreement_exercise_anchors(before, swapped, "C", (0.3, 0.0), (0.2, 0.0), "ECE")
     assert "goes from 1.000 to 0.800" in text
     assert "2 candidates change their CRS rank: e1 (4th → 3rd) and e2 (3rd → 4th)" in text
+
+
+# --- the key takeaway -------------------------------------------------------------------------------------------
+
+
+def _noise(low, high):
+    import numpy as np
+
+    from crsbench_lib.scoring.retest import noise_baseline_table
+
+    return noise_baseline_table({"AUROC against CRS": 0.8}, {}, {"the AUROC ranking": np.linspace(low, high, 1001),
+                                                                 "the CRS ranking": np.linspace(low, high, 1001)})
+
+
+def _shown_range(noise):
+    """The bootstrap rows' central range as the takeaway prints it (two decimals)."""
+    from crsbench_lib.report.grammar import format_interval
+
+    row = noise[noise["source"] == "bootstrap draw"].iloc[0]
+    return format_interval(float(row["low"]), float(row["high"]), 2)
+
+
+def test_agreement_takeaway_inside_noise_and_same_leader():
+    from crsbench_lib.report.sentences.agreement import agreement_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    noise = _noise(0.8, 1.0)
+    text = agreement_takeaway(0.906, 8, 171, 19, ("a", "a"), noise=noise)
+    assert check_takeaway(text) == text
+    assert "8 of 171 pairwise decisions (τ_b 0.906)" in text and "19 candidates" in text
+    assert "within the central 95 %" in text and _shown_range(noise) in text and "cannot tell" in text
+    assert text.endswith("Both put a first.")
+
+
+def test_agreement_takeaway_beyond_noise_and_leader_changes():
+    from crsbench_lib.report.sentences.agreement import agreement_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    noise = _noise(0.7, 1.0)
+    text = agreement_takeaway(0.6, 21, 105, 15, ("p", "m"), noise=noise)
+    assert check_takeaway(text) == text
+    assert "below the central 95 %" in text and "a reordering beyond noise" in text and _shown_range(noise) in text
+    assert "The leader changes: AUROC puts p first, the CRS m." in text
+    assert "above the central" in agreement_takeaway(0.99, 1, 105, 15, ("p", "p"), noise=_noise(0.5, 0.9))
+
+
+def test_agreement_takeaway_no_reversal_low_tau_and_no_noise():
+    from crsbench_lib.report.sentences.agreement import agreement_takeaway
+
+    assert "identically: none of the 15 pairwise decisions reverses (τ_b 1.000)" in agreement_takeaway(
+        1.0, 0, 15, 6, ("a", "a"))
+    low = agreement_takeaway(0.1, 45, 105, 15, ("a", "b"))
+    assert "differently: 45 of 105 pairwise decisions reverse (τ_b 0.100)." in low and "bootstrap" not in low
+    with pytest.raises(ValueError):
+        agreement_takeaway(0.5, 20, 15, 6, ("a", "a"))

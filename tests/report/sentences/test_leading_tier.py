@@ -192,3 +192,33 @@ def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
 def test_the_critical_value_is_said_beside_the_one_pair_value():
     text = leading_tier.describe_critical_value(3.5, 5, level=0.9)
     assert "reach 3.50 standard errors" in text and "would reach 1.64" in text and "all 10 pairs of the 5" in text
+
+
+# --- the key takeaway -------------------------------------------------------------------------------------------
+
+
+def test_leading_tier_takeaway_tier_not_winner():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    rows = _comparisons({"b": (-0.012, 0.145), "c": (-0.05, 0.2)})
+    text = leading_tier.leading_tier_takeaway(["a", "b", "c"], 6, {"a": 0.6, "b": 0.3, "c": 0.1}, rows)
+    assert check_takeaway(text) == text
+    assert text.startswith("First place is not settled by the data: 3 of 6 candidates (a, b and c)")
+    assert "a ranks first in 60 % of draws" in text and "over b, [-0.012, 0.145], includes zero" in text
+    with pytest.raises(ValueError):
+        leading_tier.leading_tier_takeaway(["a", "b"], 6, {"a": 0.6}, _comparisons({"b": (0.01, 0.1)}))
+
+
+def test_leading_tier_takeaway_lone_leader_and_long_tier():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = leading_tier.leading_tier_takeaway(["a"], 19, {"a": 0.9995}, _comparisons({"b": (0.004, 0.05)}), level=0.9)
+    assert check_takeaway(text) == text
+    assert "a alone forms the leading tier of 19 candidates" in text and "90 % interval" in text
+    assert "runner-up b, [0.004, 0.050], excludes zero" in text and "> 99 % of draws" in text
+    with pytest.raises(ValueError):
+        leading_tier.leading_tier_takeaway(["a"], 19, {"a": 0.6}, _comparisons({"b": (-0.01, 0.05)}))
+    many = [f"encoder_{i}" for i in range(12)]
+    long = leading_tier.leading_tier_takeaway(many, 19, {many[0]: 0.2}, _comparisons({many[1]: (-0.1, 0.1)}))
+    assert check_takeaway(long) == long and "12 of 19 candidates (encoder_0 and 11 others)" in long
+    assert "the only candidate ranked (n = 1)" in leading_tier.leading_tier_takeaway(["a"], 1, {"a": 1.0}, _comparisons({}))

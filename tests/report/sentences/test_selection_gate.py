@@ -166,3 +166,33 @@ def test_exercise_refuses_to_drop_a_threshold_the_page_lacks_and_handles_none_le
         selection_gate.selection_gate_exercise(PROFILES, SUMMARY, {"D": 0.7}, {"R": None})
     text = selection_gate.selection_gate_exercise(PROFILES, SUMMARY, {"R": 0.15}, {"R": None})
     assert "the leading tier alone decides: its 2 members (best and mid) would advance" in text
+
+
+# --- the key takeaway -------------------------------------------------------------------------------------------
+
+_FAILURES = pd.DataFrame({"rule": ["D >= 0.7", "C <= 0.1", "L >= 0.8", "R <= 0.15"], "failing": [2, 0, 1, 4]})
+
+
+def test_selection_gate_takeaway_advancing():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    one = selection_gate.selection_gate_takeaway(["a"], ["a", "b"], ["a", "c"], 6, _FAILURES)
+    assert check_takeaway(one) == one and one.startswith("1 of 6 candidates advances") and "all 4 thresholds" in one
+    two = selection_gate.selection_gate_takeaway(["a", "b"], ["a", "b"], ["a", "b"], 6, _FAILURES, untrained=["b"])
+    assert check_takeaway(two) == two and "2 of 6 candidates advance to deployment evaluation (a and b)" in two
+    assert "Yet b has no pretraining" in two
+    assert "pretraining" not in selection_gate.selection_gate_takeaway(["a", "b"], ["a", "b"], ["a", "b"], 6, _FAILURES)
+    with pytest.raises(ValueError):
+        selection_gate.selection_gate_takeaway(["c"], ["a"], ["c"], 6, _FAILURES)
+
+
+def test_selection_gate_takeaway_nobody_advances():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    outside = selection_gate.selection_gate_takeaway([], ["a"], ["c", "d"], 6, _FAILURES)
+    assert check_takeaway(outside) == outside
+    assert "No candidate advances: 2 of 6 clear every threshold (c and d), but none of them is in the leading tier (a)." == outside
+    blocked = selection_gate.selection_gate_takeaway([], ["a"], [], 6, _FAILURES)
+    assert check_takeaway(blocked) == blocked and "R <= 0.15 stops the most (4 of them)" in blocked
+    closed = selection_gate.selection_gate_takeaway([], ["a"], [], 4, _FAILURES)
+    assert "R <= 0.15 stops every one of them" in closed

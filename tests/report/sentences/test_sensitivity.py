@@ -106,3 +106,37 @@ def test_subset_exercise_both_ways():
     assert "changes in 22 % of panels instead of none of the panels" in small and "decides part of the top 3" in small
     stable = sensitivity_exercise_subset(3, 19, 13, 0.983, 0.0, 0.95, 0.0, 0.3, 3)
     assert "holds as often" in stable and "decides part" not in stable
+
+
+# --- the key takeaway -------------------------------------------------------------------------------------------
+
+
+def test_sensitivity_takeaway_stable_top():
+    from crsbench_lib.report.sentences.sensitivity import sensitivity_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = sensitivity_takeaway(3, TOP, 1000, 0.9912, 0.0, 0.0, 0.0)
+    assert check_takeaway(text) == text
+    assert text.startswith("The top 3 (a, b and c) survives every perturbation tried")
+    assert "1000" in text and "mean τ_b 0.991" in text and "depends" not in text
+
+
+@given(weights=st.sampled_from([0.0, 0.004, 0.24, 1.0]), loo=st.sampled_from([0.0, 0.3, 1.0]),
+       subsets=st.sampled_from([0.0, 0.05, 0.996]))
+def test_sensitivity_takeaway_names_every_share_when_the_top_moves(weights, loo, subsets):
+    from crsbench_lib.report.sentences.sensitivity import sensitivity_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = sensitivity_takeaway(3, TOP, 1000, 0.95, weights, loo, subsets)
+    assert check_takeaway(text) == text
+    if not (weights or loo or subsets):
+        assert "survives every perturbation" in text
+        return
+    assert "depends on these design choices" in text and "mean τ_b 0.950" in text
+    expected_weights = {0.0: "in none of the 1000 weight draws", 0.004: "in < 1 % of 1000 weight draws",
+                        0.24: "in 24 % of 1000 weight draws", 1.0: "in every one of 1000 weight draws"}[weights]
+    assert expected_weights in text
+    assert {0.0: "in none of the leave-one-out panels", 0.3: "in 30 % of leave-one-out panels",
+            1.0: "in every leave-one-out panel"}[loo] in text
+    assert {0.0: "in none of the random sub-panels", 0.05: "in 5 % of random sub-panels",
+            0.996: "in > 99 % of random sub-panels"}[subsets] in text
