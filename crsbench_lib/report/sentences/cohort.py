@@ -565,3 +565,69 @@ def cohort_exercise_corruptions(losses: "pd.DataFrame", digits: int = 3) -> str:
     text += (" How damaging a corruption looks on the sheet and how much AUROC it costs are different questions; set "
              "your prediction beside these numbers.")
     return text
+
+
+# ---------------------------------------------------------------- the cohort chapter's key takeaway
+
+
+def _second_sites(datasets: Sequence[str], shifted: Sequence[str]) -> str:
+    """``"only cxr has a second site"``, ``"none has a second site"`` or ``"each has a second site"``."""
+    if len(datasets) == 1:
+        return "it has a second site" if shifted else "it has no second site"
+    if not shifted:
+        return "none has a second site"
+    if len(shifted) == len(datasets):
+        return "each has a second site"
+    verb = "has" if len(shifted) == 1 else "have"
+    return f"only {and_list(list(shifted))} {verb} a second site"
+
+
+def cohort_takeaway(overview: "pd.DataFrame", floor: "pd.DataFrame", zoo: "pd.DataFrame", digits: int = 3) -> str:
+    """The cohort chapter's key takeaway: which data and encoders produce the book's numbers, and the ECE floor.
+
+    Parameters
+    ----------
+    overview : pandas.DataFrame
+        :func:`crsbench_lib.report.summaries.dataset_overview` (columns
+        ``dataset``, ``test images``, ``site B``).
+    floor : pandas.DataFrame
+        :func:`crsbench_lib.report.world.calibration_floor` output (column
+        ``ece_floor``; NaN where the table records none).
+    zoo : pandas.DataFrame
+        :func:`crsbench_lib.report.summaries.zoo_table` (one row per encoder of
+        the zoo, column ``in this run``).
+    digits : int
+
+    Returns
+    -------
+    str
+        How many of the zoo's encoders run on which datasets, of what test
+        size, which have a second site; then the ECE a perfectly calibrated
+        probe would still measure at that size (the floor), where recorded.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> overview = pd.DataFrame({"dataset": ["cxr", "derm"], "test images": [200, 200], "site B": [True, False]})
+    >>> floor = pd.DataFrame({"dataset": ["cxr", "derm"], "ece_floor": [0.062, 0.072]})
+    >>> zoo = pd.DataFrame({"name": ["a", "b", "c"], "in this run": [True, True, False]})
+    >>> print(cohort_takeaway(overview, floor, zoo))  # doctest: +NORMALIZE_WHITESPACE
+    Every number of this book comes from 2 of the zoo's 3 encoders on 2 datasets (cxr and derm), 200 test images
+    each; only cxr has a second site. At that size a perfectly calibrated probe still measures an ECE of 0.062 to
+    0.072, so a smaller calibration difference cannot be told from noise.
+    """
+    datasets = [str(d) for d in overview["dataset"]]
+    sizes = sorted({int(n) for n in overview["test images"]})
+    size = f"{sizes[0]} test images each" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]} test images"
+    shifted = [d for d, site in zip(datasets, overview["site B"]) if bool(site)]
+    n_run = int(zoo["in this run"].astype(bool).sum())
+    noun = "dataset" if len(datasets) == 1 else "datasets"
+    text = (f"Every number of this book comes from {n_run} of the zoo's {len(zoo)} encoders on {len(datasets)} {noun} "
+            f"({and_list(datasets)}), {size}; {_second_sites(datasets, shifted)}.")
+    floors = [float(v) for v in floor["ece_floor"] if not _is_missing(v)] if "ece_floor" in floor else []
+    if floors:
+        text += (f" At that size a perfectly calibrated probe still measures an ECE of {value_range(floors, digits)}, "
+                 "so a smaller calibration difference cannot be told from noise.")
+    else:
+        text += " This table records no ECE floor, so the noise of a calibration difference is not stated here."
+    return text

@@ -312,4 +312,59 @@ def four_axes_exercise_subset(
     return text
 
 
-__all__ = ["AXIS_NAMES", "four_axes_exercise_lora", "four_axes_exercise_subset", "four_axes_lessons"]
+def _axis_rank(profiles: "pd.DataFrame", axis: str, name: str) -> int:
+    """1-based rank of ``name`` on ``axis`` among the profiles (1 = best; ties share the best rank)."""
+    values = profiles[axis].astype(float).dropna()
+    mine = float(values[name])
+    better = (values > mine) if _HIGHER[axis] else (values < mine)
+    return int(better.sum()) + 1
+
+
+def four_axes_takeaway(profiles: "pd.DataFrame", leaders: Mapping[str, str]) -> str:
+    """The four-axes chapter's key takeaway: does the best discriminator lead the other axes too?
+
+    Parameters
+    ----------
+    profiles : pandas.DataFrame
+        Raw profiles of the candidates (index encoder, columns D, C, L, R),
+        references left out.
+    leaders : mapping of str to str
+        Axis -> the candidate that leads it
+        (:func:`crsbench_lib.report.summaries.axis_leaders`), with ``"D"``.
+
+    Returns
+    -------
+    str
+        Whether one encoder leads all four axes; if not, where the best
+        discriminator ranks on each axis it does not lead.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> profiles = pd.DataFrame({"D": [0.9, 0.8, 0.6], "C": [0.05, 0.02, 0.04], "L": [0.9, 0.8, 0.5],
+    ...                          "R": [0.1, 0.2, 0.4]}, index=["a", "b", "c"])
+    >>> print(four_axes_takeaway(profiles, {"D": "a", "C": "b", "L": "a", "R": "a"}))  # doctest: +NORMALIZE_WHITESPACE
+    2 different encoders lead the 4 axes among the 3 candidates: the best discriminator, a, ranks 3rd of 3 on
+    calibration, so clean AUROC alone does not name the best encoder on every axis.
+    """
+    n = len(profiles)
+    names = set(leaders.values())
+    if len(names) == 1:
+        (name,) = names
+        return (f"{name} leads all {len(leaders)} axes among the {n} candidates: in this build the best discriminator "
+                "is also the best calibrated, the most label-efficient and the most robust.")
+    top = leaders["D"]
+    # An axis the best discriminator has no value on (NaN) gives it no rank there.
+    others = [a for a in leaders if a != "D" and leaders[a] != top and not math.isnan(float(profiles.loc[top, a]))]
+    ranks = [f"{ordinal(_axis_rank(profiles, axis, top))}" + (" of " + str(n) if k == 0 else "") + f" on {AXIS_NAMES[axis]}"
+             for k, axis in enumerate(others)]
+    if not ranks:
+        return (f"{len(names)} different encoders lead the {len(leaders)} axes among the {n} candidates, so clean "
+                "AUROC alone does not name the best encoder on every axis.")
+    return (f"{len(names)} different encoders lead the {len(leaders)} axes among the {n} candidates: the best "
+            f"discriminator, {top}, ranks {and_list(ranks)}, so clean AUROC alone does not name the best encoder on "
+            "every axis.")
+
+
+__all__ = ["AXIS_NAMES", "four_axes_exercise_lora", "four_axes_exercise_subset", "four_axes_lessons",
+           "four_axes_takeaway"]

@@ -313,4 +313,96 @@ def zoo_exercise_lora_augmentation(frozen: "pd.DataFrame", lora: "pd.DataFrame",
     return text
 
 
-__all__ = ["describe_below_baseline", "zoo_exercise_lora_augmentation", "zoo_lessons"]
+def _augmentation_takeaway(effect: "pd.DataFrame", n_zoo: int, noise: float | None, digits: int) -> str:
+    """What acquisition augmentation buys in the run's complete aug/noaug pairs, in one sentence."""
+    if not len(effect):
+        return f"None of the zoo's {n_zoo} encoders form a pair that differs only in acquisition augmentation."
+    present = effect[effect["in_results"].astype(bool)]
+    if present.empty:
+        return (f"This run holds no complete aug/noaug pair (the zoo has {len(effect)}), so it cannot say what "
+                "acquisition augmentation buys.")
+    n = len(present)
+    noun = "pair" if n == 1 else "pairs"
+    losses = [float(v) for v in present["loss_change"] if v == v]
+    gains = [float(v) for v in present["clean_gain"]]
+    clean = f"changes the clean AUROC by {value_range(gains, digits)}"
+    if not losses:
+        return f"In the {n} aug/noaug {noun} of this run acquisition augmentation {clean}; no corruption rows measure its robustness."
+    lower = sum(1 for v in losses if round(v, digits) < 0)
+    largest = max(losses, key=abs)
+    noisy = noise is not None and noise > 0
+    if len(losses) == 1:
+        changes = f"change {fmt(largest, digits)}" + (
+            f", {noise_size_word(largest, noise)} beside the seed-to-seed spread of {fmt(noise, digits)}" if noisy else "")
+    else:
+        changes = f"changes {value_range(losses, digits)}" + (
+            f"; the largest, {fmt(largest, digits)}, is {noise_size_word(largest, noise)} beside the seed-to-seed "
+            f"spread of {fmt(noise, digits)}" if noisy else "")
+    lowers = f"lowers the mean corruption AUROC loss in {lower} of {n} {noun}" if lower else \
+        f"lowers the mean corruption AUROC loss in none of the {n} {noun}"
+    return f"Acquisition augmentation {lowers} ({changes}) and {clean}."
+
+
+def _baseline_takeaway(clean: Mapping[str, float], families: Mapping[str, str], digits: int) -> str:
+    """How many neural encoders fall below the best classical baseline, and whether a pretrained one does."""
+    classical, neural, best, below = _split_by_baseline(clean, families)
+    if best is None:
+        return ""
+    at = f"the best classical baseline, {best} (clean AUROC {fmt(classical[best], digits)})"
+    if not below:
+        return f"Every one of the {len(neural)} neural encoders beats {at}."
+    pretrained = [e for e in below if _family_word(families.get(e)) == "pretrained"]
+    verb = "falls" if len(below) == 1 else "fall"
+    text = f"{len(below)} of {len(neural)} neural encoders {verb} below {at}"
+    if not pretrained:
+        return text + (", none of them pretrained." if len(below) > 1 else ", and it is not pretrained.")
+    return text + f", {len(pretrained)} of them pretrained ({and_list(pretrained)})."
+
+
+def zoo_takeaway(
+    effect: "pd.DataFrame",
+    clean: Mapping[str, float],
+    families: Mapping[str, str],
+    noise: float | None = None,
+    digits: int = 3,
+) -> str:
+    """The zoo chapter's key takeaway: what acquisition augmentation buys here, and who falls below the baselines.
+
+    Parameters
+    ----------
+    effect : pandas.DataFrame
+        :func:`crsbench_lib.report.summaries.augmentation_effect` output
+        (``in_results, clean_gain, loss_change``).
+    clean : mapping of str to float
+        Encoder -> clean macro-AUROC (frozen arm, mean over seeds, then datasets).
+    families : mapping of str to str
+        Encoder -> family (the whole zoo).
+    noise : float, optional
+        The seed-to-seed standard deviation of a clean AUROC; the largest
+        change of the corruption loss is judged against it.
+    digits : int
+
+    Returns
+    -------
+    str
+        One sentence on the augmentation pairs of this run (or that it holds
+        none), one on the neural encoders below the best classical baseline.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> effect = pd.DataFrame({"augmented": ["a_aug"], "plain": ["a"], "in_results": [True],
+    ...                        "clean_gain": [-0.01], "loss_change": [-0.02]})
+    >>> families = {"pixels": "classical", "a": "broad_ssl", "a_aug": "broad_ssl", "r": "random"}
+    >>> print(zoo_takeaway(effect, {"pixels": 0.7, "a": 0.8, "a_aug": 0.79, "r": 0.6}, families, noise=0.005))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Acquisition augmentation lowers the mean corruption AUROC loss in 1 of 1 pair (change -0.020, large beside the
+    seed-to-seed spread of 0.005) and changes the clean AUROC by -0.010. 1 of 3 neural encoders falls below the best
+    classical baseline, pixels (clean AUROC 0.700), and it is not pretrained.
+    """
+    first = _augmentation_takeaway(effect, len(families), noise, digits)
+    second = _baseline_takeaway(clean, families, digits)
+    return f"{first} {second}".strip()
+
+
+__all__ = ["describe_below_baseline", "zoo_exercise_lora_augmentation", "zoo_lessons", "zoo_takeaway"]

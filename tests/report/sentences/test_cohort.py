@@ -246,3 +246,40 @@ def test_corruption_losses_and_exercise():
     free = spread.assign(loss=[0.05, -0.01])
     assert "On average jpeg on a costs no AUROC at all" in cohort.cohort_exercise_corruptions(free)
     assert "no corruption rows" in cohort.cohort_exercise_corruptions(spread.iloc[:0])
+
+
+# ---------------------------------------------------------------- the key takeaway
+
+def _overview(sites=(True, False, False), sizes=(200, 200, 200)):
+    return pd.DataFrame({"dataset": ["cxr", "derm", "fundus"], "test images": list(sizes), "site B": list(sites)})
+
+
+def _zoo(n=20, in_run=6):
+    return pd.DataFrame({"name": [f"e{k}" for k in range(n)], "in this run": [k < in_run for k in range(n)]})
+
+
+FLOOR = pd.DataFrame({"dataset": ["cxr", "derm", "fundus"], "ece_floor": [0.0618, 0.0721, 0.0772]})
+
+
+def test_cohort_takeaway_states_the_run_and_its_floor():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = cohort.cohort_takeaway(_overview(), FLOOR, _zoo())
+    assert check_takeaway(text) == text
+    assert text.startswith("Every number of this book comes from 6 of the zoo's 20 encoders on 3 datasets "
+                           "(cxr, derm and fundus), 200 test images each; only cxr has a second site.")
+    assert "an ECE of 0.062 to 0.077" in text and "cannot be told from noise" in text
+
+
+def test_cohort_takeaway_second_sites_sizes_and_a_missing_floor():
+    none = cohort.cohort_takeaway(_overview(sites=(False,) * 3, sizes=(100, 200, 2000)), FLOOR, _zoo())
+    assert "100 to 2000 test images; none has a second site." in none
+    every = cohort.cohort_takeaway(_overview(sites=(True,) * 3), FLOOR, _zoo())
+    assert "; each has a second site." in every
+    two = cohort.cohort_takeaway(_overview(sites=(True, True, False)), FLOOR, _zoo())
+    assert "only cxr and derm have a second site" in two
+    one = cohort.cohort_takeaway(_overview().iloc[:1], FLOOR.iloc[:1], _zoo())
+    assert "on 1 dataset (cxr), 200 test images each; it has a second site." in one
+    assert "an ECE of 0.062," in one
+    missing = cohort.cohort_takeaway(_overview(), FLOOR.assign(ece_floor=float("nan")), _zoo())
+    assert "records no ECE floor" in missing and "cannot be told from noise" not in missing

@@ -83,3 +83,22 @@ def test_subset_exercise_kept_or_changed():
     assert "There is no second site on derm" in changed
     none = four_axes_exercise_subset({"D": "a"}, {"D": "b"}, "cxr", shift_overall=True, shift_in_subset=True)
     assert "No axis keeps its leader" in none and "second site" not in none
+
+
+def test_four_axes_takeaway_one_leader_or_several():
+    from crsbench_lib.report.sentences.four_axes import four_axes_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    one = four_axes_takeaway(PROFILES, {"D": "a", "C": "a", "L": "a", "R": "a"})
+    assert check_takeaway(one) == one
+    assert one.startswith("a leads all 4 axes among the 4 candidates")
+    several = four_axes_takeaway(PROFILES, {"D": "a", "C": "b", "L": "d", "R": "a"})
+    assert check_takeaway(several) == several
+    # C and R: lower is better; a is 4th of 4 on C (0.05 the highest) and 2nd on L (0.9 below d's 0.95).
+    assert several.startswith("3 different encoders lead the 4 axes among the 4 candidates: the best discriminator, a, "
+                              "ranks 4th of 4 on calibration and 2nd on label efficiency,")
+    assert "robustness" not in several
+    # The best discriminator without a value on the one axis it does not lead: no rank, still the verdict.
+    gap = four_axes_takeaway(PROFILES.assign(R=[float("nan"), 0.2, 0.4, 0.3]), {"D": "a", "C": "a", "L": "a", "R": "b"})
+    assert gap == ("2 different encoders lead the 4 axes among the 4 candidates, so clean AUROC alone does not name "
+                   "the best encoder on every axis.")

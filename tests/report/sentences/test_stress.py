@@ -193,3 +193,54 @@ def test_exercise_subset_says_whether_fewer_encoders_or_a_smaller_gain_change_th
     assert "The verdict changes and the change is smaller" in no_gain
     one = stress.calibration_exercise_subset(_ablation_rows(0.02, n_weak=0).query("encoder == 's0'"), top=3)
     assert one.startswith("This table holds 1 encoder")
+
+
+def _excess_and_ece(auroc=((-0.0002, -0.0012, 0.0008), (-0.0145, -0.0219, -0.0067)),
+                    excess=((-0.022, -0.083, 0.010), (-0.023, -0.081, 0.009)), after=(0.099, 0.094)):
+    import pandas as pd
+
+    names = ["temperature", "isotonic"]
+    table = pd.DataFrame({"calibration": names,
+                          "excess_change": [e[0] for e in excess], "excess_change_low": [e[1] for e in excess],
+                          "excess_change_high": [e[2] for e in excess], "auroc_change": [a[0] for a in auroc],
+                          "auroc_change_low": [a[1] for a in auroc], "auroc_change_high": [a[2] for a in auroc]})
+    ece = pd.DataFrame({"calibration": names, "ece_before": [0.125, 0.125], "ece_after": list(after)})
+    return table, ece
+
+
+def test_calibration_takeaway_no_auroc_cost_and_gain_within_noise():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = stress.calibration_takeaway(*_excess_and_ece())
+    assert check_takeaway(text) == text
+    assert text.startswith("Temperature scaling cuts the mean ECE by 21 % (0.125 to 0.099) without a measurable AUROC "
+                           "cost (change -0.0002, 95 % interval [-0.0012, 0.0008])")
+    assert "its ECE excess over the floor falls by 0.022, within the bootstrap noise (interval [-0.083, 0.010])" in text
+    assert text.endswith("Of the 2 calibrators, only isotonic lowers AUROC measurably.")
+
+
+def test_calibration_takeaway_auroc_cost_gain_beyond_noise_and_a_rise():
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    costly = ((-0.003, -0.005, -0.001), (-0.0145, -0.0219, -0.0067))
+    beyond = ((-0.022, -0.040, -0.005), (0.012, 0.002, 0.030))
+    text = stress.calibration_takeaway(*_excess_and_ece(auroc=costly, excess=beyond))
+    assert check_takeaway(text) == text
+    assert "at a measurable AUROC cost (change -0.0030, 95 % interval [-0.0050, -0.0010])" in text
+    assert "falls by 0.022, beyond the bootstrap noise (interval [-0.040, -0.005])" in text
+    assert text.endswith("All 2 calibrators lower AUROC measurably.")
+    # Led by isotonic: its ECE rises and its excess rises beyond the noise; no calibrator costs AUROC.
+    free = ((0.0, -0.001, 0.001), (0.002, 0.001, 0.003))
+    rise = stress.calibration_takeaway(*_excess_and_ece(auroc=free, excess=beyond, after=(0.099, 0.140)),
+                                       calibrator="isotonic")
+    assert rise.startswith("Isotonic regression raises the mean ECE by 12 % (0.125 to 0.140) and raises the AUROC "
+                           "measurably (change +0.0020, 95 % interval [0.0010, 0.0030])")
+    assert "its ECE excess over the floor rises by 0.012, beyond the bootstrap noise" in rise
+    assert rise.endswith("None of the 2 calibrators lowers AUROC measurably.")
+
+
+def test_calibration_takeaway_without_defined_intervals():
+    nan = float("nan")
+    text = stress.calibration_takeaway(*_excess_and_ece(auroc=((nan, nan, nan),) * 2, excess=((nan, nan, nan),) * 2))
+    assert "with no bootstrap interval of its AUROC change; no bootstrap draw defines the change" in text
+    assert text.endswith("None of the 2 calibrators lowers AUROC measurably.")

@@ -76,3 +76,35 @@ def test_lora_exercise_same_or_different():
     assert "smaller under adaptation in 2 of 2 pairs" in smaller and "recovers part of the robustness" in smaller
     absent = _effect().assign(in_results=False)
     assert "no augmentation pair has both arms" in zoo_exercise_lora_augmentation(frozen, absent)
+
+
+def test_zoo_takeaway_pairs_present_and_noise():
+    from crsbench_lib.report.sentences.zoo import zoo_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = zoo_takeaway(_effect(), CLEAN, FAMILIES, noise=0.002)
+    assert check_takeaway(text) == text
+    assert text.startswith("Acquisition augmentation lowers the mean corruption AUROC loss in 2 of 2 pairs (changes "
+                           "between -0.015 and -0.013; the largest, -0.015, is large beside the seed-to-seed spread "
+                           "of 0.002) and changes the clean AUROC by between -0.017 and -0.005.")
+    # A pretrained encoder below the best baseline is named; the control is not counted as pretrained.
+    assert text.endswith("2 of 4 neural encoders fall below the best classical baseline, kmeans (clean AUROC 0.739), "
+                         "1 of them pretrained (mae).")
+    quiet = zoo_takeaway(_effect(loss_change=(0.001, 0.0002)), CLEAN, FAMILIES, noise=0.05)
+    assert "in none of the 2 pairs" in quiet and "negligible beside the seed-to-seed spread of 0.050" in quiet
+
+
+def test_zoo_takeaway_pairs_absent_and_everyone_above_the_baselines():
+    from crsbench_lib.report.sentences.zoo import zoo_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    absent = zoo_takeaway(_effect().assign(in_results=False), {**CLEAN, "mae": 0.75, "cnn_random": 0.74}, FAMILIES)
+    assert check_takeaway(absent) == absent
+    assert absent.startswith("This run holds no complete aug/noaug pair (the zoo has 2)")
+    assert absent.endswith("Every one of the 4 neural encoders beats the best classical baseline, kmeans "
+                           "(clean AUROC 0.739).")
+    control = zoo_takeaway(_effect(), {**CLEAN, "mae": 0.75}, FAMILIES)
+    assert control.endswith("1 of 4 neural encoders falls below the best classical baseline, kmeans (clean AUROC "
+                            "0.739), and it is not pretrained.")
+    no_pairs = zoo_takeaway(_effect().iloc[:0], CLEAN, FAMILIES)
+    assert no_pairs.startswith("None of the zoo's 7 encoders form a pair")
