@@ -17,7 +17,7 @@ computed from the page's tables.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import CLOSE_CORRELATION, and_list, fmt, pair_count
@@ -31,6 +31,16 @@ if TYPE_CHECKING:
 DRAW_QUANTITIES: tuple[str, ...] = ("P(rank 1) of the leader", "weight draws: mean tau", "weight draws: top-3 changes")
 #: The row of :func:`crsbench_lib.report.comparison.published_comparison` that the design fixes (0 under a fixed standard).
 FIXED_QUANTITY = "insertion: fixed displacement"
+#: The two rows that replace the cohort table's one ``encoders`` row (:func:`split_encoder_count`): every encoder
+#: of the results table is scored; only the candidates (references left out) are ranked.
+ENCODERS_SCORED = "encoders scored"
+CANDIDATES_RANKED = "candidates ranked"
+#: How the audit's statuses (:func:`crsbench_lib.scoring.consistency.check_published`) read in a takeaway.
+_AUDIT_SHORT: dict[str, str] = {
+    "consistent": "consistent: one permutation of its {n} ranks realises all three",
+    "inconsistent": "inconsistent: no permutation of its {n} ranks realises all three",
+    "undetermined": "undetermined: no permutation of its {n} ranks found, none ruled out",
+}
 
 
 def direction_counts(compared: "pd.DataFrame", close: float = CLOSE_CORRELATION) -> dict[str, list[str]]:
@@ -167,6 +177,176 @@ def published_lessons(compared: "pd.DataFrame", study_status: str, build_status:
     return lessons
 
 
+def _direction_clause(counts: dict[str, list[str]]) -> str:
+    """``4 higher, 8 lower, 4 close``: the directions of a comparison (:func:`direction_counts`), for a takeaway."""
+    return f"{len(counts['higher'])} higher, {len(counts['lower'])} lower, {len(counts['close'])} close"
+
+
+def published_takeaway(compared: "pd.DataFrame", study_status: str) -> str:
+    """The published chapter's key takeaway: how many of the study's quantities are computed here, and its audit.
+
+    Parameters
+    ----------
+    compared : pandas.DataFrame
+        :func:`crsbench_lib.report.comparison.published_comparison`.
+    study_status : str
+        :func:`crsbench_lib.scoring.consistency.check_published`'s status.
+
+    Returns
+    -------
+    str
+        Two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["encoders", "pairs", FIXED_QUANTITY, "Kendall tau"],
+    ...                       "study": [15, 105, 0.0, 0.6], "this_build": [19, 171, 0.0, 0.906]})
+    >>> published_takeaway(table, "consistent")
+    "This build computes 4 of the study's 4 headline quantities by its definitions: 3 higher, 0 lower, 1 close; only the design-fixed insertion displacement should match, and does (0 here and in the study). The study's rounded τ, ρ and mean displacement are consistent: one permutation of its 15 ranks realises all three."
+    """
+    counts = direction_counts(compared)
+    total = len(compared)
+    measured = total - len(counts["absent"])
+    text = (f"This build computes {measured} of the study's {total} headline quantities by its definitions: "
+            f"{_direction_clause(counts)}")
+    fixed, fixed_study = _value(compared, FIXED_QUANTITY), _study(compared, FIXED_QUANTITY)
+    if not math.isfinite(fixed):
+        text += "; the design-fixed insertion displacement is absent here."
+    elif fixed == fixed_study:
+        text += f"; only the design-fixed insertion displacement should match, and does ({fixed:g} here and in the study)."
+    else:
+        text += (f"; the design-fixed insertion displacement is {fixed:.3g} here, not {fixed_study:g}: the standard "
+                 "was not held fixed.")
+    n_study = _study(compared, "encoders")
+    ranks = str(int(n_study)) if math.isfinite(n_study) else "reported"
+    audit = _AUDIT_SHORT.get(study_status, study_status).format(n=ranks)
+    return text + f" The study's rounded τ, ρ and mean displacement are {audit}."
+
+
+def split_encoder_count(facts: "pd.DataFrame", n_scored: int, references: Sequence[str],
+                        study_candidates: int | None = None) -> "pd.DataFrame":
+    """The cohort table with its ``encoders`` row split into the encoders scored and the candidates ranked.
+
+    A reference (pretrained on the evaluation labels) is scored but never
+    ranked, so the comparison's ``encoders`` row (candidates) can be one short
+    of the table's encoders; the two rows say which count is which. The
+    study's models were all candidates, so both its rows carry its count.
+
+    Parameters
+    ----------
+    facts : pandas.DataFrame
+        :func:`crsbench_lib.report.differences.cohort_facts` (``fact, study, this_build``, text).
+    n_scored : int
+        Encoders of the results table (every one scored).
+    references : sequence of str
+        The references among them (scored, not ranked).
+    study_candidates : int, optional
+        The study's count (default: its ``encoders`` row).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``facts`` with :data:`ENCODERS_SCORED` and :data:`CANDIDATES_RANKED` in place of ``encoders``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> facts = pd.DataFrame({"fact": ["encoders", "seeds"], "study": ["15", "-"], "this_build": ["20", "3"]})
+    >>> split_encoder_count(facts, 20, ["intask"]).values.tolist()
+    [['encoders scored', '15', '20'], ['candidates ranked', '15', '19'], ['seeds', '-', '3']]
+    """
+    import pandas as pd
+
+    rows = facts[facts["fact"] == "encoders"]
+    study = str(study_candidates) if study_candidates is not None else (str(rows.iloc[0]["study"]) if len(rows) else "-")
+    split = pd.DataFrame({"fact": [ENCODERS_SCORED, CANDIDATES_RANKED], "study": [study, study],
+                          "this_build": [str(int(n_scored)), str(int(n_scored) - len(references))]})
+    at = int(rows.index[0]) if len(rows) else 0
+    position = list(facts.index).index(at) if len(rows) else 0
+    rest = facts.drop(index=rows.index)
+    return pd.concat([rest.iloc[:position], split, rest.iloc[position:]], ignore_index=True)
+
+
+def describe_encoder_counts(n_scored: int, references: Sequence[str]) -> str:
+    """Which count of encoders is which: scored (every encoder of the table) against ranked (the candidates).
+
+    Examples
+    --------
+    >>> describe_encoder_counts(20, ["intask_supervised_s"])
+    "This build scores 20 encoders and ranks 19 of them as candidates: intask_supervised_s, a reference pretrained on the evaluation labels, is scored but never ranked, so every rank statistic on this page, and the comparison's encoders row, counts the 19 candidates (the study's models were all candidates)."
+    >>> describe_encoder_counts(6, [])
+    'This build scores and ranks the same 6 encoders: none is a reference.'
+    """
+    n = int(n_scored)
+    if not references:
+        return f"This build scores and ranks the same {n} encoders: none is a reference."
+    names = sorted(str(name) for name in references)
+    k = n - len(names)
+    what = "a reference" if len(names) == 1 else "references"
+    verb = "is" if len(names) == 1 else "are"
+    return (f"This build scores {n} encoders and ranks {k} of them as candidates: {and_list(names)}, {what} pretrained "
+            f"on the evaluation labels, {verb} scored but never ranked, so every rank statistic on this page, and the "
+            f"comparison's encoders row, counts the {k} candidates (the study's models were all candidates).")
+
+
+def differences_takeaway(facts: "pd.DataFrame", anchors: "pd.DataFrame", compared: "pd.DataFrame",
+                         all_axes: str = "all four", top_k: int = 3) -> str:
+    """The differences chapter's key takeaway: the inputs differ at once, and how much the anchors decide.
+
+    Parameters
+    ----------
+    facts : pandas.DataFrame
+        The cohort table (``fact, study, this_build``; :data:`CANDIDATES_RANKED` or ``encoders``).
+    anchors : pandas.DataFrame
+        :func:`crsbench_lib.report.differences.anchor_sensitivity`.
+    compared : pandas.DataFrame
+        :func:`crsbench_lib.report.comparison.published_comparison`.
+    all_axes : str
+        The label of the row that re-anchors every axis at once.
+    top_k : int
+        The size of the top set whose overlap the anchor table counts.
+
+    Returns
+    -------
+    str
+        Two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> facts = pd.DataFrame({"fact": [CANDIDATES_RANKED], "study": ["15"], "this_build": ["19"]})
+    >>> anchors = pd.DataFrame({"anchors_from_cohort": ["C", "all four"], "tau_to_standard": [0.905, 0.889],
+    ...                         "top_k_overlap": [2, 2], "tau_auroc_crs": [0.83, 0.85]})
+    >>> table = pd.DataFrame({"quantity": ["a", "b"], "study": [0.6, 15], "this_build": [0.9, 19]})
+    >>> differences_takeaway(facts, anchors, table)
+    "This build differs from the study in its inputs (19 candidates against 15, other images and encoders), so of 2 quantities 2 higher, 0 lower, 0 close: directions, not causes. Taking all four anchors from this cohort gives τ_b 0.889 to the standard's ranking, keeping 2 of the top 3: the fixed anchors decide part of it."
+    """
+    fact = {str(r.fact): (str(r.study), str(r.this_build)) for r in facts.itertuples(index=False)}
+    count = next(((label, fact[name]) for name, label in ((CANDIDATES_RANKED, "candidates"), ("encoders", "encoders"))
+                  if name in fact and fact[name][0] not in ("-", "")), None)
+    inputs = (f"{count[1][1]} {count[0]} against {count[1][0]}, other images and encoders" if count else
+              "images and encoders")
+    counts = direction_counts(compared)
+    measured = len(compared) - len(counts["absent"])
+    text = (f"This build differs from the study in its inputs ({inputs}), so of {measured} quantities "
+            f"{_direction_clause(counts)}: directions, not causes.")
+    rows = anchors.set_index("anchors_from_cohort")
+    if rows.empty:
+        return text
+    taus = rows["tau_to_standard"].astype(float)
+    if (taus >= 1).all() and (rows["top_k_overlap"].astype(int) >= int(top_k)).all():
+        return text + (" Anchors taken from this cohort, one axis or all four at once, leave the CRS ranking "
+                       f"unchanged (τ_b {fmt(1.0, 3)}): the fixed anchors decide none of it.")
+    # The re-anchoring that moves the ranking most (the first such row: one axis before all four).
+    label = str(taus.idxmin())
+    most = rows.loc[label]
+    which = "all four anchors" if label == all_axes else f"{label}'s anchors alone"
+    return text + (f" Taking {which} from this cohort gives τ_b {fmt(float(most['tau_to_standard']), 3)} to the "
+                   f"standard's ranking, keeping {int(most['top_k_overlap'])} of the top {int(top_k)}: the fixed "
+                   "anchors decide part of it.")
+
+
 def published_exercise_draws(compared: "pd.DataFrame", n_draws: int, new_draws: int = 200) -> str:
     """The solution of the exercise "recompute with fewer draws: which rows change?", computed from the page's table.
 
@@ -293,7 +473,8 @@ def differences_lessons(facts: "pd.DataFrame", anchors: "pd.DataFrame", compared
 
     fact = {str(r.fact): (str(r.study), str(r.this_build)) for r in facts.itertuples(index=False)}
     listed = [f"{fact[name][1]} {label} against {fact[name][0]}" for name, label in
-              (("encoders", "encoders"), ("LoRA runs (encoder x dataset x seed)", "LoRA runs"))
+              ((CANDIDATES_RANKED, "candidates"), ("encoders", "encoders"),
+               ("LoRA runs (encoder x dataset x seed)", "LoRA runs"))
               if name in fact and fact[name][0] not in ("-", "")]
     if "institutional shift" in fact:
         listed.append(f"{fact['institutional shift'][1]} against {fact['institutional shift'][0]}")

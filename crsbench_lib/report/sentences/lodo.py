@@ -22,6 +22,7 @@ from crsbench_lib.report.grammar import (
     and_list,
     describe_interval,
     fmt,
+    format_interval,
     interval_excludes_zero,
     pair_count,
 )
@@ -298,6 +299,127 @@ def describe_new_domain_scope(summary: "pd.DataFrame") -> str:
                    f"({span}), belong to this build's zoo and its simulated phantom domains.")
 
 
+def _held_out_places(noise: "pd.DataFrame") -> tuple[list[str], list[float], list[float]]:
+    """Where each held-out τ_b (rankings averaged over seeds) falls against its held-out ranking's bootstrap draws.
+
+    Parameters
+    ----------
+    noise : pandas.DataFrame
+        :func:`crsbench_lib.scoring.lodo_new_domain.held_out_noise_table` (one block per held-out dataset).
+
+    Returns
+    -------
+    (list of str, list of float, list of float)
+        Per observed τ_b its place (:func:`crsbench_lib.report.sentences.noise.tau_against_draws`:
+        "below", "inside", "above", "between" or "none"); the bootstrap-draw medians; the observed τ_b.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> block = noise_baseline_table({"x": 0.3, "y": 0.9}, {}, {"r": np.linspace(0.8, 1, 101)}).assign(held_out="d")
+    >>> _held_out_places(block)[0]
+    ['below', 'inside']
+    """
+    from crsbench_lib.report.sentences.noise import tau_against_draws
+    from crsbench_lib.scoring.retest import AVERAGED, BOOTSTRAP_DRAW, OBSERVED
+
+    places: list[str] = []
+    medians: list[float] = []
+    observed: list[float] = []
+    if noise.empty or "held_out" not in noise.columns:
+        return places, medians, observed
+    for _, block in noise.groupby("held_out", sort=True):
+        medians += [float(v) for v in block.loc[block["source"] == BOOTSTRAP_DRAW, "tau"]]
+        for row in block[(block["source"] == OBSERVED) & (block["rankings"] == AVERAGED)].itertuples(index=False):
+            observed.append(float(row.tau))
+            places.append(tau_against_draws(float(row.tau), block))
+    return places, medians, observed
+
+
+def _noise_takeaway(noise: "pd.DataFrame | None") -> str:
+    """How many held-out τ_b fall below, inside or above their held-out ranking's bootstrap noise ("" without draws).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> block = noise_baseline_table({"x": 0.3, "y": 0.9}, {}, {"r": np.linspace(0.8, 1, 101)}).assign(held_out="d")
+    >>> _noise_takeaway(block)
+    ' Of the 2 held-out τ_b, 1 falls below the agreement of two bootstrap draws of the held-out ranking, 1 within it.'
+    """
+    places = [p for p in _held_out_places(noise)[0] if p != "none"] if noise is not None else []
+    if not places:
+        return ""
+    total = len(places)
+    below, inside, above = (places.count(p) for p in ("below", "inside", "above"))
+    reach = "the agreement of two bootstrap draws of the held-out ranking"
+    if below == total:
+        return f" All {total} held-out τ_b fall below {reach}: a new dataset costs more than re-measuring."
+    if below == 0:
+        return f" None of the {total} held-out τ_b falls below {reach}: a new dataset costs no more than re-measuring."
+    rest = [f"{inside} within it"] + ([f"{above} above"] if above else [])
+    return (f" Of the {total} held-out τ_b, {below} {'falls' if below == 1 else 'fall'} below {reach}, "
+            f"{and_list(rest)}.")
+
+
+def lodo_takeaway(crs_tau: float, auroc_tau: float, interval: tuple[float, float], n_blocks: int,
+                  noise: "pd.DataFrame | None" = None, level: float = 0.95) -> str:
+    """The leave-one-dataset-out chapter's key takeaway: which predictor of a new dataset's ranking, against noise.
+
+    The verdict is :func:`describe_predictors`'s: a better predictor only when
+    the paired interval of the difference excludes zero on the side of the
+    point difference.
+
+    Parameters
+    ----------
+    crs_tau, auroc_tau : float
+        Mean held-out τ_b of the CRS and of AUROC on the other datasets.
+    interval : (float, float)
+        The paired encoder-bootstrap interval of their difference (CRS minus AUROC).
+    n_blocks : int
+        Held-out datasets.
+    noise : pandas.DataFrame, optional
+        :func:`crsbench_lib.scoring.lodo_new_domain.held_out_noise_table`: each held-out τ_b is
+        placed against two bootstrap draws of its held-out ranking.
+    level : float
+        Coverage of the interval.
+
+    Returns
+    -------
+    str
+        One or two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`.
+
+    Examples
+    --------
+    >>> lodo_takeaway(0.467, 0.467, (-0.444, 0.364), 3)
+    "Over 3 held-out datasets, the CRS and AUROC on the other datasets predict a new dataset's AUROC ranking indistinguishably: mean τ_b 0.467 against 0.467, difference 0.000 (95 % interval [-0.444, 0.364])."
+    >>> lodo_takeaway(0.5, 0.7, (-0.3, -0.1), 3)
+    "Over 3 held-out datasets, AUROC on the other datasets predicts a new dataset's AUROC ranking better than the CRS: mean τ_b 0.700 against 0.500, difference -0.200 (95 % interval [-0.300, -0.100])."
+    """
+    c, a = float(crs_tau), float(auroc_tau)
+    low, high = (float(v) for v in interval)
+    where = f"Over {int(n_blocks)} held-out datasets,"
+    task = "a new dataset's AUROC ranking"
+    baseline = "AUROC on the other datasets"
+    if not all(math.isfinite(v) for v in (c, a, low, high)):
+        return (f"{where} whether the CRS or {baseline} predicts {task} better cannot be said: a mean τ_b or "
+                "the interval of their difference is undefined." + _noise_takeaway(noise))
+    span = f"{level * 100:g} % interval {format_interval(low, high)}"
+    if interval_excludes_zero(low, high) and (c - a) * low > 0:
+        winner, loser = ("the CRS", baseline) if low > 0 else (baseline, "the CRS")
+        hi, lo = (c, a) if low > 0 else (a, c)
+        text = (f"{where} {winner} predicts {task} better than {loser}: mean τ_b {fmt(hi, 3)} against {fmt(lo, 3)}, "
+                f"difference {fmt(c - a, 3)} ({span}).")
+    elif interval_excludes_zero(low, high):
+        text = (f"{where} the CRS and {baseline} predict {task} indistinguishably: the difference's {span} excludes "
+                f"its own point {fmt(c - a, 3)} (a biased resampling).")
+    else:
+        text = (f"{where} the CRS and {baseline} predict {task} indistinguishably: mean τ_b "
+                f"{fmt(c, 3)} against {fmt(a, 3)}, difference {fmt(c - a, 3)} ({span}).")
+    return text + _noise_takeaway(noise)
+
+
 # --- "Is this real?" and the exercise --------------------------------------------------------------------
 
 
@@ -342,9 +464,6 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
     >>> lessons[0].text.split(". ")[1]
     'Here 2 of 3 candidates were pretrained or fitted on pools that draw from every held-out domain, so for them each held-out dataset is a new task in a domain they have seen, and leave-one-dataset-out tests transfer to a new task, not to a new domain'
     """
-    from crsbench_lib.report.sentences.noise import tau_against_draws
-    from crsbench_lib.scoring.retest import AVERAGED, BOOTSTRAP_DRAW, OBSERVED
-
     lessons: list[Lesson] = []
     head = ("Holding a dataset out takes its labels out of the score and out of the panel, not its images out of the "
             "encoders' pretraining.")
@@ -410,15 +529,7 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
         lessons.append(Lesson(WORLD, "This run has no noise baseline of the held-out rankings, so the held-out τ_b "
                                      "cannot be read against the held-out ranking's own noise."))
         return lessons
-    places: list[str] = []
-    medians: list[float] = []
-    observed: list[float] = []
-    for _, block in noise.groupby("held_out", sort=True):
-        boots = block[block["source"] == BOOTSTRAP_DRAW]
-        medians += [float(v) for v in boots["tau"]]
-        for row in block[(block["source"] == OBSERVED) & (block["rankings"] == AVERAGED)].itertuples(index=False):
-            observed.append(float(row.tau))
-            places.append(tau_against_draws(float(row.tau), block))
+    places, medians, observed = _held_out_places(noise)
     measured = [p for p in places if p != "none"]
     if not measured:
         lessons.append(Lesson(WORLD, "The held-out rankings have no bootstrap draws here, so the held-out τ_b cannot "

@@ -138,3 +138,71 @@ def test_differences_exercise_when_the_what_if_moves_nothing():
                                                   {"tau_to_standard": 0.905, "top_k_overlap": 2}, "C", (0.3, 0.0), (0.2, 0.0))
     assert "τ_b 1.000 to the standard's (0 of 15 pairs swapped)" in text
     assert "the what-if does not move the ranking at all" in text and "stays as close to AUROC as it was" in text
+
+
+# --- the key takeaways and the two encoder counts -------------------------------------------------------
+
+from crsbench_lib.report.takeaway import check_takeaway  # noqa: E402
+
+
+@pytest.mark.parametrize("status, words", [("consistent", "consistent: one permutation of its 15 ranks"),
+                                           ("inconsistent", "inconsistent: no permutation of its 15 ranks"),
+                                           ("undetermined", "undetermined: no permutation of its 15 ranks found")])
+def test_published_takeaway_counts_directions_and_reads_the_audit(status, words):
+    text = comparison.published_takeaway(_compared(), status)
+    assert check_takeaway(text) == text and words in text
+    counts = comparison.direction_counts(_compared())
+    assert text.startswith("This build computes 9 of the study's 9 headline quantities")
+    assert f"{len(counts['higher'])} higher, {len(counts['lower'])} lower, {len(counts['close'])} close;" in text
+    assert "should match, and does (0 here and in the study)" in text
+
+
+def test_published_takeaway_when_the_fixed_quantity_moves_or_is_absent():
+    moved = comparison.published_takeaway(_compared(fixed=0.002), "consistent")
+    assert "is 0.002 here, not 0: the standard was not held fixed" in moved and "and does" not in moved
+    absent = comparison.published_takeaway(_compared(fixed=math.nan, lora=math.nan), "consistent")
+    assert "computes 7 of the study's 9" in absent and "displacement is absent here" in absent
+    for text in (moved, absent):
+        assert check_takeaway(text) == text
+
+
+def test_split_encoder_count_says_which_count_is_which():
+    split = comparison.split_encoder_count(_facts(), 20, ["intask_supervised_s"])
+    rows = split.set_index("fact")
+    assert list(split["fact"])[:2] == [comparison.ENCODERS_SCORED, comparison.CANDIDATES_RANKED]
+    assert rows.loc[comparison.ENCODERS_SCORED, "this_build"] == "20"
+    assert rows.loc[comparison.CANDIDATES_RANKED, "this_build"] == "19" and "encoders" not in rows.index
+    assert len(split) == len(_facts()) + 1
+    none = comparison.split_encoder_count(_facts(), 6, [])
+    assert set(none.set_index("fact").loc[[comparison.ENCODERS_SCORED, comparison.CANDIDATES_RANKED], "this_build"]) == {"6"}
+    # The lessons then count the candidates, as the comparison does.
+    text = comparison.differences_lessons(split, _anchors(), _compared())[2].text
+    assert "19 candidates against 15" in text and "20 encoders" not in text
+
+
+def test_describe_encoder_counts_names_the_references():
+    one = comparison.describe_encoder_counts(20, ["intask_supervised_s"])
+    assert "scores 20 encoders and ranks 19 of them" in one and "intask_supervised_s, a reference" in one
+    two = comparison.describe_encoder_counts(20, ["b", "a"])
+    assert "ranks 18 of them" in two and "a and b, references" in two and "are scored but never ranked" in two
+    assert comparison.describe_encoder_counts(6, []) == "This build scores and ranks the same 6 encoders: none is a reference."
+
+
+def test_differences_takeaway_follows_the_anchor_table():
+    split = comparison.split_encoder_count(_facts(), 20, ["intask_supervised_s"])
+    moved = comparison.differences_takeaway(split, _anchors(), _compared())
+    assert check_takeaway(moved) == moved and "(19 candidates against 15," in moved
+    # C alone moves the ranking as far as all four (0.905): the first such row is named.
+    assert "Taking C's anchors alone from this cohort gives τ_b 0.905 to the standard's ranking, keeping 2 of the top 3" in moved
+    assert "decide part of it" in moved
+    counts = comparison.direction_counts(_compared())
+    assert f"so of 9 quantities {len(counts['higher'])} higher" in moved
+    every = comparison.differences_takeaway(split, _anchors(taus=(0.99, 0.95, 0.98, 0.99, 0.9)), _compared())
+    assert "Taking all four anchors from this cohort gives τ_b 0.900" in every and check_takeaway(every) == every
+    single = comparison.differences_takeaway(split, _anchors(taus=(1, 0.867, 1, 1, 1), overlaps=(3,) * 5), _compared())
+    assert "C's anchors alone" in single and "keeping 3 of the top 3" in single and "none" not in single
+    still = comparison.differences_takeaway(split, _anchors(taus=(1, 1, 1, 1, 1), overlaps=(3,) * 5), _compared())
+    assert "leave the CRS ranking unchanged (τ_b 1.000): the fixed anchors decide none" in still
+    assert check_takeaway(still) == still
+    bare = comparison.differences_takeaway(_facts().iloc[1:], _anchors().iloc[:0], _compared())
+    assert "(images and encoders)" in bare and "anchors" not in bare and check_takeaway(bare) == bare

@@ -236,3 +236,36 @@ def test_lodo_exercise_compares_like_with_like_and_follows_the_verdicts():
     assert "-0.167" not in changed and "CRS's mean τ_b by +0.167" in changed
     missing = lodo.lodo_exercise_arm(None, None, 19)
     assert "no lora arm" in missing and len(missing.split()) >= 25
+
+
+# --- the key takeaway ----------------------------------------------------------------------------------
+
+from crsbench_lib.report.takeaway import check_takeaway  # noqa: E402
+
+
+@pytest.mark.parametrize("crs, auroc, interval, claim", [
+    (0.653, 0.696, (-0.135, 0.036), "the CRS and AUROC on the other datasets predict a new dataset's AUROC ranking indistinguishably"),
+    (0.5, 0.7, (-0.3, -0.05), "AUROC on the other datasets predicts a new dataset's AUROC ranking better than the CRS"),
+    (0.8, 0.6, (0.05, 0.3), "the CRS predicts a new dataset's AUROC ranking better than AUROC on the other datasets"),
+    (0.5, 0.7, (0.05, 0.3), "excludes its own point -0.200"),
+])
+def test_lodo_takeaway_follows_the_interval(crs, auroc, interval, claim):
+    text = lodo.lodo_takeaway(crs, auroc, interval, 3, _held_out_noise((crs, auroc)))
+    assert check_takeaway(text) == text and claim in text and text.startswith("Over 3 held-out datasets, ")
+    assert grammar.format_interval(*interval) in text and grammar.fmt(crs - auroc, 3) in text
+    assert ("better than" in text) == (claim.endswith("the CRS") or claim.endswith("other datasets"))
+
+
+def test_lodo_takeaway_places_the_taus_against_the_held_out_noise():
+    below = lodo.lodo_takeaway(0.653, 0.696, (-0.135, 0.036), 3, _held_out_noise((0.653, 0.696)))
+    assert "All 6 held-out τ_b fall below" in below and "mean τ_b 0.653 against 0.696" in below
+    inside = lodo.lodo_takeaway(0.9, 0.95, (-0.1, 0.01), 3, _held_out_noise((0.9, 0.95)))
+    assert "None of the 6 held-out τ_b falls below" in inside
+    mixed = lodo.lodo_takeaway(0.6, 0.95, (-0.4, -0.2), 3, _held_out_noise((0.6, 0.95)))
+    assert "Of the 6 held-out τ_b, 3 fall below" in mixed and "3 within it" in mixed
+    for text in (below, inside, mixed):
+        assert check_takeaway(text) == text
+    bare = lodo.lodo_takeaway(0.6, 0.95, (-0.4, -0.2), 3, pd.DataFrame())
+    assert "held-out τ_b" not in bare and check_takeaway(bare) == bare
+    undefined = lodo.lodo_takeaway(float("nan"), 0.5, (float("nan"), float("nan")), 3)
+    assert "cannot be said" in undefined and "better than" not in undefined and check_takeaway(undefined) == undefined

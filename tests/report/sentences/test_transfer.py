@@ -202,3 +202,39 @@ def test_top_k_exercise_without_swaps_and_with_many():
 def test_tau_lesson_counts_swapped_pairs_or_says_ties_blur_them():
     assert "so 0.889 is 2 swapped pairs of 36" in _lessons(tau=8 / 9)[0].text
     assert "about 1.5 swapped pairs of 36 (ties" in _lessons(tau=1 - 3 / 36)[0].text
+
+
+# --- the key takeaway ----------------------------------------------------------------------------------
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from crsbench_lib.report.takeaway import check_takeaway  # noqa: E402
+from crsbench_lib.scoring.retest import noise_baseline_table  # noqa: E402
+
+
+def _transfer_noise(tau, frozen=(0.8, 1.0), adapted=(0.8, 1.0)):
+    return noise_baseline_table({"frozen against adapted CRS": tau}, {"frozen": [0.9, 0.95]},
+                                {"frozen": np.linspace(*frozen, 101), "adapted": np.linspace(*adapted, 101)})
+
+
+@pytest.mark.parametrize("tau, noise, verdict, pairs", [
+    (0.944, _transfer_noise(0.944), "survives adaptation: frozen against adapted τ_b 0.944", "1 swapped pair of 36"),
+    (0.611, _transfer_noise(0.611), "does not survive adaptation intact", "7 swapped pairs of 36"),
+    (0.6, _transfer_noise(0.6, (0.5, 0.55), (0.45, 0.5)), "survives adaptation: frozen against adapted τ_b 0.600 (about 7.2 swapped pairs of 36) lies above",
+     "about 7.2 swapped pairs of 36"),
+    (0.7, _transfer_noise(0.7, (0.5, 0.6), (0.8, 0.9)), "partly survives adaptation", "about 5.4 swapped pairs of 36"),
+    (0.944, pd.DataFrame(), "moves under adaptation", "1 swapped pair of 36"),
+    (1.0, _transfer_noise(1.0), "survives adaptation unchanged", "0 swapped pairs of 36"),
+])
+def test_transfer_takeaway_reads_the_tau_against_the_draws(tau, noise, verdict, pairs):
+    text = transfer.transfer_takeaway(tau, 9, noise, ["a", "b", "c"], ["a", "b", "c"])
+    assert check_takeaway(text) == text and verdict in text and f"({pairs})" in text
+    assert text.startswith("The frozen CRS ranking of the 9 candidates") and "ties put" not in text
+    assert text.endswith("The top-3 sets are the same 3 encoders (a, b, c).")
+
+
+def test_transfer_takeaway_says_who_leaves_the_top_set():
+    text = transfer.transfer_takeaway(0.611, 9, _transfer_noise(0.611), ["a", "b", "c"], ["a", "b", "d"])
+    assert text.endswith("The top-3 sets share 2 of 3 members (a, b); c leaves and d enters.")
+    assert check_takeaway(text) == text
