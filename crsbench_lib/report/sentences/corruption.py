@@ -104,6 +104,55 @@ def _strength_clause(low: float, high: float) -> str:
     return f" and runs from {start} to a {last} {sign} association"
 
 
+def within_case(low: float, high: float) -> str:
+    """What the interval of the mean within-cell r says, the verdict of :func:`describe_within_cells` and the takeaway.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends.
+
+    Returns
+    -------
+    str
+        "unknown" (it includes zero), "partial" (positive, below :data:`CLOSE_GUIDE`), "close" (at or above it
+        throughout), "negative" (below zero) or "unpinned" (positive, reaching past :data:`CLOSE_GUIDE`).
+
+    Examples
+    --------
+    >>> [within_case(*i) for i in ((-0.3, 0.7), (0.3, 0.6), (0.75, 0.9), (-0.6, -0.2), (0.4, 0.8))]
+    ['unknown', 'partial', 'close', 'negative', 'unpinned']
+    """
+    low, high = _interval((low, high))
+    if low <= 0 <= high:
+        return "unknown"
+    if low > 0 and high < CLOSE_GUIDE:
+        return "partial"
+    if low >= CLOSE_GUIDE:
+        return "close"
+    return "negative" if high < 0 else "unpinned"
+
+
+_SUBJECT = "Within a cell, across its {n} encoders, an encoder that loses more AUROC under a corruption "
+#: The head of the within-cell sentence, per :func:`within_case`.
+_WITHIN_HEADS: dict[str, str] = {
+    "unknown": ("Within a cell, across its {n} encoders, the data cannot tell whether an encoder that loses more AUROC "
+                "under a corruption also loses more calibration"),
+    "partial": _SUBJECT + "also tends to lose more calibration, but only partly",
+    "close": _SUBJECT + "also loses more calibration, closely",
+    "negative": _SUBJECT + "tends to lose less calibration",
+    "unpinned": _SUBJECT + "also tends to lose more calibration, by an amount these cells do not pin down",
+}
+#: The takeaway's answer to the chapter's question, per :func:`within_case`.
+_ANSWERS: dict[str, str] = {
+    "unknown": "Not that the data can tell",
+    "partial": "Only partly",
+    "close": "Yes, closely",
+    "negative": "No, the reverse",
+    "unpinned": "Yes, by an amount these cells do not pin down",
+}
+
+
 def describe_within_cells(
     mean_r: float,
     interval: tuple[float, float],
@@ -168,21 +217,7 @@ def describe_within_cells(
     low, high = _interval(interval)
     if not (isinstance(n_cells, int) and isinstance(n_below, int) and 0 <= n_below <= n_cells and n_cells > 0):
         raise ValueError(f"need 0 <= n_below <= n_cells and n_cells > 0, got {n_below!r} of {n_cells!r}")
-    if low <= 0 <= high:
-        head = ("Within a cell, across its {n} encoders, the data cannot tell whether an encoder that loses more AUROC "
-                "under a corruption also loses more calibration")
-    elif low > 0 and high < CLOSE_GUIDE:
-        head = ("Within a cell, across its {n} encoders, an encoder that loses more AUROC under a corruption also "
-                "tends to lose more calibration, but only partly")
-    elif low >= CLOSE_GUIDE:
-        head = ("Within a cell, across its {n} encoders, an encoder that loses more AUROC under a corruption also "
-                "loses more calibration, closely")
-    elif high < 0:
-        head = ("Within a cell, across its {n} encoders, an encoder that loses more AUROC under a corruption tends "
-                "to lose less calibration")
-    else:
-        head = ("Within a cell, across its {n} encoders, an encoder that loses more AUROC under a corruption also "
-                "tends to lose more calibration, by an amount these cells do not pin down")
+    head = _WITHIN_HEADS[within_case(low, high)]
     text = (head.format(n=n_encoders) + f": the mean within-cell r is {fmt(r, digits)} ("
             + describe_interval(low, high, level=level, digits=digits) + _strength_clause(low, high)
             + f") and the median {fmt(median, digits)}")
@@ -577,3 +612,47 @@ def corruption_exercise_draws(summary: "pd.DataFrame", n_draws: int = 200, level
     return text + (f"At the page's {total} draws the same end moves by about {fmt(at_page, digits)}: more draws shrink "
                    "the Monte-Carlo error on top of the data's sampling error, never the sampling error itself, which "
                    "is what the interval's width measures.")
+
+
+def corruption_takeaway(mean_r: float, interval: tuple[float, float], n_encoders: int, between_r: float,
+                        n_cells: int, level: float = 0.95, digits: int = 3) -> str:
+    """The corruption chapter's key takeaway: does an encoder that loses more AUROC also lose more calibration?
+
+    The answer is the within-cell correlation's (:func:`within_case`, as
+    :func:`describe_within_cells` reads it), judged on its interval with the
+    shared test images resampled; the between-cell r is named for what it
+    measures instead.
+
+    Parameters
+    ----------
+    mean_r : float
+        Mean within-cell r over cells.
+    interval : (float, float)
+        Its interval (encoders, datasets and test images resampled).
+    n_encoders : int
+        Encoders per cell.
+    between_r : float
+        Pearson's r of the cell means.
+    n_cells : int
+        Cells.
+    level : float
+        The interval's coverage.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        Two sentences.
+
+    Examples
+    --------
+    >>> corruption_takeaway(0.359, (-0.296, 0.715), 6, 0.673, 9)
+    'Not that the data can tell: within a cell, across its 6 encoders, AUROC loss and ECE increase correlate at a mean r of 0.359 (95 % interval [-0.296, 0.715], test images resampled). The between-cell r of 0.673 over 9 cells says how strong the corruptions are, not which model is robust.'
+    """
+    r, between = finite(mean_r, "mean_r"), finite(between_r, "between_r")
+    low, high = _interval(interval)
+    return (f"{_ANSWERS[within_case(low, high)]}: within a cell, across its {n_encoders} encoders, AUROC loss and ECE "
+            f"increase correlate at a mean r of {fmt(r, digits)} ({level * 100:g} % interval "
+            f"{_bounds(low, high, digits)}, test images resampled). The between-cell r of {fmt(between, digits)} over "
+            f"{n_cells} cells says how strong the corruptions are, not which model is robust.")

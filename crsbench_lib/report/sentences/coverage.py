@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from crsbench_lib.report.grammar import and_list, finite, fmt, percent
+from crsbench_lib.report.grammar import and_list, finite, fmt, percent, value_range
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
 
 if TYPE_CHECKING:
@@ -659,3 +659,61 @@ __all__ = ["BIAS_SOURCES", "BOOK_INTERVALS", "QUANTITY_NAMES", "describe_book_in
            "describe_unaudited", "signed", "RESOLVABLE_SE", "TOLERANCE_SE", "coverage_verdict", "describe_coverage",
            "describe_truth", "judged_se", "coverage_lessons", "coverage_exercise_by_encoder",
            "coverage_exercise_replicates", "replicates_for"]
+
+
+def coverage_takeaway(table: "pd.DataFrame | None", profile: str, method: str = "percentile") -> str:
+    """The self-audit's key takeaway: do the book's intervals hold the simulated truth as often as they promise?
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or None
+        The audit's coverage table, or None when no audit ran (data whose truth is unknown).
+    profile : str
+        The profile the page reads (named when nothing is audited).
+    method : str
+        The interval method judged ("percentile": the intervals the book's pages show).
+
+    Returns
+    -------
+    str
+        One or two sentences: which quantities' intervals fall short (within
+        two Monte-Carlo errors, :func:`coverage_verdict`), how small a shortfall
+        the audit can miss, and whether the leading tier held the truly best.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["axis_D", "axis_C"], "method": "percentile", "nominal": 0.95,
+    ...                       "observed": [0.94, 0.70], "n": 100, "n_replicates": 20, "mc_se": 0.02})
+    >>> coverage_takeaway(table, "quick")
+    'Over 20 replicates of the protocol, the 95 % percentile intervals fall short for calibration (C) (a share of 0.700) and hold, within two Monte-Carlo errors, for the other audited quantity.'
+    """
+    if table is None or table.empty:
+        return (f"Coverage needs a known truth, which this build's data (profile {profile}) lacks: none of its "
+                "intervals is audited here (0 replicates); the self-audit runs in the simulated world only.")
+    rows = table[table["method"] == method]
+    if rows.empty:
+        raise ValueError(f"the coverage table holds no {method!r} intervals")
+    verdicts = list(_verdicts(rows).values())
+    short = sorted((float(r["observed"]), QUANTITY_NAMES.get(str(r["quantity"]), str(r["quantity"])))
+                   for v, _, r in verdicts if v == "under-covers")
+    n_rep, k = int(rows["n_replicates"].max()), len(verdicts)
+    text = (f"Over {n_rep} replicates of the protocol, the {percent(float(rows['nominal'].iloc[0]))} {method} "
+            "intervals fall short for ")
+    if not short:
+        unseen = TOLERANCE_SE * max(se for _, se, _ in verdicts)
+        text += f"none of the {k} audited quantities (shares {value_range(list(rows['observed']), 2)})"
+        text += (f"; with so few replicates a shortfall below {fmt(unseen, 2)} goes unseen." if unseen / TOLERANCE_SE
+                 > RESOLVABLE_SE else ".")
+    else:
+        named = (and_list([f"{name} (a share of {fmt(obs, 3)})" for obs, name in short]) if len(short) <= 2 else
+                 f"{len(short)} of the {k} audited quantities, most for {short[0][1]} (a share of {fmt(short[0][0], 3)})")
+        rest = k - len(short)
+        others = "the other audited quantity" if rest == 1 else f"the other {rest} audited quantities"
+        text += named + (f" and hold, within two Monte-Carlo errors, for {others}." if rest and len(short) <= 2 else ".")
+    tier = table[table["method"] == "set"]
+    if not tier.empty:
+        t = tier.iloc[0]
+        text += (f" The leading tier held the truly best encoder in {round(float(t['observed']) * int(t['n_replicates']))}"
+                 f" of {int(t['n_replicates'])} replicates.")
+    return text

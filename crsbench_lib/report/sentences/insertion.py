@@ -138,7 +138,7 @@ def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: flo
     ...         ("cohort-renormalised", 0.97, 2, 136, 3, 0.54, 0.46, 0.59, 28, 37)]
     >>> noise = noise_baseline_table({"the fixed reference": 1.0, "cohort renormalisation": 0.97},
     ...                              {"fixed reference": [0.76, 0.85, 0.81]}, {"fixed reference": np.linspace(0.8, 0.95, 11)})
-    >>> describe_rank_noise(pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS)), noise).split(". ")[-4] + "."
+    >>> describe_rank_noise(pd.DataFrame(rows, columns=list(RANK_NOISE_COLUMNS)), noise).split(2 * chr(10))[1].split(". ")[0] + "."
     'In pairs: the insertion reorders 0 of 136 pairs under the fixed reference and 2 under cohort renormalisation, while two seeds of the same ranking reorder 10 to 16 pairs (fixed reference) and 28 to 37 (cohort-renormalised).'
     """
     from crsbench_lib.scoring.insertion import COHORT, FIXED, NOISE_LABELS
@@ -154,7 +154,8 @@ def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: flo
                                       judged_by={c: [r] for c, r in NOISE_LABELS.values()})
     world = "this build's simulated world" if simulated else "this build's world"
     moved, pairs = int(cohort.insertion_order_changes), int(cohort.n_pairs)
-    head = (f" In pairs: the insertion reorders {int(fixed.insertion_order_changes)} of {pairs} pairs under the fixed "
+    # The pairs in a paragraph of their own: the τ_b reading above is already a paragraph's worth.
+    head = (f"\n\nIn pairs: the insertion reorders {int(fixed.insertion_order_changes)} of {pairs} pairs under the fixed "
             f"reference and {moved} under cohort renormalisation")
     if not int(cohort.retest_seed_pairs) or not int(fixed.retest_seed_pairs):
         return text + head + ("; this run has a single seed, so the count cannot be read against the ranking's own "
@@ -549,3 +550,105 @@ def registry_exercise(summary: "pd.DataFrame", newcomers: "list[str]", lora_cand
                  "be built on it. ")
     return text + ("Then `verify` on your own file recomputes every entry from its stored rows; it reports OK as long "
                    "as nobody edited the file.")
+
+
+# --- The key takeaways of the insertion and registry chapters ----------------------------------------------
+
+def _seed_reorder_clause(changes: int, rank_noise: "pd.DataFrame | None") -> str:
+    """``", within the 0 to 1 pairs two seeds of that ranking reorder"``, or nothing without a second seed."""
+    from crsbench_lib.scoring.insertion import COHORT
+
+    if rank_noise is None:
+        return ""
+    rows = rank_noise[rank_noise["scheme"] == COHORT]
+    if rows.empty or not int(rows.iloc[0]["retest_seed_pairs"]):
+        return ""
+    low, high = float(rows.iloc[0]["retest_min_order_changes"]), float(rows.iloc[0]["retest_max_order_changes"])
+    where = "fewer than" if changes < low else "more than" if changes > high else "within"
+    return f", {where} the {_span(low, high, 2)} that two seeds of that ranking reorder"
+
+
+def insertion_takeaway(n_newcomers: int, n_existing: int, largest_fixed: float, largest_cohort: float,
+                       cohort_order_changes: int, n_pairs: int, rank_noise: "pd.DataFrame | None" = None) -> str:
+    """The insertion chapter's key takeaway: did the published scores move, under each scheme?
+
+    Parameters
+    ----------
+    n_newcomers, n_existing : int
+        Candidates inserted, and existing (published) encoders.
+    largest_fixed, largest_cohort : float
+        Largest absolute change of an existing score under the fixed reference and under cohort renormalisation.
+    cohort_order_changes, n_pairs : int
+        Pairs of existing encoders that renormalisation reorders, and pairs.
+    rank_noise : pandas.DataFrame, optional
+        :func:`crsbench_lib.scoring.insertion.rank_noise_table`: the range of pairs two seeds of the
+        renormalised ranking reorder, the noise its reordering is read beside.
+
+    Returns
+    -------
+    str
+        One or two sentences.
+
+    Examples
+    --------
+    >>> insertion_takeaway(3, 17, 0.0, 0.128, 2, 136)
+    'Inserting 3 newcomers into a registry of 17 encoders moved no published score under the fixed reference (largest change 0). Cohort renormalisation would have rewritten them by up to 0.128 and reordered 2 of 136 pairs.'
+    """
+    fixed, cohort = abs(finite(largest_fixed, "largest_fixed")), abs(finite(largest_cohort, "largest_cohort"))
+    head = f"Inserting {n_newcomers} newcomers into a registry of {n_existing} encoders"
+    text = (f"{head} moved no published score under the fixed reference (largest change 0)." if fixed == 0 else
+            f"{head} moved published scores under the fixed reference (largest change {fixed:.3g}): the standard "
+            "was not held fixed.")
+    if cohort == 0:
+        return text + " Cohort renormalisation would not have moved them either."
+    return (text + f" Cohort renormalisation would have rewritten them by up to {fmt(cohort, 3)} and reordered "
+            f"{int(cohort_order_changes)} of {int(n_pairs)} pairs"
+            + _seed_reorder_clause(int(cohort_order_changes), rank_noise) + ".")
+
+
+def registry_takeaway(n_published: int, n_identical: int, n_newcomers: int, summary: "pd.DataFrame",
+                      verified: bool, n_entries: int) -> str:
+    """The registry chapter's key takeaway: can a published score change when new candidates arrive?
+
+    Parameters
+    ----------
+    n_published, n_identical : int
+        Published entries, and those whose CRS is the same double after the insertion.
+    n_newcomers : int
+        Candidates inserted.
+    summary : pandas.DataFrame
+        :func:`crsbench_lib.registry.insertion.displacement_summary` (index scheme).
+    verified : bool
+        Whether :func:`crsbench_lib.registry.verify_registry` found no problem.
+    n_entries : int
+        Entries it recomputed.
+
+    Returns
+    -------
+    str
+        Two sentences.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> summary = pd.DataFrame({"n_published": [3], "max_abs_crs_displacement": [0.103], "n_scores_moved": [3]},
+    ...                        index=pd.Index(["cohort-renormalised"], name="scheme"))
+    >>> registry_takeaway(3, 3, 5, summary, True, 8)
+    'No: after 5 candidates arrived, 3 of 3 published CRS values are the same double as before, and `verify` recomputed all 8 entries without a difference. Cohort renormalisation would have moved 3 of them, by up to 0.103.'
+    """
+    if n_identical == n_published:
+        text = (f"No: after {n_newcomers} candidates arrived, {n_identical} of {n_published} published CRS values are "
+                "the same double as before")
+    else:
+        text = (f"Here yes, which the design forbids: after {n_newcomers} candidates arrived, only {n_identical} of "
+                f"{n_published} published CRS values are the same double as before")
+    text += (f", and `verify` recomputed all {n_entries} entries without a difference." if verified else
+             f", and `verify` found problems among the {n_entries} entries.")
+    if "cohort-renormalised" not in summary.index:
+        return text
+    row = summary.loc["cohort-renormalised"]
+    moved = int(row["n_scores_moved"])
+    if moved == 0:
+        return text + " Cohort renormalisation would not have moved any of them either."
+    return text + (f" Cohort renormalisation would have moved {moved} of them, by up to "
+                   f"{fmt(float(row['max_abs_crs_displacement']), 3)}.")

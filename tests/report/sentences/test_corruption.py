@@ -156,3 +156,25 @@ def test_bad_input_is_refused():
         corruption.describe_image_noise(0.4, 0.1, -1.0)
     with pytest.raises(ValueError, match="finite"):
         corruption.describe_between_cells(0.8, (0.6, float("inf")), (0.7, 0.9), 30, 0.63, 43)
+
+
+@pytest.mark.parametrize(("interval", "answer"), [
+    ((-0.296, 0.715), "Not that the data can tell"), ((0.303, 0.592), "Only partly"), ((0.75, 0.9), "Yes, closely"),
+    ((-0.6, -0.2), "No, the reverse"), ((0.4, 0.8), "Yes, by an amount these cells do not pin down"),
+])
+def test_takeaway_answers_from_the_within_cell_interval(interval, answer):
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    mean = sum(interval) / 2
+    text = corruption.corruption_takeaway(mean, interval, 20, 0.836, 34)
+    assert check_takeaway(text) == text and text.startswith(answer + ": within a cell, across its 20 encoders")
+    assert f"mean r of {mean:.3f} (95 % interval [{interval[0]:.3f}, {interval[1]:.3f}]" in text
+    assert "between-cell r of 0.836 over 34 cells says how strong the corruptions are" in text
+    # The takeaway and the within-cell sentence give the same verdict.
+    long = corruption.describe_within_cells(mean, interval, mean, 0, 34, 20)
+    assert long.startswith(corruption._WITHIN_HEADS[corruption.within_case(*interval)].format(n=20))
+
+
+def test_takeaway_refuses_an_interval_out_of_order():
+    with pytest.raises(ValueError):
+        corruption.corruption_takeaway(0.3, (0.5, 0.1), 6, 0.6, 9)

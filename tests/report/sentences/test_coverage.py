@@ -224,3 +224,35 @@ def test_exercise_by_encoder_follows_who_falls_short():
     assert "falls shortest for multitask" in flipped
     assert "the best calibrated encoder, hog, is not the one whose interval falls shortest (multitask is)" in flipped
     assert "no known truth" in coverage_sentences.coverage_exercise_by_encoder(None, None)
+
+
+@pytest.mark.parametrize(("observed", "n_rep", "expected"), [
+    ({"axis_D": 1.0, "axis_C": 0.75, "crs": 1.0}, 2,
+     "fall short for none of the 3 audited quantities (shares 0.75 to 1.00); with so few replicates a shortfall "
+     "below 0.31 goes unseen."),
+    ({"axis_D": 0.95, "axis_C": 0.94}, 400, "fall short for none of the 2 audited quantities (shares 0.94 to 0.95)."),
+    ({"axis_D": 0.95, "axis_C": 0.70, "crs": 0.95}, 20,
+     "fall short for calibration (C) (a share of 0.700) and hold, within two Monte-Carlo errors, for the other 2 "
+     "audited quantities."),
+    ({"axis_D": 0.60, "axis_C": 0.70, "crs": 0.50, "axis_L": 0.95}, 20,
+     "fall short for 3 of the 4 audited quantities, most for each encoder's CRS (a share of 0.500)."),
+])
+def test_coverage_takeaway_follows_the_verdicts(observed, n_rep, expected):
+    from crsbench_lib.report.sentences.coverage import coverage_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = coverage_takeaway(_table(observed, n_rep=n_rep, tier=0.85), "quick")
+    assert check_takeaway(text) == text
+    assert text.startswith(f"Over {n_rep} replicates of the protocol, the 95 % percentile intervals ")
+    assert expected in text
+    assert text.endswith(f"The leading tier held the truly best encoder in {round(0.85 * n_rep)} of {n_rep} replicates.")
+
+
+def test_coverage_takeaway_without_an_audit_says_why():
+    from crsbench_lib.report.sentences.coverage import coverage_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = coverage_takeaway(None, "mine")
+    assert check_takeaway(text) == text and "(profile mine) lacks" in text and "none of its intervals" in text
+    with pytest.raises(ValueError, match="no 'basic' intervals"):
+        coverage_takeaway(_table({"axis_D": 0.9}), "quick", method="basic")

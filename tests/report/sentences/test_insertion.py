@@ -228,3 +228,51 @@ def test_registry_exercise_answers_from_the_exercise_run():
     assert len(text.split()) >= 25
     broken = insertion.registry_exercise(_summary(moved=2, largest=1e-6), ["a"], lora_candidates=True)
     assert "with the LoRA candidates leaves 2 of 17" in broken and "not held fixed" in broken
+
+
+@pytest.mark.parametrize("fixed, cohort, changes, seeds, expected", [
+    (0.0, 0.128, 0, (0, 1), "within the 0 to 1 that two seeds"),
+    (0.0, 0.128, 5, (0, 1), "more than the 0 to 1 that two seeds"),
+    (0.0, 0.128, 0, (2, 4), "fewer than the 2 to 4 that two seeds"),
+    (0.002, 0.05, 1, None, "the standard was not held fixed"),
+    (0.0, 0.0, 0, None, "would not have moved them either"),
+])
+def test_insertion_takeaway_follows_both_schemes_and_the_seed_noise(fixed, cohort, changes, seeds, expected):
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    noise = _noise(changes, *seeds) if seeds else _noise(changes, 0, 0, seed_pairs=0)
+    text = insertion.insertion_takeaway(3, 17, fixed, cohort, changes, 136, noise)
+    assert check_takeaway(text) == text and expected in text
+    assert "Inserting 3 newcomers into a registry of 17 encoders" in text
+    assert ("moved no published score" in text) == (fixed == 0)
+    if cohort:
+        assert f"by up to {cohort:.3f} and reordered {changes} of 136 pairs" in text
+    assert ("two seeds" in text) == (seeds is not None and cohort > 0)
+
+
+def test_registry_takeaway_follows_the_registry_and_renormalisation():
+    import pandas as pd
+
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    def summary(moved, largest):
+        return pd.DataFrame({"n_published": [17, 17], "max_abs_crs_displacement": [0.0, largest],
+                             "n_scores_moved": [0, moved]},
+                            index=pd.Index(["fixed reference", "cohort-renormalised"], name="scheme"))
+
+    held = insertion.registry_takeaway(17, 17, 13, summary(17, 0.0612), True, 30)
+    assert check_takeaway(held) == held and held.startswith("No: after 13 candidates arrived, 17 of 17")
+    assert "all 30 entries without a difference" in held and "moved 17 of them, by up to 0.061" in held
+    broken = insertion.registry_takeaway(17, 15, 13, summary(0, 0.0), False, 30)
+    assert check_takeaway(broken) == broken and broken.startswith("Here yes, which the design forbids")
+    assert "only 15 of 17" in broken and "found problems among the 30 entries" in broken
+    assert "would not have moved any of them either" in broken
+    alone = insertion.registry_takeaway(2, 2, 1, summary(0, 0.0).drop(index="cohort-renormalised"), True, 3)
+    assert "renormalisation" not in alone
+
+
+def test_describe_rank_noise_gives_the_pairs_their_own_paragraph():
+    for table, baselines in ((_noise(2, 28, 37), _baselines(0.97)),
+                             (_noise(2, 0, 0, seed_pairs=0), _baselines(0.97, seed_pairs=0))):
+        taus, pairs = insertion.describe_rank_noise(table, baselines).split("\n\n")
+        assert "τ_b" in taus and "In pairs" not in taus and pairs.startswith("In pairs: the insertion reorders")
