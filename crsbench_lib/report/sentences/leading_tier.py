@@ -464,7 +464,10 @@ def leading_tier_takeaway(
     if not names:
         raise ValueError("leading_tier_takeaway needs the leader")
     leader = names[0]
-    first = small_percent(finite(p_rank1[leader], "p_rank1"))
+    share_first = finite(p_rank1[leader], "p_rank1")
+    first = small_percent(share_first)
+    # "yet" only where the rank probability seems to settle what the interval leaves open.
+    joint = "yet" if share_first >= 0.5 else "and"
     table = comparisons.assign(encoder=comparisons["encoder"].astype(str)).set_index("encoder")
     rival = names[1] if len(names) > 1 else next((n for n in table.index if n != leader), None)
     if rival is None:
@@ -479,7 +482,7 @@ def leading_tier_takeaway(
         if excludes:
             raise ValueError(f"{rival}'s interval with {leader} excludes zero: it cannot be in the tier")
         return (f"First place is not settled by the data: {len(names)} of {n_candidates} candidates "
-                f"({short_names(names)}) form the leading tier. {leader} ranks first in {first} of draws, yet {span} "
+                f"({short_names(names)}) form the leading tier. {leader} ranks first in {first} of draws, {joint} {span} "
                 f"{rival}, {shown}, includes zero.")
     if not excludes:
         raise ValueError(f"{rival}'s interval with {leader} includes zero: it belongs in the tier")

@@ -140,3 +140,13 @@ def test_sensitivity_takeaway_names_every_share_when_the_top_moves(weights, loo,
             1.0: "in every leave-one-out panel"}[loo] in text
     assert {0.0: "in none of the random sub-panels", 0.05: "in 5 % of random sub-panels",
             0.996: "in > 99 % of random sub-panels"}[subsets] in text
+
+
+def test_takeaway_says_barely_when_the_top_k_moves_in_few_perturbations():
+    from crsbench_lib.report.sentences.sensitivity import RARE_CHANGE, sensitivity_takeaway
+
+    common = dict(top_k=3, default_top=["a", "b", "c"], n_draws=1000, mean_tau=0.997)
+    rare = sensitivity_takeaway(share_weights=0.004, share_leave_one_out=0.0, share_subsets=0.0, **common)
+    often = sensitivity_takeaway(share_weights=RARE_CHANGE, share_leave_one_out=0.0, share_subsets=0.0, **common)
+    assert "barely depends on" in rare and "< 1 %" in rare
+    assert " depends on" in often and "barely" not in often
