@@ -70,6 +70,8 @@ def page_text(path: Path) -> str:
     source = path.read_text(encoding="utf-8")
     main_part = source[source.find("<main"):source.find("</main>")]
     main_part = re.sub(r"<style.*?</style>", " ", main_part, flags=re.S)
+    # A line-break opportunity (<wbr>, a zero-width space) is no space a reader sees.
+    main_part = re.sub(r"<wbr\s*/?>|\u200b", "", main_part)
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", main_part)))
 
 
