@@ -10,7 +10,10 @@ Public entry points:
   disjoint from every evaluation split; :func:`pool_sites` and
   :func:`pool_attributes` say which sites and attributes there are;
 - :func:`corruption_families` / :func:`corrupt` and the per-domain
-  :data:`~crsbench_lib.cohort.corruptions.SEVERITY_TABLE`;
+  :data:`~crsbench_lib.cohort.corruptions.SEVERITY_TABLE`
+  (:data:`CORRUPTION_DOMAINS`: the phantom cohort's three domains, plus
+  ultrasound, pathology, microscopy, ct and oct for real data, from
+  :mod:`crsbench_lib.cohort.corruption_modalities`);
 - figures for the book in :mod:`crsbench_lib.cohort.figures`.
 
 The world

@@ -18,7 +18,12 @@ Families (per domain, see :func:`corruption_families`):
 - dermatology: the dermoscope's black corner, ruler marks;
 - ophthalmology: uneven illumination (a smooth bias field), haze (media opacity);
 - radiology: over-processed local contrast (unsharp masking, as vendors' edge
-  enhancement), anti-scatter grid lines, burned-in markers.
+  enhancement), anti-scatter grid lines, burned-in markers;
+- ultrasound, pathology, microscopy, ct and oct: catalogues of their own
+  (speckle, stain variation, low-dose noise, window errors, B-scan
+  misalignment, ...), defined with their reasons in
+  :mod:`crsbench_lib.cohort.corruption_modalities` and read through the same
+  table; they reuse the families above where the physics is the same.
 
 Every family's five severities are one row of :data:`SEVERITY_TABLE` (per
 domain, in physical units: lengths in pixels of a 32-px image, exposure in
@@ -40,6 +45,7 @@ import numpy as np
 from PIL import Image
 
 from crsbench_lib.cohort import _render as r
+from crsbench_lib.cohort.corruption_modalities import MODALITY_BLOCKS, MODALITY_IMPLEMENTATIONS, MODALITY_TABLES
 from crsbench_lib.errors import DataError
 from crsbench_lib.results.schema import SEVERITIES
 
@@ -85,6 +91,8 @@ SEVERITY_TABLE: dict[str, dict[str, Row]] = {
         "haze": {"strength": (0.07, 0.14, 0.21, 0.28, 0.35), "blur_px": (0.2, 0.4, 0.6, 0.8, 1.0)},
     },
     "radiology": _RADIOGRAPH,
+    # After the three original domains, so that a family's default table (_DEFAULT_DOMAIN) does not move.
+    **MODALITY_TABLES,
 }
 #: Domains with a corruption catalogue (a real dataset's ``domain`` key names one).
 CORRUPTION_DOMAINS: tuple[str, ...] = tuple(SEVERITY_TABLE)
@@ -102,6 +110,7 @@ IMAGE_BLOCKS: dict[str, dict[str, int]] = {
     "dermatology": {**_CAMERA_BLOCKS, "black_corner": 9, "ruler_marks": 10},
     "ophthalmology": {**_CAMERA_BLOCKS, "uneven_illumination": 9, "haze": 10},
     "radiology": {**_CAMERA_BLOCKS, "local_contrast": 9, "grid_lines": 10, "burned_markers": 11},
+    **MODALITY_BLOCKS,
 }
 #: Which test images each corruption condition uses (a profile's ``corruptions.layout``; see :func:`first_image`).
 CORRUPTION_LAYOUTS: tuple[str, ...] = ("per_condition", "per_family", "shared")
@@ -126,8 +135,9 @@ def corruption_families(domain: str) -> tuple[str, ...]:
     Parameters
     ----------
     domain : str
-        ``dermatology``, ``ophthalmology`` or ``radiology`` (or a phantom
-        dataset name: ``derm``, ``fundus``, ``cxr``).
+        ``dermatology``, ``ophthalmology``, ``radiology``, ``ultrasound``,
+        ``pathology``, ``microscopy``, ``ct`` or ``oct`` (:data:`CORRUPTION_DOMAINS`),
+        or a phantom dataset name: ``derm``, ``fundus``, ``cxr``.
 
     Returns
     -------
@@ -143,6 +153,8 @@ def corruption_families(domain: str) -> tuple[str, ...]:
     --------
     >>> corruption_families("derm")[-2:]
     ('black_corner', 'ruler_marks')
+    >>> corruption_families("ultrasound")[:2]
+    ('speckle', 'depth_attenuation')
     """
     return tuple(SEVERITY_TABLE[_domain_key(domain)])
 
@@ -458,6 +470,7 @@ _IMPLEMENTATIONS: dict[str, Callable[[np.ndarray, dict[str, float], np.random.Ge
     "haze": _haze,
     "grid_lines": _grid_lines,
     "burned_markers": _burned_markers,
+    **MODALITY_IMPLEMENTATIONS,
 }
 if set(_IMPLEMENTATIONS) != set(all_families()):  # one table, one implementation per family
     raise AssertionError(f"corruption table and implementations differ: {set(_IMPLEMENTATIONS) ^ set(all_families())}")
@@ -466,8 +479,9 @@ if set(_IMPLEMENTATIONS) != set(all_families()):  # one table, one implementatio
 def _resolve_domain(images: np.ndarray, family: str, domain: str | None) -> str:
     """The table a family is read from: the given domain, else radiographs for grey images.
 
-    The camera domains share their acquisition rows, and every artefact belongs
-    to one domain, so the image's channels (grey: radiology) settle the table.
+    The camera domains share their acquisition rows, and every original
+    artefact belongs to one domain, so the image's channels (grey: radiology)
+    settle the table; any other family takes the first domain that defines it.
     """
     if domain is not None:
         key = _domain_key(domain)
@@ -496,7 +510,8 @@ def corrupt(images: np.ndarray, family: str, severity: int, seed: int = 0, domai
         Seed of the random parts; same arguments give bit-identical output.
     domain : str, optional
         Whose physical scale to use (a row of :data:`SEVERITY_TABLE`); by
-        default radiology's for grey images and the cameras' for RGB ones.
+        default radiology's for grey images and the cameras' for RGB ones
+        (a family neither has: the first domain that defines it).
 
     Returns
     -------

@@ -43,27 +43,84 @@ _UNREADABLE = (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError)
 
 @dataclass(frozen=True)
 class FlagInfo:
-    """Task facts of one standard MedMNIST flag."""
+    """Task facts of one standard MedMNIST flag.
+
+    Attributes
+    ----------
+    domain : str
+        The corruption catalogue that suits the flag's images (a key of
+        :data:`crsbench_lib.cohort.corruptions.SEVERITY_TABLE`).
+    task : {"binary", "multiclass", "multilabel"}
+    n_classes : int
+        Classes (labels of a multi-label task).
+    labels : tuple of str
+        The published meaning of label ``k`` at index ``k`` (MedMNIST's
+        ``INFO[flag]["label"]``, lower case); ``len(labels) == n_classes``.
+    n_channels : {1, 3}
+        Grey (1) or RGB (3) images.
+
+    Examples
+    --------
+    >>> FLAGS["breastmnist"].labels
+    ('malignant', 'normal or benign')
+    """
 
     domain: str
     task: TaskType
     n_classes: int
+    labels: tuple[str, ...]
+    n_channels: int
 
+    def __post_init__(self) -> None:
+        if len(self.labels) != self.n_classes:  # a table typo, caught at import
+            raise ValueError(f"FlagInfo: {len(self.labels)} class names for {self.n_classes} classes")
+
+
+# Class names: MedMNIST v3's INFO (medmnist/info.py, "label"), lower case; the
+# same in v2. Two are written out: ChestMNIST's "pleural" is ChestX-ray14's
+# Pleural_Thickening, and RetinaMNIST's labels "0".."4" are DeepDRiD's five
+# diabetic-retinopathy severity grades.
+_ORGANS = ("bladder", "femur-left", "femur-right", "heart", "kidney-left", "kidney-right", "liver", "lung-left",
+           "lung-right", "pancreas", "spleen")
 
 #: The standard MedMNIST 2D flags. RetinaMNIST's ordinal grades are read as multi-class.
+#: Each flag's domain names the corruption catalogue of its imaging modality (after MedMNIST-C).
 FLAGS: dict[str, FlagInfo] = {
-    "pathmnist": FlagInfo("pathology", "multiclass", 9),
-    "chestmnist": FlagInfo("radiology", "multilabel", 14),
-    "dermamnist": FlagInfo("dermatology", "multiclass", 7),
-    "octmnist": FlagInfo("ophthalmology", "multiclass", 4),
-    "pneumoniamnist": FlagInfo("radiology", "binary", 2),
-    "retinamnist": FlagInfo("ophthalmology", "multiclass", 5),
-    "breastmnist": FlagInfo("radiology", "binary", 2),
-    "bloodmnist": FlagInfo("pathology", "multiclass", 8),
-    "tissuemnist": FlagInfo("pathology", "multiclass", 8),
-    "organamnist": FlagInfo("radiology", "multiclass", 11),
-    "organcmnist": FlagInfo("radiology", "multiclass", 11),
-    "organsmnist": FlagInfo("radiology", "multiclass", 11),
+    # Colorectal H&E patches (NCT-CRC-HE-100K), bright-field slide scans.
+    "pathmnist": FlagInfo("pathology", "multiclass", 9, (
+        "adipose", "background", "debris", "lymphocytes", "mucus", "smooth muscle", "normal colon mucosa",
+        "cancer-associated stroma", "colorectal adenocarcinoma epithelium"), 3),
+    # Frontal chest radiographs (NIH ChestX-ray14).
+    "chestmnist": FlagInfo("radiology", "multilabel", 14, (
+        "atelectasis", "cardiomegaly", "effusion", "infiltration", "mass", "nodule", "pneumonia", "pneumothorax",
+        "consolidation", "edema", "emphysema", "fibrosis", "pleural thickening", "hernia"), 1),
+    # Dermatoscope photographs (HAM10000).
+    "dermamnist": FlagInfo("dermatology", "multiclass", 7, (
+        "actinic keratoses and intraepithelial carcinoma", "basal cell carcinoma", "benign keratosis-like lesions",
+        "dermatofibroma", "melanoma", "melanocytic nevi", "vascular lesions"), 3),
+    # Retinal OCT B-scans: speckle and depth, not the fundus camera's haze and illumination.
+    "octmnist": FlagInfo("oct", "multiclass", 4, (
+        "choroidal neovascularization", "diabetic macular edema", "drusen", "normal"), 1),
+    # Paediatric chest radiographs.
+    "pneumoniamnist": FlagInfo("radiology", "binary", 2, ("normal", "pneumonia"), 1),
+    # Fundus camera photographs (DeepDRiD).
+    "retinamnist": FlagInfo("ophthalmology", "multiclass", 5, (
+        "dr grade 0", "dr grade 1", "dr grade 2", "dr grade 3", "dr grade 4"), 3),
+    # Breast ultrasound (B-mode): speckle, gain and shadowing, not a chest film's grid lines and markers.
+    "breastmnist": FlagInfo("ultrasound", "binary", 2, ("malignant", "normal or benign"), 1),
+    # Romanowsky-stained peripheral blood smears, bright-field microscope camera.
+    "bloodmnist": FlagInfo("microscopy", "multiclass", 8, (
+        "basophil", "eosinophil", "erythroblast", "immature granulocytes", "lymphocyte", "monocyte", "neutrophil",
+        "platelet"), 3),
+    # DAPI-stained kidney-cortex nuclei (BBBC051), confocal fluorescence, grey: a microscope, not an H&E slide.
+    "tissuemnist": FlagInfo("microscopy", "multiclass", 8, (
+        "collecting duct, connecting tubule", "distal convoluted tubule", "glomerular endothelial cells",
+        "interstitial endothelial cells", "leukocytes", "podocytes", "proximal tubule segments",
+        "thick ascending limb"), 1),
+    # Abdominal CT slices (LiTS) in an abdominal window: axial, coronal and sagittal.
+    "organamnist": FlagInfo("ct", "multiclass", 11, _ORGANS, 1),
+    "organcmnist": FlagInfo("ct", "multiclass", 11, _ORGANS, 1),
+    "organsmnist": FlagInfo("ct", "multiclass", 11, _ORGANS, 1),
 }
 
 
@@ -178,8 +235,9 @@ def load_medmnist(
         Download the file into ``root`` if it is absent (network access).
         Default ``False``: the reader never touches the network otherwise.
     domain : str, optional
-        Imaging domain (``dermatology``, ``ophthalmology``, ``radiology``...),
-        which selects the corruption families. Default: the flag's domain in
+        Imaging domain (``dermatology``, ``ophthalmology``, ``radiology``,
+        ``ultrasound``, ``pathology``, ``microscopy``, ``ct``, ``oct``), which
+        selects the corruption families. Default: the flag's domain in
         :data:`FLAGS`; required for any other flag.
     calibration_size : int, optional
         Calibration-split size of every seed's resample (default: the file's
@@ -189,7 +247,8 @@ def load_medmnist(
     -------
     ImageDataset
         Name ``{flag}`` (``{flag}_{size}`` above 28 px), one site ``"A"``;
-        version = sha256 of the file. The file's test split is the test split
+        version = sha256 of the file; class names: the flag's published
+        labels (:attr:`FlagInfo.labels`), ``{flag}_{k}`` for another flag. The file's test split is the test split
         of every seed; seed ``s``'s train, validation and calibration splits are
         a stratified resample of the file's train and validation splits
         (:meth:`ImageDataset.development`), the source splits stay readable
@@ -257,6 +316,7 @@ def load_medmnist(
         return ImageSplit(images=images, labels=labels, split=split, site=site)
 
     name = flag if size == 28 else f"{flag}_{size}"
-    class_names = tuple(f"{flag}_{k}" for k in range(n_classes))
+    # A standard flag's classes by their published names; any other flag's by number.
+    class_names = info.labels if info is not None else tuple(f"{flag}_{k}" for k in range(n_classes))
     return ImageDataset(name=name, domain=resolved_domain, task=task, class_names=class_names, version=version,
                         loader=loader, calibration_size=calibration_size)

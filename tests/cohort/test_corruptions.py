@@ -177,7 +177,7 @@ def test_bad_images_and_domain() -> None:
     with pytest.raises(DataError, match="seed"):
         corrupt(np.zeros((1, 32, 32), dtype=np.uint8), "jpeg", 1, seed=-1)
     with pytest.raises(DataError, match="unknown domain"):
-        corruption_families("pathology")
+        corruption_families("cardiology")
 
 
 @pytest.mark.parametrize("domain", list(SEVERITY_TABLE))

@@ -7,8 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crsbench_lib.data.medmnist import load_medmnist, medmnist_filename, medmnist_path
+from crsbench_lib.cohort import CORRUPTION_DOMAINS, corrupt, corruption_families
+from crsbench_lib.data.medmnist import FLAGS, FlagInfo, load_medmnist, medmnist_filename, medmnist_path
 from crsbench_lib.errors import DataError
+
+# Every 2D flag of MedMNIST v2/v3 and the modality whose corruptions suit its images.
+MODALITY_OF_FLAG = {
+    "pathmnist": "pathology", "chestmnist": "radiology", "dermamnist": "dermatology", "octmnist": "oct",
+    "pneumoniamnist": "radiology", "retinamnist": "ophthalmology", "breastmnist": "ultrasound",
+    "bloodmnist": "microscopy", "tissuemnist": "microscopy", "organamnist": "ct", "organcmnist": "ct",
+    "organsmnist": "ct",
+}
 
 
 def write_npz(path: Path, rgb: bool = True, labels: str = "n1", n: int = 6, side: int = 28, drop: str | None = None) -> None:
@@ -148,3 +157,54 @@ def test_download_on_request_fetches_the_named_file(tmp_path: Path, monkeypatch:
     assert asked == ["https://zenodo.org/records/10519652/files/dermamnist_64.npz?download=1"]
     assert (tmp_path / "new" / "dermamnist_64.npz").read_bytes() == payload
     assert ds.source_split("train").images.shape[0] == 6
+
+
+def test_every_2d_flag_has_its_modality_and_published_class_names() -> None:
+    assert {flag: info.domain for flag, info in FLAGS.items()} == MODALITY_OF_FLAG
+    for flag, info in FLAGS.items():
+        assert info.domain in CORRUPTION_DOMAINS, flag
+        assert len(info.labels) == info.n_classes and len(set(info.labels)) == info.n_classes, flag
+        assert all(name == name.lower() and name.strip() for name in info.labels), flag
+        assert info.n_channels in (1, 3)
+    # Spot checks against MedMNIST's INFO (label k at index k).
+    assert FLAGS["breastmnist"].labels == ("malignant", "normal or benign")
+    assert FLAGS["pneumoniamnist"].labels == ("normal", "pneumonia")
+    assert FLAGS["pathmnist"].labels[0] == "adipose" and FLAGS["pathmnist"].labels[-1].startswith("colorectal")
+    assert FLAGS["chestmnist"].labels[:2] == ("atelectasis", "cardiomegaly") and FLAGS["chestmnist"].labels[-1] == "hernia"
+    assert FLAGS["retinamnist"].labels == tuple(f"dr grade {k}" for k in range(5))
+    assert FLAGS["organsmnist"].labels[3] == "heart" and FLAGS["bloodmnist"].labels[-1] == "platelet"
+    assert [FLAGS[f].n_channels for f in ("pathmnist", "dermamnist", "retinamnist", "bloodmnist")] == [3, 3, 3, 3]
+
+
+def test_class_names_must_match_the_class_count() -> None:
+    with pytest.raises(ValueError, match="2 class names for 3 classes"):
+        FlagInfo("radiology", "multiclass", 3, ("a", "b"), 1)
+
+
+@pytest.mark.parametrize("flag", list(FLAGS))
+@pytest.mark.parametrize("side", [28, 64])
+def test_every_family_of_the_flags_catalogue_runs_on_its_images(flag: str, side: int) -> None:
+    info = FLAGS[flag]
+    shape = (2, side, side, 3) if info.n_channels == 3 else (2, side, side)
+    images = np.random.default_rng(side).integers(0, 256, shape, dtype=np.uint8)
+    for family in corruption_families(info.domain):
+        for severity in (1, 5):
+            out = corrupt(images, family, severity, seed=0, domain=info.domain)
+            assert out.shape == shape and out.dtype == np.uint8, (flag, family)
+
+
+@pytest.mark.parametrize("flag", ["breastmnist", "pathmnist"])
+def test_standard_flags_name_their_classes(tmp_path: Path, flag: str) -> None:
+    write_npz(tmp_path / f"{flag}.npz", rgb=FLAGS[flag].n_channels == 3, labels="n")
+    arrays = dict(np.load(tmp_path / f"{flag}.npz"))
+    for split in ("train", "val", "test"):
+        arrays[f"{split}_labels"] %= FLAGS[flag].n_classes
+    np.savez(tmp_path / f"{flag}.npz", **arrays)
+    ds = load_medmnist(flag, tmp_path)
+    assert ds.class_names == FLAGS[flag].labels and ds.domain == FLAGS[flag].domain
+
+
+def test_other_flags_keep_numbered_class_names(tmp_path: Path) -> None:
+    write_npz(tmp_path / "mymnist.npz", labels="n")
+    ds = load_medmnist("mymnist", tmp_path, domain="ultrasound")
+    assert ds.class_names == tuple(f"mymnist_{k}" for k in range(ds.n_classes)) and ds.domain == "ultrasound"

@@ -203,8 +203,8 @@ def test_domain_key(tmp_path: Path) -> None:
     assert spec.options["domain"] == "radiology" and spec.written["domain"] == "radiology"
     (tmp_path / "pathmnist.npz").write_bytes(b"")
     pathology = with_(datasets=[{"kind": "medmnist", "flag": "pathmnist", "root": "."}])
-    with pytest.raises(ConfigError, match=r"domain is required: flag 'pathmnist' is pathology"):
-        load_profile(write(tmp_path, pathology))
+    # A standard flag brings its modality's catalogue (pathology has one): no domain key needed.
+    assert load_profile(write(tmp_path, pathology)).datasets[0].options.get("domain") in (None, "pathology")
     bad = with_(datasets=[{"kind": "medmnist", "flag": "mymnist", "root": ".", "domain": "cardiology"}])
     with pytest.raises(ConfigError, match=r"datasets\[0\]\.domain must be one of dermatology"):
         load_profile(write(tmp_path, bad))
