@@ -24,6 +24,11 @@ def configs_dir() -> Path:
     return project_root() / "configs"
 
 
+def shipped_profiles() -> tuple[str, ...]:
+    """Names of the shipped profiles (the ``.yaml`` files of :func:`configs_dir`), sorted."""
+    return tuple(sorted(p.stem for p in configs_dir().glob("*.yaml")))
+
+
 def standards_dir() -> Path:
     """Folder of the shipped, versioned reference standards."""
     return project_root() / "standards"

@@ -13,7 +13,7 @@ from crsbench_lib.scoring.published import PUBLISHED
 
 
 def _run(args: argparse.Namespace) -> int:
-    standard = resolve_standard(args.standard)
+    standard = resolve_standard(args.standard, args.results)
     scores = score_results(read_results(args.results), standard, arm=args.arm)
     agreement = score_agreement(scores)
     indexed = scores.set_index("encoder")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from crsbench_lib.cli import positive_int
+from crsbench_lib.paths import shipped_profiles
 
 if TYPE_CHECKING:
     from crsbench_lib.runner.profile import Profile
@@ -54,8 +55,35 @@ def book_identity(profile: Profile, explicit: bool, results_path: Path | None) -
     return name, own if explicit else None
 
 
+def default_output_root(name: str, simulated: bool | None, results_path: Path) -> Path | None:
+    """Where a book goes without ``--out``.
+
+    Only the default edition (the ``default`` profile on the phantom cohort)
+    goes to the project root (``_build/html``, what ``make book`` publishes).
+    Every other book, and above all one on a user's data, goes beside the run
+    it describes (``<run folder>/_build/html``), so that it never overwrites
+    the default book and two runs' books never overwrite each other.
+
+    Returns
+    -------
+    pathlib.Path or None
+        ``None`` for the project root.
+
+    Examples
+    --------
+    >>> default_output_root("default", True, Path("runs/default/results.parquet")) is None
+    True
+    >>> default_output_root("medmnist-cpu", False, Path("runs/medmnist-cpu/results.parquet")).as_posix()
+    'runs/medmnist-cpu'
+    """
+    if name == DEFAULT_PROFILE and simulated is True:
+        return None
+    return Path(results_path).parent
+
+
 def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.report.book import render_book
+    from crsbench_lib.results.io import own_standard_beside
     from crsbench_lib.runner.config import load_profile
 
     start = time.perf_counter()
@@ -67,15 +95,20 @@ def _handle(args: argparse.Namespace) -> int:
         from crsbench_lib.runner.run import run_profile
 
         print(f"crsbench book: running profile '{profile.name}' (finished cells are reused)", flush=True)
-        outcome = run_profile(profile, jobs=args.jobs, progress=not args.no_progress)
+        outcome = run_profile(profile, out_dir=args.run_out, jobs=args.jobs, progress=not args.no_progress)
         results_path = outcome.results_path
         print(f"  results: {results_path} ({outcome.n_computed} cells computed, {outcome.n_reused} reused, "
               f"{outcome.seconds:.1f} s)", flush=True)
     name, simulated = book_identity(profile, explicit, args.results)
-    standard = args.standard if args.standard is not None else profile.standard_path
+    standard = args.standard
+    if standard is None:
+        # A table's own run may have frozen a standard from itself (a profile that names none).
+        beside = own_standard_beside(results_path) if args.results is not None and not explicit else None
+        standard = beside if beside is not None else profile.standard_path
     print("crsbench book: executing notebooks", flush=True)
+    output_root = args.out if args.out is not None else default_output_root(name, simulated, Path(results_path))
     html = render_book(results_path, name, standard_path=standard, simulated=simulated,
-                       output_root=args.out, use_cache=not args.no_cache, progress=True)
+                       output_root=output_root, use_cache=not args.no_cache, progress=True)
     print(f"crsbench book: {html / 'index.html'} ({time.perf_counter() - start:.0f} s)", file=sys.stdout)
     return 0
 
@@ -93,14 +126,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--profile", metavar="NAME", default=None,
-                       help=f"a shipped profile (default: {DEFAULT_PROFILE}; with --results, the run manifest's)")
+                       help=f"a shipped profile: {', '.join(shipped_profiles())} (default: {DEFAULT_PROFILE}; with "
+                            "--results, the run manifest's)")
     which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
     parser.add_argument("--results", metavar="FILE", type=Path, default=None,
                         help="use this results table instead of running the profile")
     parser.add_argument("--standard", metavar="FILE", type=Path, default=None,
                         help="reference standard (default: the profile's)")
     parser.add_argument("--out", metavar="DIR", type=Path, default=None,
-                        help="folder that receives _build/ (default: the project root)")
+                        help="folder that receives _build/ (default: the project root for the default profile's "
+                             "phantom book, the run's folder for every other book)")
+    parser.add_argument("--run-out", metavar="DIR", type=Path, default=None,
+                        help="the run's output folder, as 'crsbench run --out' (default: <cache>/runs/<profile>): "
+                             "its finished cells are reused")
     parser.add_argument("--jobs", metavar="N", type=positive_int, default=1, help="runner worker processes")
     parser.add_argument("--no-cache", action="store_true", help="re-execute every notebook")
     parser.add_argument("--no-progress", action="store_true", help="no runner progress bar")

@@ -20,7 +20,9 @@ Sizes come from a preset (``--preset``, default ``benchmark``: five encoders,
 16 replicates, a quarter of an hour on two cores); every option overrides it.
 ``--standard FILE`` scores against another standard than the profile's (e.g. a
 copy with noise-aware dominance, method section 9, amendment 20): the cached
-predictions are rescored, nothing is redrawn.
+predictions are rescored, nothing is redrawn. A profile that names no standard
+(``standard: own``) is audited against the shipped default standard: every
+replicate must be scored against one fixed reference.
 ``benchmarks/bench_coverage.py`` is a thin caller of :func:`run_coverage`.
 """
 
@@ -186,11 +188,15 @@ def run_coverage(args: argparse.Namespace, out: TextIO | None = None, err: TextI
     start = time.perf_counter()
     settings = audit_settings(args)
     profile = load_profile(args.profile)
+    from crsbench_lib.standard import default_standard_path, load_standard
+
     standard = profile.standard_path if args.standard is None else args.standard
     if args.standard is not None:
-        from crsbench_lib.standard import load_standard
-
         load_standard(args.standard).require_panel()  # a bad file fails here, in one line, before any work
+    elif not load_standard(standard).panel_names:
+        # A profile that names no standard (`standard: own`) is scored against one frozen from its run; every
+        # replicate here needs one fixed reference instead, and the shipped default is the one with a panel.
+        standard = default_standard_path()
     design = design_from_profile(
         profile, dataset=args.dataset, encoders=settings["encoders"], families=settings["families"],
         n_replicates=settings["replicates"], n_truth_draws=settings["truth_draws"], truth_test=settings["truth_test"],

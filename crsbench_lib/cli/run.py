@@ -13,7 +13,41 @@ import sys
 from pathlib import Path
 
 from crsbench_lib.cli import positive_int
+from crsbench_lib.paths import shipped_profiles
 from crsbench_lib.cli.reproduce import shipped_summary
+
+
+def fit_verdict(standard_path: Path, results_path: Path) -> list[str]:
+    """The lines a run ends with: the standard it is scored against, whether the table fits it, and the fix.
+
+    A profile that names no standard (``standard: own``, the template) gets a
+    standard frozen from its own table, written beside the results
+    (:data:`~crsbench_lib.results.io.OWN_STANDARD_FILE`) so that later tables
+    can be scored against the same reference.
+
+    Returns
+    -------
+    list of str
+        One line each, prefixed ``fit:``.
+    """
+    from crsbench_lib.errors import CRSBenchError
+    from crsbench_lib.report.context import is_build_standard, resolve_standard
+    from crsbench_lib.report.own_data import fit_report
+    from crsbench_lib.results.io import OWN_STANDARD_FILE
+    from crsbench_lib.results.validated import read_validated
+    from crsbench_lib.standard import save_standard
+
+    try:
+        table = read_validated(results_path)
+        standard = resolve_standard(standard_path, table)
+        lines = fit_report(table, standard)
+    except CRSBenchError as exc:
+        # A table the axes cannot be computed from (a grid without label fractions) still ran.
+        return [f"fit: not assessed ({exc})"]
+    if is_build_standard(standard):
+        saved = save_standard(standard, Path(results_path).parent / OWN_STANDARD_FILE)
+        lines.append(f"froze {standard.version} to {saved}: score later tables against it with '--standard {saved}'")
+    return [f"fit: {line}" for line in lines]
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -38,6 +72,13 @@ def _handle(args: argparse.Namespace) -> int:
         f"config {outcome.config_hash[:12]}; manifest {outcome.manifest_path}",
         file=sys.stdout,
     )
+    from crsbench_lib.results.manifest import read_manifest
+
+    # Repeated after the progress bar, which scrolled the first mention away.
+    for line in read_manifest(outcome.manifest_path).data_warnings:
+        print(f"warning: {line}", file=sys.stdout)
+    for line in fit_verdict(profile.standard_path, outcome.results_path):
+        print(line, file=sys.stdout)
     summary = shipped_summary(profile.name)
     if summary.is_file():
         from crsbench_lib.results.io import read_results
@@ -59,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--profile", metavar="NAME", help="a shipped profile: quick, default or paper")
+    which.add_argument("--profile", metavar="NAME", help=f"a shipped profile: {', '.join(shipped_profiles())}")
     which.add_argument("--config", metavar="FILE", type=Path, help="a profile YAML file")
     parser.add_argument("--out", metavar="DIR", type=Path, default=None,
                         help="output folder (default: <cache>/runs/<profile name>)")

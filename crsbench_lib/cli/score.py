@@ -8,6 +8,7 @@ command that freezes a standard fitting the user's own data.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pandas as pd
 
 from crsbench_lib.cli import add_results_argument
 from crsbench_lib.atomic import atomic_path
-from crsbench_lib.results.io import read_results
+from crsbench_lib.results.io import own_standard_beside, read_results
 from crsbench_lib.scoring.axes import standard_axes
 from crsbench_lib.scoring.crs import saturation_counts, score_results
 from crsbench_lib.scoring.fit import absent_terms, fit_warnings
@@ -29,13 +30,16 @@ def add_standard_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--standard",
         metavar="FILE",
-        help=f"reference standard YAML (default: standards/{DEFAULT_FILENAME})",
+        help=f"reference standard YAML (default: the standard its run froze beside the table, if any, else "
+             f"standards/{DEFAULT_FILENAME})",
     )
     parser.add_argument("--arm", choices=("frozen", "lora"), default="frozen", help="arm to score (default frozen)")
 
 
-def resolve_standard(path: str | None) -> ReferenceStandard:
-    """Load ``--standard``, or the shipped default (a clear error if there is none)."""
+def resolve_standard(path: str | None, results: str | os.PathLike[str] | None = None) -> ReferenceStandard:
+    """Load ``--standard``; else the standard the table's run froze from itself, if any; else the shipped default."""
+    if path is None and results is not None:
+        path = own_standard_beside(results)
     return load_standard(path if path is not None else default_standard_path())
 
 
@@ -45,7 +49,7 @@ def format_table(table: pd.DataFrame) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    standard = resolve_standard(args.standard)
+    standard = resolve_standard(args.standard, args.results)
     results = read_results(args.results)
     scores = score_results(results, standard, arm=args.arm)
     print(f"CRS against reference standard {standard.version} ({standard.content_hash[:19]}), arm {args.arm}")

@@ -379,7 +379,7 @@ def render_book(
         # The prose pages describe the run's own data (not the phantom cohort, unless it is the cohort).
         "cohort_text": own_data.intro_text(run),
         "fit_report": own_data.fit_markdown(table, standard),
-        "rebuild": own_data.rebuild_markdown(run, profile),
+        "rebuild": own_data.rebuild_markdown(run, profile, results_path),
         "reproduction": own_data.reproduction_markdown(table, profile),
     }
     stage, skipped = stage_book({r.name: r.output for r in executed}, build / SOURCE_DIR, substitutions, root=base,

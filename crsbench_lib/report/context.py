@@ -5,12 +5,14 @@ optional filters (datasets, encoders, seeds) and what-if overrides (weights,
 anchors). :func:`load_context` turns them into a :class:`BookContext`, checking
 every name against the table so that a typo is a clear error, not an empty plot.
 
-Standards. A profile may name a standard whose panel is empty (the shipped
-template, until the default standard is frozen from the default cohort). Such a
-standard cannot score, so the chapter freezes a *build standard* from the
-results table itself (same anchors, weights, label fractions and bins; panel =
-every encoder of the frozen arm), with a version id that says so
-(``<template version>+build-<results hash>``); the banner shows that version.
+Standards. A profile may name no standard, or one whose panel is empty (the
+shipped template). Such a standard cannot score, so the chapter freezes a
+*build standard* from the results table itself (weights, label fractions and
+bins of the named standard; its anchors, moved outward where the run's data lie
+beyond them; panel = every encoder of the frozen arm:
+:func:`crsbench_lib.scoring.own_standard.freeze_own_standard`), with a version
+id that says so (``<template version>+build-<results hash>``); the banner shows
+that version and the fit report says every choice.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from crsbench_lib.results.io import RESULTS_FILE, run_dir
 from crsbench_lib.results.manifest import manifest_beside
 from crsbench_lib.results.validated import ValidatedResults, as_validated, read_validated
 from crsbench_lib.scoring.freeze import freeze_standard
+from crsbench_lib.scoring.own_standard import freeze_own_standard
 from crsbench_lib.standard import (
     DEFAULT_FILENAME,
     ReferenceStandard,
@@ -170,14 +173,14 @@ def resolve_standard(
         return standard
     table = as_validated(results)
     digest = table.hash.split(":", 1)[-1][:8]
-    return freeze_standard(
-        table,
-        version=f"{standard.version}{BUILD_SUFFIX}{digest}",
-        base=standard,
-        arm=standard.arm,
-        created=BUILD_CREATED,
-        description=f"Frozen by the book from its own results table, because '{standard.version}' has an empty panel.",
-    )
+    # Anchors moved outward where the run's data lie beyond them: a standard of the run's own fits it.
+    return freeze_own_standard(table, version=f"{standard.version}{BUILD_SUFFIX}{digest}", base=standard,
+                               created=BUILD_CREATED).standard
+
+
+def is_build_standard(standard: ReferenceStandard) -> bool:
+    """Whether a standard was frozen by the book from the table it scores (:func:`resolve_standard`)."""
+    return BUILD_SUFFIX in standard.version
 
 
 def override_standard(

@@ -24,7 +24,9 @@ from typing import Any
 import pandas as pd
 
 from crsbench_lib.report.differences import SIMULATION_LIMITS, simulation_limits
-from crsbench_lib.paths import standards_dir
+from crsbench_lib.paths import shipped_profiles, standards_dir
+from crsbench_lib.report.context import is_build_standard
+from crsbench_lib.results.io import run_dir
 from crsbench_lib.results.manifest import PHANTOM_KIND, manifest_beside
 from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.axes import standard_axes
@@ -34,8 +36,6 @@ from crsbench_lib.scoring.published import PUBLISHED, PublishedFigures
 from crsbench_lib.scoring.reproduce import compare_to_summary, load_summary, summary_filename
 from crsbench_lib.standard import ReferenceStandard
 
-#: The profiles shipped in ``configs/``, rebuilt by name (any other run is rebuilt from its profile file).
-SHIPPED_PROFILES: tuple[str, ...] = ("quick", "default", "medmnist-cpu", "paper")
 
 PHANTOM_METHOD = (
     "The default build replaces those with an embedded, *simulated* cohort: three procedural datasets in the "
@@ -104,11 +104,17 @@ class RunData:
         File name (no folder) of the profile the run read; ``None`` if not recorded.
     datasets : tuple of RunDataset
         In profile order.
+    data_warnings : tuple of str
+        The run's data-check warnings (a prevalence shift between development and test), one line each.
+    data_checks : Mapping, optional
+        Dataset -> its data checks as the manifest keeps them (datasets read from files only).
     """
 
     profile: str
     config_file: str | None
     datasets: tuple[RunDataset, ...]
+    data_warnings: tuple[str, ...] = ()
+    data_checks: Mapping[str, Mapping[str, Any]] | None = None
 
     @property
     def simulated(self) -> bool:
@@ -156,7 +162,54 @@ def read_run_data(results_path: str | os.PathLike[str]) -> RunData | None:
     )
     source = manifest.config_source
     return RunData(profile=manifest.profile, datasets=datasets,
-                   config_file=os.path.basename(source) if source else None)
+                   config_file=os.path.basename(source) if source else None,
+                   data_warnings=manifest.data_warnings, data_checks=manifest.data_checks or None)
+
+
+def split_table(data: RunData | None) -> pd.DataFrame:
+    """The data checks' split summary of every dataset read from files (empty for the phantom cohort).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``dataset, split, images, image size, channels, prevalence`` (see
+        :func:`crsbench_lib.data.checks.split_summary`).
+    """
+    rows = [{"dataset": name, **row} for name, check in ((data.data_checks or {}) if data else {}).items()
+            for row in check.get("splits", [])]
+    return pd.DataFrame(rows, columns=["dataset", "split", "images", "image size", "channels", "prevalence"])
+
+
+def prevalence_markdown(data: RunData | None, page: str) -> str:
+    """A warning box for a page whose numbers a prevalence shift between development and test moves ("" if none).
+
+    Parameters
+    ----------
+    data : RunData or None
+        The run's data (:func:`read_run_data`).
+    page : {"calibration", "gate", "cohort"}
+        Which page shows it: the box says what the shift does to that page's numbers.
+
+    Examples
+    --------
+    >>> run = RunData("mine", None, (), data_warnings=("dataset x: shift 0.275 > 0.05",))
+    >>> prevalence_markdown(run, "gate").splitlines()[0]
+    ':::{warning}'
+    >>> prevalence_markdown(None, "gate")
+    ''
+    """
+    if data is None or not data.data_warnings:
+        return ""
+    consequence = {
+        "calibration": "Calibrators fitted on the calibration split learn its prevalence, the development pool's, "
+                       "so they cannot remove this error: the ECE below measures the data's shift as much as the "
+                       "encoders.",
+        "gate": "A calibration gate (an upper bound on C) then stops encoders for a property of the data, not of "
+                "the encoders: compare the gate's verdicts with and without its C bound.",
+        "cohort": "It moves every encoder's calibration (C) alike: the calibration and gate pages repeat it.",
+    }[page]
+    lines = "\n".join(f"- {w}" for w in data.data_warnings)
+    return f":::{{warning}}\nThe data checks of this run found a prevalence shift:\n\n{lines}\n\n{consequence}\n:::\n"
 
 
 def _join(items: Sequence[str]) -> str:
@@ -287,9 +340,12 @@ def fit_report(results: pd.DataFrame | ValidatedResults, standard: ReferenceStan
     arm = arm or standard.arm
     table = as_validated(results)
     scores = score_results(table, standard, arm=arm)
-    lines = fit_warnings(scores, standard)
-    if not lines:
-        lines = [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
+    # A standard frozen from this very table says how (its description holds the choices).
+    lines = [standard.description] if is_build_standard(standard) and standard.description else []
+    misfit = fit_warnings(scores, standard)
+    lines += misfit
+    if not misfit:
+        lines += [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
                  "puts every encoder below the whole panel."]
     raw = standard_axes(table, standard, arm=arm)
     absent, partial = absent_terms(raw), partial_terms(raw)
@@ -318,16 +374,42 @@ def study_label(data: RunData | None, figures: PublishedFigures = PUBLISHED) -> 
             "definition, not that either reproduces the other.")
 
 
-def rebuild_markdown(data: RunData | None, profile: str) -> str:
-    """How to rebuild this book, as a sentence and the command."""
-    if data is not None and data.config_file and profile not in SHIPPED_PROFILES:
+def rebuild_markdown(data: RunData | None, profile: str, results_path: str | os.PathLike[str] | None = None) -> str:
+    """How to rebuild this book, as a sentence and a command that reuses the run's finished cells.
+
+    Parameters
+    ----------
+    data : RunData or None
+        The run (:func:`read_run_data`).
+    profile : str
+        The profile the book shows.
+    results_path : path, optional
+        The table the book was built from. When its folder is not the
+        profile's default run folder (a run made with ``crsbench run --out``),
+        the command names that folder with ``--run-out`` (by its name only:
+        no path of the building machine appears), so that nothing is recomputed.
+
+    Examples
+    --------
+    >>> "crsbench book --profile quick`" in rebuild_markdown(None, "quick")
+    True
+    >>> "--run-out runs-june" in rebuild_markdown(None, "quick", "/data/runs-june/results.parquet")
+    True
+    """
+    if data is not None and data.config_file and profile not in shipped_profiles():
         command = f"crsbench book --config {data.config_file}"
         where = f"the profile file `{data.config_file}` (profile `{profile}`)"
     else:
         command = f"crsbench book --profile {profile}"
         where = f"the shipped profile `{profile}`"
+    folder = ""
+    if results_path is not None and Path(results_path).resolve().parent != run_dir(profile).resolve():
+        name = Path(results_path).resolve().parent.name
+        command += f" --run-out {name}"
+        folder = (f" `{name}` stands for the folder the run wrote (`crsbench run --out`), which holds the results "
+                  "table and its `manifest.json`: give its path as it is on your machine.")
     return (f"This book was built from {where}. From the folder holding that file, rebuild it with "
-            f"`{command}` (finished cells are reused; add `--standard FILE` for another reference standard).")
+            f"`{command}` (finished cells are reused; add `--standard FILE` for another reference standard).{folder}")
 
 
 LIMITS_COLUMNS: tuple[str, str] = ("aspect", "what this build cannot represent")

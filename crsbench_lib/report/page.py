@@ -45,6 +45,9 @@ BANNER_STYLE = "border-left:5px solid #D55E00;background:#FDF1E8;padding:6px 12p
 PROVENANCE_CLASS = "crs-provenance-details"
 FIT_CLASS = "crs-fit-warning"
 FIT_TITLE = "The reference standard does not fit this table"
+#: What a reader does with a page whose standard does not fit (shown under the problems).
+FIT_ADVICE = ("Every score on this page is flattened, so read none of its findings as a result: name no standard in "
+              "the profile (the run and the book then freeze one from the run itself), or freeze your own.")
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str]:
@@ -118,7 +121,7 @@ class ChapterHeader:
         if self.fit:
             items = "".join(f"<li>{html.escape(line)}</li>" for line in self.fit)
             banner += (f'<div class="{FIT_CLASS}" role="note" style="{BANNER_STYLE}"><strong>{html.escape(FIT_TITLE)}'
-                       f"</strong><ul>{items}</ul></div>")
+                       f"</strong><ul>{items}</ul><p>{html.escape(FIT_ADVICE)}</p></div>")
         summary = f"Provenance: profile {self.provenance.profile}, standard {self.provenance.standard_version}"
         rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in self.fields())
         return (f"{banner}<details class=\"{PROVENANCE_CLASS}\"><summary>{html.escape(summary)}</summary>"
@@ -127,7 +130,7 @@ class ChapterHeader:
     def _repr_markdown_(self) -> str:
         lines = [SIMULATED_TEXT, ""] if self.provenance.simulated is True else []
         if self.fit:
-            lines += [f"**{FIT_TITLE}**", "", *(f"- {line}" for line in self.fit), ""]
+            lines += [f"**{FIT_TITLE}**", "", *(f"- {line}" for line in self.fit), "", FIT_ADVICE, ""]
         lines += [f"- {k}: {v}" for k, v in self.fields()]
         return "\n".join(lines)
 
@@ -149,6 +152,7 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
         Display it as a cell's last expression.
     """
     from crsbench_lib.report.tables import restart_table_numbers
+    from crsbench_lib.report.takeaway import withhold_findings
     from crsbench_lib.scoring.crs import score_results
     from crsbench_lib.scoring.fit import fit_warnings
     from crsbench_lib.standard import results_hash
@@ -157,12 +161,15 @@ def chapter_header(ctx: Any, parameters: Mapping[str, Any] | None = None) -> Cha
     restart_table_numbers()
     table = getattr(ctx, "validated", None) or ctx.results
     scores = score_results(table, ctx.standard, arm=ctx.standard.arm)
+    fit = tuple(fit_warnings(scores, ctx.standard))
+    # A page whose table does not fit its standard states no finding in its takeaway.
+    withhold_findings(ctx.standard.version, fit)
     return ChapterHeader(
         provenance=ctx.provenance,
         results_hash=results_hash(table),
         parameters=dict(parameters or {}),
         versions=package_versions(),
-        fit=tuple(fit_warnings(scores, ctx.standard)),
+        fit=fit,
     )
 
 

@@ -59,6 +59,30 @@ def check_takeaway(text: str) -> str:
     return stripped
 
 
+# The fit problems of the page being executed (set by its chapter header): while any is set, a takeaway
+# states no finding, since every score of the page is flattened by a standard that does not fit.
+_MISFIT: dict[str, object] = {"standard": "", "lines": ()}
+
+
+def withhold_findings(standard_version: str, fit_lines: tuple[str, ...]) -> None:
+    """Record the fit problems of the page being executed (:func:`~crsbench_lib.report.page.chapter_header` calls it)."""
+    _MISFIT["standard"] = standard_version
+    _MISFIT["lines"] = tuple(fit_lines)
+
+
+def withheld_takeaway(standard_version: str, n_problems: int) -> str:
+    """The takeaway of a page whose table does not fit its standard: what to do instead of a finding.
+
+    Examples
+    --------
+    >>> withheld_takeaway("crs-default-v5", 2).split(":")[0]
+    'No finding on this page'
+    """
+    return (f"No finding on this page: this table does not fit standard {standard_version} ({n_problems} "
+            f"problem{'s' if n_problems != 1 else ''}, listed at the top), which flattens its scores. Name no "
+            "standard in the profile to score against one frozen from the run, or freeze your own.")
+
+
 def glue_takeaway(chapter: str, text: str) -> str:
     """Glue ``text`` (checked) under :func:`takeaway_key` for the chapter's takeaway box; return it.
 
@@ -72,11 +96,13 @@ def glue_takeaway(chapter: str, text: str) -> str:
     Returns
     -------
     str
-        The checked text.
+        The checked text; :func:`withheld_takeaway` instead when the page's
+        table does not fit its standard (:func:`withhold_findings`).
     """
     from IPython.display import Markdown
     from myst_nb import glue
 
-    checked = check_takeaway(text)
+    lines = tuple(_MISFIT["lines"])  # type: ignore[arg-type]
+    checked = check_takeaway(withheld_takeaway(str(_MISFIT["standard"]), len(lines)) if lines else text)
     glue(takeaway_key(chapter), Markdown(checked), display=False)
     return checked

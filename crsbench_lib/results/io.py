@@ -12,9 +12,17 @@ from crsbench_lib.errors import SchemaError
 from crsbench_lib.paths import cache_dir
 from crsbench_lib.results.schema import COLUMNS, KEY_COLUMNS, validate_results
 
-#: File names inside a run folder: the results table and the run manifest.
+#: File names inside a run folder: the results table, the run manifest, and the standard frozen from the run
+#: (written by ``crsbench run`` when its profile names no standard).
 RESULTS_FILE = "results.parquet"
 MANIFEST_FILE = "manifest.json"
+OWN_STANDARD_FILE = "standard.yaml"
+
+
+def own_standard_beside(results_path: str | os.PathLike[str]) -> Path | None:
+    """The standard a run froze from itself (:data:`OWN_STANDARD_FILE` beside its table), or ``None``."""
+    path = Path(results_path).parent / OWN_STANDARD_FILE
+    return path if path.is_file() else None
 
 
 def run_dir(profile_name: str) -> Path:

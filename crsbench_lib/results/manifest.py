@@ -80,11 +80,33 @@ class RunManifest:
         return dict(self.body.get("dataset_domains") or {})
 
     @property
+    def data_checks(self) -> dict[str, Mapping[str, Any]]:
+        """Dataset -> its data checks (split summary, prevalence shift), for the datasets read from files."""
+        extra = self.body.get("extra")
+        return dict((extra or {}).get("data_checks") or {}) if isinstance(extra, Mapping) else {}
+
+    @property
+    def data_warnings(self) -> tuple[str, ...]:
+        """The data checks' warnings (one line each), in dataset order."""
+        return tuple(data_check_warnings(self.data_checks))
+
+    @property
     def simulated(self) -> bool | None:
         """Whether every dataset is a phantom (``None``: the manifest records no datasets)."""
         if self.config is None or "datasets" not in self.config:
             return None
         return bool(self.datasets) and all(entry["kind"] == PHANTOM_KIND for entry in self.datasets)
+
+
+def data_check_warnings(checks: Mapping[str, Any]) -> list[str]:
+    """The warnings of a run's data checks (``extra["data_checks"]`` of a preparation or a manifest).
+
+    Examples
+    --------
+    >>> data_check_warnings({"a": {"warning": None}, "b": {"warning": "dataset b: shift"}})
+    ['dataset b: shift']
+    """
+    return [str(c["warning"]) for c in checks.values() if isinstance(c, Mapping) and c.get("warning")]
 
 
 def manifest_text(content: Mapping[str, Any], package_version: str) -> str:
@@ -128,6 +150,9 @@ def read_manifest(path: str | os.PathLike[str]) -> RunManifest:
     standard = body.get("standard")
     if standard is not None and not isinstance(standard, dict):
         raise SchemaError(f"{source}: run manifest key 'standard' must be an object")
+    extra = body.get("extra")
+    if extra is not None and (not isinstance(extra, dict) or not isinstance(extra.get("data_checks", {}), dict)):
+        raise SchemaError(f"{source}: run manifest key 'extra.data_checks' must be an object")
     if not isinstance(body.get("dataset_domains", {}), (dict, type(None))):
         raise SchemaError(f"{source}: run manifest key 'dataset_domains' must be an object")
     cells = _mappings(body.get("cells", []), source, "cells")
@@ -142,4 +167,5 @@ def manifest_beside(results_path: str | os.PathLike[str]) -> RunManifest | None:
         return None
 
 
-__all__ = ["MANIFEST_FORMAT", "PHANTOM_KIND", "RunManifest", "manifest_beside", "manifest_text", "read_manifest"]
+__all__ = ["MANIFEST_FORMAT", "PHANTOM_KIND", "RunManifest", "data_check_warnings", "manifest_beside", "manifest_text",
+           "read_manifest"]

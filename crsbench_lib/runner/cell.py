@@ -27,6 +27,8 @@ import pandas as pd
 
 from crsbench_lib import __version__
 from crsbench_lib.data.base import ImageDataset
+from crsbench_lib.data.checks import check_dataset
+from crsbench_lib.results.manifest import PHANTOM_KIND
 from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.hashing import canonical_json
@@ -470,6 +472,7 @@ class RealBackend:
         neural: list[str] = []
         sides: dict[str, int] = {}
         splits: dict[str, dict[str, Any]] = {}
+        checks: dict[str, dict[str, Any]] = {}
         for spec in profile.datasets:
             dataset = load_dataset(spec)
             versions[spec.name] = dataset.version
@@ -477,6 +480,9 @@ class RealBackend:
             families[spec.name] = resolve_families(profile, spec, dataset.domain)
             sides[spec.name] = image_side(spec, dataset)
             splits[spec.name] = {str(seed): dataset.development_record(seed) for seed in profile.seeds}
+            if spec.kind != PHANTOM_KIND:
+                # Checked from the files before any cell: a prevalence shift moves every encoder's C alike.
+                checks[spec.name] = check_dataset(dataset).to_json()
         for name in profile.encoders:
             for spec in profile.datasets:
                 encoder = get_encoder(name, sides[spec.name], profile)
@@ -496,7 +502,7 @@ class RealBackend:
                 for arm in profile.arms
             },
             library_versions=library_versions(),
-            extra={"image_sides": sides, "development_splits": splits},
+            extra={"image_sides": sides, "development_splits": splits, **({"data_checks": checks} if checks else {})},
         )
 
     def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple[Cell, pd.DataFrame]]:

@@ -54,7 +54,7 @@ from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
 from crsbench_lib.encoders.zoo import ZOO_GROUPS
 from crsbench_lib.errors import ConfigError, CRSBenchError, ProbeSettingError
 from crsbench_lib.evaluation.cell import ProbeConfig
-from crsbench_lib.paths import configs_dir, resolve_against, standards_dir
+from crsbench_lib.paths import configs_dir, resolve_against, shipped_profiles, standards_dir
 from crsbench_lib.results.schema import ARMS, SEVERITIES, TASKS
 from crsbench_lib.runner.profile import (
     ALL,
@@ -77,7 +77,7 @@ from crsbench_lib.runner.profile import (
     LoraSpec,
     Profile,
 )
-from crsbench_lib.standard import load_standard
+from crsbench_lib.standard import load_standard, template_standard_path
 
 
 # ---------------------------------------------------------------------------
@@ -158,6 +158,10 @@ class _Checker:
 
 def _resolve(path_text: str, base: Path) -> Path:
     return resolve_against(path_text, base)
+
+
+#: The ``standard`` value (and the default) that scores a run against a standard frozen from itself.
+OWN_STANDARD = "own"
 
 
 def _resolve_standard(text: str, base: Path) -> Path:
@@ -337,8 +341,15 @@ def _families(value: Any, path: str, check: _Checker) -> str | dict[str, str | t
 def _standard_section(
     top: Mapping[str, Any], base: Path, check: _Checker, check_files: bool
 ) -> tuple[Path, tuple[float, ...], int, str]:
-    """The standard's path, and (when files are checked) its label fractions, ECE bins and version."""
-    standard_path = _resolve_standard(check.string(top["standard"], "standard"), base)
+    """The standard's path, and (when files are checked) its label fractions, ECE bins and version.
+
+    No ``standard`` key, or ``standard: own``, takes the shipped template: the
+    run uses its label fractions and ECE bins, and the book and ``crsbench run``
+    score against a standard frozen from the run itself
+    (:func:`crsbench_lib.scoring.own_standard.freeze_own_standard`).
+    """
+    named = check.string(top.get("standard", OWN_STANDARD), "standard")
+    standard_path = template_standard_path() if named == OWN_STANDARD else _resolve_standard(named, base)
     if not check_files:
         return standard_path, (), 0, ""
     if not standard_path.is_file():
@@ -596,7 +607,7 @@ def validate_config(
     """
     check = _Checker(source)
     base = Path.cwd() if base is None else base
-    top = check.mapping(raw, "", TOP_KEYS, ("name", "standard", "datasets", "encoders"))
+    top = check.mapping(raw, "", TOP_KEYS, ("name", "datasets", "encoders"))
     name = check.string(top["name"], "name")
     if not name.replace("-", "").replace("_", "").isalnum():
         raise check.fail("name", f"must hold letters, digits, '-' and '_' only, got {name!r}")
@@ -649,8 +660,7 @@ def profile_path(name_or_path: str | os.PathLike[str]) -> Path:
         return candidate
     shipped = configs_dir() / f"{text}.yaml"
     if not shipped.is_file():
-        names = sorted(p.stem for p in configs_dir().glob("*.yaml"))
-        raise ConfigError(f"unknown profile {text!r} (shipped profiles: {', '.join(names) or 'none'})")
+        raise ConfigError(f"unknown profile {text!r} (shipped profiles: {', '.join(shipped_profiles()) or 'none'})")
     return shipped
 
 

@@ -29,6 +29,7 @@ import pandas as pd
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.paths import cache_dir
 from crsbench_lib.results.io import MANIFEST_FILE, RESULTS_FILE, run_dir, write_results
+from crsbench_lib.results.manifest import data_check_warnings
 from crsbench_lib.runner.cache import CellStatus, CellStore
 from crsbench_lib.runner.config import load_profile
 from crsbench_lib.runner.profile import Profile
@@ -205,6 +206,8 @@ def _run_locked(
     try:
         backend = _default_backend() if backend is None else backend
         prep = backend.prepare(profile)
+        for line in data_check_warnings(prep.extra.get("data_checks") or {}):
+            print(f"crsbench: warning: {line}", file=sys.stderr)
         cells = build_cells(profile, prep)
         if not cells:
             raise ConfigError(f"profile {profile.name}: the grid is empty (no encoder, dataset, seed or arm)")

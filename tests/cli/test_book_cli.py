@@ -36,3 +36,29 @@ def test_without_a_manifest_the_cohort_is_not_recorded_unless_a_profile_is_named
     results = tmp_path / "results.parquet"
     assert book_identity(default, explicit=False, results_path=results) == ("default", None)
     assert book_identity(default, explicit=True, results_path=results) == ("default", True)
+
+
+def test_only_the_default_phantom_edition_goes_to_the_project_root(tmp_path):
+    from crsbench_lib.cli.book import default_output_root
+
+    results = tmp_path / "runs" / "x" / "results.parquet"
+    assert default_output_root("default", True, results) is None
+    # A user's data (or an unknown cohort), and any other profile, go beside their run.
+    assert default_output_root("default", False, results) == results.parent
+    assert default_output_root("default", None, results) == results.parent
+    assert default_output_root("medmnist-cpu", False, results) == results.parent
+    assert default_output_root("quick", True, results) == results.parent
+
+
+def test_help_lists_every_shipped_profile(capsys):
+    import pytest
+
+    from crsbench_lib.cli import main
+    from crsbench_lib.paths import shipped_profiles
+
+    assert {"quick", "default", "medmnist-cpu", "paper"} <= set(shipped_profiles())
+    for command in ("run", "book"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert all(name in text for name in shipped_profiles()), command

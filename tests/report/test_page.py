@@ -52,3 +52,10 @@ def test_header_warns_when_the_table_lies_outside_its_standard(table, standard):
     assert html.startswith(f'<div class="{page.FIT_CLASS}"') and "<li>axis C: " in html
     assert html.index(page.FIT_CLASS) < html.index("<details")
     assert f"**{page.FIT_TITLE}**" in header._repr_markdown_()
+    assert page.FIT_ADVICE in html and page.FIT_ADVICE in header._repr_markdown_()
+    # The header tells the page's takeaway to state no finding; a fitting page lets it through again.
+    from crsbench_lib.report import takeaway
+
+    assert takeaway._MISFIT["lines"] == header.fit
+    page.chapter_header(_ctx(table, standard, False))
+    assert takeaway._MISFIT["lines"] == ()

@@ -26,6 +26,14 @@ def test_accepts_any_short_text_with_a_number(n):
     assert takeaway.check_takeaway(f"  {text}\n") == text
 
 
+@pytest.fixture(autouse=True)
+def _no_misfit():
+    # The misfit state belongs to the page being executed; a test starts and ends without one.
+    takeaway.withhold_findings("", ())
+    yield
+    takeaway.withhold_findings("", ())
+
+
 def test_glue_stores_the_checked_text(monkeypatch):
     glued = {}
     import myst_nb
@@ -34,3 +42,16 @@ def test_glue_stores_the_checked_text(monkeypatch):
     assert takeaway.glue_takeaway("zoo", " 3 of 9 encoders. ") == "3 of 9 encoders."
     value, display = glued["takeaway-zoo"]
     assert value.data == "3 of 9 encoders." and display is False
+
+
+def test_a_page_whose_standard_does_not_fit_states_no_finding(monkeypatch):
+    glued = {}
+    import myst_nb
+
+    monkeypatch.setattr(myst_nb, "glue", lambda key, value, display=True: glued.update({key: value}))
+    takeaway.withhold_findings("crs-default-v5", ("on axis C every encoder is worse than every panel member",))
+    text = takeaway.glue_takeaway("agreement", "AUROC and CRS order the 9 candidates alike.1")
+    assert text.startswith("No finding on this page") and "crs-default-v5 (1 problem," in text
+    assert glued["takeaway-agreement"].data == text
+    takeaway.withhold_findings("crs-default-v5", ())
+    assert takeaway.glue_takeaway("agreement", "3 of 9 encoders.") == "3 of 9 encoders."
