@@ -105,7 +105,9 @@ def contact_sheet(
             else:
                 ax.axis("off")
         axes[i, 0].set_ylabel(textwrap.fill(title, 14), fontsize=7)
-    fig.suptitle(f"{ds.name} ({ds.domain}), {split} split, site {data.site}: examples per "
+    # A site is named only where the dataset has more than one (a user's file has one, unnamed).
+    where = f", site {data.site}" if len(ds.sites) > 1 else ""
+    fig.suptitle(f"{ds.name} ({ds.domain}), {split} split{where}: examples per "
                  f"{'finding' if ds.task == 'multilabel' else 'class'}", fontsize=9)
     fig.tight_layout()
     return fig

@@ -29,6 +29,21 @@ def test_contact_sheet_multiclass_rows_per_class() -> None:
     assert [fig.axes[4 * i].get_ylabel() for i in range(4)][1] == "1 melanoma"
 
 
+def test_contact_sheet_names_a_site_only_where_there_are_two() -> None:
+    import numpy as np
+
+    from crsbench_lib.data.base import ImageDataset, ImageSplit
+
+    def loader(split, site):
+        return ImageSplit(np.zeros((6, 8, 8), np.uint8), np.array([0, 1] * 3), split, site)
+
+    single = ImageDataset("mine", "ultrasound", "binary", ("benign", "malignant"), "v1", loader)
+    assert contact_sheet(single, n_per_class=2, split="test").get_suptitle() == (
+        "mine (ultrasound), test split: examples per class")
+    two = build_dataset("cxr", sizes=SMALL)
+    assert ", site A:" in contact_sheet(two, n_per_class=2).get_suptitle()
+
+
 def test_contact_sheet_multilabel_rows_per_finding() -> None:
     fig = contact_sheet(build_dataset("cxr", sizes=SMALL), n_per_class=3)
     assert len(fig.axes) == 5 * 3  # "no finding" + 4 findings
