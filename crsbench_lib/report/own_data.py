@@ -194,7 +194,7 @@ def prevalence_markdown(data: RunData | None, page: str) -> str:
     --------
     >>> run = RunData("mine", None, (), data_warnings=("dataset x: shift 0.275 > 0.05",))
     >>> prevalence_markdown(run, "gate").splitlines()[0]
-    ':::{warning}'
+    "> **Data check: the test split's class mix differs.**"
     >>> prevalence_markdown(None, "gate")
     ''
     """
@@ -208,8 +208,9 @@ def prevalence_markdown(data: RunData | None, page: str) -> str:
                 "the encoders: compare the gate's verdicts with and without its C bound.",
         "cohort": "It moves every encoder's calibration (C) alike: the calibration and gate pages repeat it.",
     }[page]
-    lines = "\n".join(f"- {w}" for w in data.data_warnings)
-    return f":::{{warning}}\nThe data checks of this run found a prevalence shift:\n\n{lines}\n\n{consequence}\n:::\n"
+    # A quoted block: a cell's Markdown output is rendered as CommonMark, where a MyST directive would show raw.
+    lines = "\n".join(f"> - {w}" for w in data.data_warnings)
+    return f"> **Data check: the test split's class mix differs.**\n>\n{lines}\n>\n> {consequence}\n"
 
 
 def _join(items: Sequence[str]) -> str:
