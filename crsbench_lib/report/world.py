@@ -159,6 +159,43 @@ def world_checks(
     return frame
 
 
+#: The checks that are measurements on any data (the others are requirements on the simulated world's design).
+MEASURED_CHECKS: tuple[str, ...] = ("best broad AUROC", "margin over pixels", "margin over pca", "highest clean AUROC")
+
+
+def measured_checks(checks: pd.DataFrame) -> pd.DataFrame:
+    """What a user's data say about the zoo: the checks that measure something on any data, without targets.
+
+    On the simulated cohort the checks of :func:`world_checks` are targets its
+    generators were built to meet; on a user's data there is no target, and the
+    rows about the world's design (a second site's floor, the size of the zoo,
+    the number of adapted runs) say nothing. This keeps the best broad
+    encoder's clean AUROC, its margins over the pixel and PCA probes and the
+    highest clean AUROC, per dataset, as measured values.
+
+    Parameters
+    ----------
+    checks : pandas.DataFrame
+        :func:`world_checks` output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per dataset: ``dataset`` and one column per measured check.
+
+    Examples
+    --------
+    >>> checks = pd.DataFrame({"check": ["best broad AUROC", "margin over pixels", "LoRA runs"],
+    ...                        "dataset": ["a", "a", "all"], "value": [0.8, 0.1, 0], "rule": "", "holds": True})
+    >>> measured_checks(checks).columns.tolist()
+    ['dataset', 'best broad AUROC', 'margin over pixels']
+    """
+    rows = checks[checks["check"].isin(MEASURED_CHECKS)]
+    table = rows.pivot(index="dataset", columns="check", values="value")
+    ordered = [c for c in MEASURED_CHECKS if c in table.columns]
+    return table[ordered].astype(float).reset_index().rename_axis(columns=None)
+
+
 #: Columns of :func:`class_margins`.
 CLASS_MARGIN_COLUMNS: tuple[str, ...] = (
     "dataset", "class", "best_broad", "broad", "pixels", "pca", "margin", "reference", "reference_auroc",

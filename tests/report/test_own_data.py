@@ -138,3 +138,33 @@ def test_reproduction_markdown_compares_with_the_shipped_summary(tmp_path) -> No
     assert "reference-run-demo.json" in text
     moved = table.assign(auroc=table["auroc"] - 0.05)
     assert "does not reproduce" in reproduction_markdown(moved, "demo", folder=tmp_path)
+
+
+def test_the_zoo_checks_are_targets_on_the_phantom_cohort_and_measurements_on_user_data():
+    phantom = RunData("default", None, (RunDataset("derm", "phantom", "dermatology", "procedural phantom"),))
+    mine = RunData("mine", "mine.yaml", (RunDataset("breastmnist", "medmnist", "ultrasound", "MedMNIST flag"),),
+                   data_checks={"breastmnist": {"class_names": ["malignant", "normal or benign"]}})
+    assert own_data.zoo_checks_intro(phantom) == own_data.ZOO_CHECKS_PHANTOM == own_data.zoo_checks_intro(None)
+    assert "targets" not in own_data.zoo_checks_intro(mine) and "simulated" not in own_data.zoo_checks_intro(mine)
+    assert own_data.class_names_of(mine) == {"breastmnist": ("malignant", "normal or benign")}
+    assert own_data.class_names_of(phantom) == {} == own_data.class_names_of(None)
+
+
+def test_measured_checks_keep_measurements_and_say_them_per_dataset():
+    import pandas as pd
+
+    from crsbench_lib.report.world import measured_checks
+
+    checks = pd.DataFrame({
+        "check": ["best broad AUROC", "margin over pixels", "margin over pca", "highest clean AUROC", "LoRA runs",
+                  "best broad AUROC", "margin over pixels", "margin over pca", "highest clean AUROC"],
+        "dataset": ["a", "a", "a", "a", "all", "b", "b", "b", "b"],
+        "value": [0.8, 0.05, -0.02, 0.83, 0, 0.7, 0.0, 0.1, 0.75], "rule": "", "holds": False})
+    table = measured_checks(checks)
+    assert table["dataset"].tolist() == ["a", "b"] and "LoRA runs" not in table.columns
+    text = own_data.describe_measured_checks(table)
+    assert text.startswith("On `a` the best broad pretrained encoder reaches a clean AUROC of 0.800, 0.050 above "
+                           "the pixel probe and 0.020 below the PCA probe; the highest of any encoder is 0.830.")
+    assert "On `b` the best broad pretrained encoder reaches a clean AUROC of 0.700, 0.000 above" in text
+    missing = table.assign(**{"best broad AUROC": [float("nan"), 0.7]})
+    assert own_data.describe_measured_checks(missing).startswith("On `a` no broad pretrained encoder was run.")
