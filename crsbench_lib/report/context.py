@@ -28,13 +28,14 @@ from crsbench_lib.errors import NotebookError
 from crsbench_lib.paths import project_root, standards_dir
 from crsbench_lib.report.banner import Provenance, build_date, provenance
 from crsbench_lib.results.predictions import DatasetPredictions, load_prediction_arrays, restrict_arrays
-from crsbench_lib.results.io import RESULTS_FILE, run_dir
+from crsbench_lib.results.io import RESULTS_FILE, own_standard_beside, run_dir
 from crsbench_lib.results.manifest import manifest_beside
 from crsbench_lib.results.validated import ValidatedResults, as_validated, read_validated
 from crsbench_lib.scoring.freeze import freeze_standard
 from crsbench_lib.scoring.own_standard import freeze_own_standard
 from crsbench_lib.standard import (
     DEFAULT_FILENAME,
+    TEMPLATE_FILENAME,
     ReferenceStandard,
     default_standard_path,
     load_standard,
@@ -178,6 +179,24 @@ def resolve_standard(
                                created=BUILD_CREATED).standard
 
 
+def run_standard(results_path: str | os.PathLike[str]) -> Path | None:
+    """The standard a run chose for itself, when a chapter names none (``None``: the shipped default).
+
+    The standard the run froze from itself (:data:`~crsbench_lib.results.io.OWN_STANDARD_FILE`
+    beside its table) if there is one; else, for a run whose profile named no
+    standard (its manifest records the template, whose panel is empty), the
+    template, from which :func:`resolve_standard` freezes the same standard.
+    """
+    beside = own_standard_beside(results_path)
+    if beside is not None:
+        return beside
+    manifest = manifest_beside(results_path)
+    recorded = Path(manifest.standard_path) if manifest is not None and manifest.standard_path else None
+    if recorded is not None and recorded.name == TEMPLATE_FILENAME and recorded.is_file():
+        return recorded
+    return None
+
+
 def is_build_standard(standard: ReferenceStandard) -> bool:
     """Whether a standard was frozen by the book from the table it scores (:func:`resolve_standard`)."""
     return BUILD_SUFFIX in standard.version
@@ -279,6 +298,8 @@ def load_context(
     table = full if frame is full.frame else as_validated(frame, source=str(path))
     # A build standard is frozen from the whole table, so that chapters filtered
     # differently still score against one and the same reference.
+    if standard_path is None:
+        standard_path = run_standard(path)
     standard = override_standard(resolve_standard(standard_path, full), full, weights=weights, anchors=anchors)
     return BookContext(
         results=table.frame,

@@ -213,7 +213,15 @@ def cache_key(
         from crsbench_lib.paths import standards_dir
 
         shipped = sorted(standards_dir().glob("*.yaml")) if standards_dir().is_dir() else []
-        files["standard_path"] = _sha256(b"".join(file_sha256(p).encode() for p in shipped))
+        # ... or the standard its run froze from itself, beside the table (report.context.run_standard).
+        from crsbench_lib.report.context import default_results_path, resolve_input_path
+        from crsbench_lib.results.io import own_standard_beside
+
+        table = parameters.get("results_path")
+        table_path = (resolve_input_path(table) if table is not None
+                      else default_results_path(str(parameters.get("profile", "default"))))
+        beside = own_standard_beside(table_path)
+        files["standard_path"] = _sha256(b"".join(file_sha256(p).encode() for p in [*shipped, *([beside] if beside else [])]))
     payload = {
         "notebook": notebook_source_hash(notebook),
         "parameters": parameters,

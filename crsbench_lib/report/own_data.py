@@ -52,10 +52,10 @@ PHANTOM_LIMITS = (
 PHANTOM_INTRO = (
     "The default build runs on an embedded *phantom* cohort: procedural dermatology, fundus and chest images and "
     "a zoo of small CPU encoders (hand-crafted features and small neural networks), so that the whole pipeline "
-    "runs offline on two CPU cores. The pipeline is real -- real images, real feature extractors, real probes, "
-    "real corruptions and a real second site -- but the numbers describe these simulated encoders, not the "
-    "foundation models of the study. Every page built on it says so in its banner. The `paper` profile runs the "
-    "same chapters on real data and real models."
+    "runs offline on two CPU cores. The images are generated, not acquired; what runs on them is the real "
+    "pipeline -- real feature extractors, real probes, real corruptions and a real second-site shift -- but the "
+    "numbers describe these simulated encoders on simulated images, not the foundation models of the study. Every "
+    "page built on it says so in its banner. The `paper` profile runs the same chapters on real data and real models."
 )
 # A command or option quoted in a scoring message: 'crsbench freeze ...', '--standard FILE'.
 _COMMAND = re.compile(r"'((?:crsbench |--)[^']*)'")

@@ -1,13 +1,16 @@
 """The book built on a user's own MedMNIST files shows those files, not the phantom cohort.
 
 The shipped ``medmnist-cpu`` profile is pointed at two tiny MedMNIST-layout
-files written here (``root/{flag}.npz``, 60 images each at 28 px), with a small
-grid (the hand-crafted encoders, one seed, one severity, the frozen arm). The
-run is scored, a standard is frozen from it, and ``crsbench book --results``
-renders the whole book against that standard: every chapter but the one the
-run cannot fill (no LoRA arm: the transfer chapter, left out with the reason).
-The data-dependent pages (the cohort chapter, the two comparisons with the
-study, the intro and the reproduce page) are then read.
+files written here (``root/{flag}.npz``, 60 images each at 28 px; the
+pneumonia file's test split has another positive prevalence than its training
+splits), with a small grid (the hand-crafted encoders, one seed, one severity,
+the frozen arm) and no ``standard`` key. The run freezes a standard from
+itself and says whether the table fits it; ``crsbench book --results`` renders
+the whole book against that standard, beside the run: every chapter but the
+one the run cannot fill (no LoRA arm: the transfer chapter, left out with the
+reason). Every page is read for the phantom world's wording; the data-dependent
+pages (the cohort chapter, the calibration and gate pages, the two comparisons
+with the study, the intro and the reproduce page) are read in detail.
 """
 
 from __future__ import annotations
@@ -33,12 +36,18 @@ FLAGS_USED = ("dermamnist", "pneumoniamnist")
 SIZES = {"train": 30, "val": 15, "test": 15}
 
 
+# The pneumonia file's positive share per split: 0.8 in train and val, 7 of 15 in test (a shift of 0.333).
+PNEUMONIA_POSITIVES = {"train": 24, "val": 12, "test": 7}
+
+
 def write_medmnist(folder: Path, flag: str, rng: np.random.Generator) -> None:
     """A MedMNIST-layout file whose image brightness carries the label (so probes learn)."""
     info = FLAGS[flag]
     arrays = {}
     for split, n in SIZES.items():
         labels = np.arange(n) % info.n_classes
+        if flag == "pneumoniamnist":
+            labels = rng.permutation((np.arange(n) < PNEUMONIA_POSITIVES[split]).astype(np.int64))
         shape = (n, 28, 28) if flag == "pneumoniamnist" else (n, 28, 28, 3)
         step = 150 // max(info.n_classes - 1, 1)
         images = rng.integers(0, 100, size=shape) + step * labels.reshape((-1,) + (1,) * (len(shape) - 1))
@@ -51,6 +60,7 @@ def own_profile(tmp_path: Path, root: Path) -> Path:
     """The shipped profile on two of its flags at ``root``, with the hand-crafted encoders and a small grid."""
     config = yaml.safe_load((configs_dir() / "medmnist-cpu.yaml").read_text())
     config["datasets"] = [dict(d, root=str(root)) for d in config["datasets"] if d["flag"] in FLAGS_USED]
+    config.pop("standard")  # a user's profile that names no standard: the run freezes one from itself
     handcrafted = {card["name"] for card in describe_encoders() if card["family"] == "handcrafted"}
     config.update(
         name="medmnist-mine",
@@ -70,12 +80,24 @@ def page_text(path: Path) -> str:
     source = path.read_text(encoding="utf-8")
     main_part = source[source.find("<main"):source.find("</main>")]
     main_part = re.sub(r"<style.*?</style>", " ", main_part, flags=re.S)
+    # A collapsed code cell is code, not prose: its parameter names are no wording of the page.
+    main_part = re.sub(r'<details class="admonition hide above-input">.*?</details>', " ", main_part, flags=re.S)
     # A line-break opportunity (<wbr>, a zero-width space) is no space a reader sees.
     main_part = re.sub(r"<wbr\s*/?>|\u200b", "", main_part)
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", main_part)))
 
 
+# Wording of the phantom world that no chapter of a book on a user's data may show (the zoo's cards, which say
+# on what each encoder was pretrained, and the coverage chapter, which says why its audit needs a simulated
+# truth, name the phantom world as what it is).
+PHANTOM_WORDING = ("SIMULATED COHORT", "phantom cohort", "phantom domains", "Does this world reward",
+                   "world's checks", "world checks", "With three datasets", "On the simulated cohort",
+                   "What the simulation cannot represent", "breastmnist_", "pneumoniamnist_", "dermamnist_")
+
+
 def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: Path, monkeypatch, capsys) -> None:
+    from crsbench_lib.report.page import FIT_TITLE
+
     monkeypatch.setenv("CRSBENCH_CACHE", str(tmp_path / "cache"))
     root = tmp_path / "medmnist"
     root.mkdir()
@@ -86,26 +108,44 @@ def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: 
 
     run = tmp_path / "run"
     assert main(["run", "--config", str(profile), "--out", str(run), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    # The run's data checks and its fit verdict, against the standard it froze from itself.
+    assert "warning: dataset pneumoniamnist: the positive prevalence differs" in out
+    assert "fit: This run is scored against a reference standard frozen from its own table" in out
+    assert "fit: The table fits standard crs-template+build-" in out
+    assert (run / "standard.yaml").is_file() and "froze crs-template+build-" in out
     results = run / "results.parquet"
     assert main(["score", str(results)]) == 0
-    assert "absent terms: R: no shift term" in capsys.readouterr().out
+    scored = capsys.readouterr()
+    assert "CRS against reference standard crs-template+build-" in scored.out
+    assert "absent terms: R: no shift term" in scored.out and "warning" not in scored.err
     standard = tmp_path / "mine-v1.yaml"
     assert main(["freeze", str(results), "--version", "mine-v1", "--out", str(standard)]) == 0
 
     capsys.readouterr()
-    assert main(["book", "--results", str(results), "--standard", str(standard), "--out", str(tmp_path / "book")]) == 0
+    assert main(["book", "--results", str(results)]) == 0
     assert "transfer           left out: the run has no LoRA arm" in capsys.readouterr().out
-    html_dir = tmp_path / "book" / "_build" / "html"
+    html_dir = run / "_build" / "html"  # beside the run, never over the default book
     for page in toc_pages():
         assert (html_dir / f"{page}.html").is_file() == (page != "notebooks/transfer"), page
 
-    cohort = page_text(html_dir / "notebooks" / "cohort.html")
+    texts = {page: page_text(html_dir / f"{page}.html") for page in toc_pages() if page != "notebooks/transfer"}
+    for page, text in texts.items():
+        assert FIT_TITLE not in text, page  # no standard was named: the run's own fits
+        assert ":::{" not in text and "```{" not in text, page  # no directive left unrendered
+        if page.startswith("notebooks/"):
+            for phrase in PHANTOM_WORDING:
+                assert phrase not in text, (page, phrase)
+
+    cohort = texts["notebooks/cohort"]
     # Everything the page says about the data comes before the zoo (whose table lists
     # every zoo encoder, including those pretrained on a phantom).
     data_part = cohort[:cohort.index("The encoder zoo #")]
     for flag in FLAGS_USED:
         assert f"MedMNIST flag {flag} at 28 px" in data_part
-        assert f"{flag}_0" in data_part  # its class counts, read from its file
+    for name in (*FLAGS["pneumoniamnist"].labels, *FLAGS["dermamnist"].labels):
+        assert name in data_part, name  # the classes by their published names
+    assert "pneumonia 0.800" in data_part and "pneumonia 0.467" in data_part  # the data checks' prevalences
     assert "Cohort: user data." in data_part and "SIMULATED COHORT" not in cohort
     assert "Terms this run cannot measure: R: no shift term" in data_part
     assert "No dataset of this run has a second site" in data_part
@@ -115,19 +155,25 @@ def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: 
     source = (html_dir / "notebooks" / "cohort.html").read_text(encoding="utf-8")
     assert not re.search(r'id="fig-sheet-(derm|fundus|cxr)"', source)
     assert source.count("<img") >= 3  # the examples, the site slot and the corruption sheet
+    shift = "the positive prevalence differs between the development pool"
+    for page in ("notebooks/cohort", "notebooks/calibration", "notebooks/selection_gate"):
+        assert shift in texts[page], page
+    assert shift not in texts["notebooks/agreement"]
 
-    intro = page_text(html_dir / "book" / "intro.html")
+    intro = texts["book/intro"]
     assert "This build reads 2 datasets: dermamnist (dermatology" in intro
     # The profile and cohort come from the table's run manifest, not from the default profile.
     assert "profile: medmnist-mine |" in intro and "cohort: user data" in intro
     assert "procedural" not in intro and "phantom" not in intro
     assert "Terms this run cannot measure" in intro
-    reproduce = page_text(html_dir / "book" / "reproduce.html")
-    assert "crsbench book --config medmnist-mine.yaml" in reproduce
+    assert "frozen from its own table" in intro  # the standard's choices, written on the page
+    reproduce = texts["book/reproduce"]
+    # The run was written with --out: the command names its folder, so its cells are reused.
+    assert "crsbench book --config medmnist-mine.yaml --run-out run" in reproduce
     assert str(tmp_path) not in reproduce  # no path of the machine that built it
-    published = page_text(html_dir / "notebooks" / "published.html")
+    published = texts["notebooks/published"]
     assert "What is compared. The study's column is what it reported" in published.replace("’", "'")
     assert "dermamnist and pneumoniamnist" in published
-    differences = page_text(html_dir / "notebooks" / "differences.html")
+    differences = texts["notebooks/differences"]
     assert "Limits of this run" in differences and "Procedural phantoms" not in differences
     assert "No dataset of this run has a second site" in differences

@@ -137,3 +137,36 @@ def test_every_table_reaches_the_page(name):
     for cell in nb.cells:
         if cell.cell_type == "code":
             assert _swallowed_tables(cell.source) == [], f"{name}: wrap the table in display(), or Jupyter drops it"
+
+
+def _bare_last_calls(source: str, name: str) -> list[str]:
+    """A cell whose last statement is a bare ``name(...)`` call: Jupyter displays its return value."""
+    import ast
+
+    body = ast.parse(source).body
+    if not body:
+        return []
+    last = body[-1]
+    called = getattr(last, "value", None)
+    if isinstance(last, ast.Expr) and isinstance(called, ast.Call) and \
+            getattr(called.func, "attr", getattr(called.func, "id", None)) == name:
+        return [ast.unparse(last)[:60]]
+    return []
+
+
+def test_bare_last_call_detector():
+    assert _bare_last_calls('x = 1\nglue_takeaway("zoo", "t")', "glue_takeaway") == ["glue_takeaway('zoo', 't')"]
+    assert _bare_last_calls('takeaway = glue_takeaway("zoo", "t")', "glue_takeaway") == []
+    assert _bare_last_calls('glue_takeaway("zoo", "t")\nx = 1', "glue_takeaway") == []
+    assert _bare_last_calls("", "glue_takeaway") == []
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_takeaway_string_reaches_the_page(name):
+    """A bare ``glue_takeaway(...)`` as a cell's last line shows its return value, the takeaway again as a raw
+    string in a wide scrolling box under the cell (the lecturer's read: zoo, four_axes, cohort, calibration)."""
+    nb = nbformat.read(available_notebooks()[name], as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert _bare_last_calls(cell.source, "glue_takeaway") == [], \
+                f"{name}: assign it (takeaway = glue_takeaway(...)), or the page shows the string"

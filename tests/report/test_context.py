@@ -137,3 +137,25 @@ def test_prediction_arrays_follow_the_run_folder_and_the_filters(tmp_path):
     arrays = context.prediction_arrays(ctx)
     assert list(arrays) == ["derm"]
     assert arrays["derm"].encoders == ("alpha", "delta") and arrays["derm"].seeds == (1, 2)
+
+
+def test_a_chapter_that_names_no_standard_takes_the_one_its_run_chose(results_file, standard, tmp_path):
+    import json
+    import shutil
+
+    # A run folder of its own (the session's table is shared: nothing may be written beside it).
+    results_file = shutil.copy(results_file, tmp_path / "results.parquet")
+
+    from crsbench_lib.results.io import MANIFEST_FILE, OWN_STANDARD_FILE
+    from crsbench_lib.standard import load_template, template_standard_path
+
+    # No manifest, no file beside: the shipped default (None).
+    assert context.run_standard(results_file) is None
+    # A run whose profile named none records the template: the chapter freezes from the table, as the book does.
+    (results_file.parent / MANIFEST_FILE).write_text(json.dumps({"standard": {"path": str(template_standard_path())}}))
+    assert context.run_standard(results_file) == template_standard_path()
+    assert context.load_context(results_file).standard.version.startswith(load_template().version + context.BUILD_SUFFIX)
+    # The file the run wrote beside its table wins.
+    save_standard(standard, results_file.parent / OWN_STANDARD_FILE)
+    assert context.run_standard(results_file) == results_file.parent / OWN_STANDARD_FILE
+    assert context.load_context(results_file).standard.version == "test-v1"

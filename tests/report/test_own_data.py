@@ -168,3 +168,10 @@ def test_measured_checks_keep_measurements_and_say_them_per_dataset():
     assert "On `b` the best broad pretrained encoder reaches a clean AUROC of 0.700, 0.000 above" in text
     missing = table.assign(**{"best broad AUROC": [float("nan"), 0.7]})
     assert own_data.describe_measured_checks(missing).startswith("On `a` no broad pretrained encoder was run.")
+
+
+def test_the_phantom_intro_does_not_call_its_procedural_images_real():
+    """Lecturer's item 23: "procedural ... images" then "The pipeline is real -- real images" contradicted itself."""
+    text = own_data.PHANTOM_INTRO
+    assert "procedural" in text and "real images" not in text
+    assert "The images are generated, not acquired" in text and "simulated images" in text

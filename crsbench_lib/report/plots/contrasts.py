@@ -4,7 +4,8 @@ Before and after a post-hoc calibrator (:func:`calibration_before_after`),
 acquisition augmentation (:func:`augmentation_effect`) and an insertion
 (:func:`insertion_displacement`, :func:`before_after_scatter`); clean against
 corrupted (:func:`corruption_overview`); the study's figures beside this
-build's (:func:`published_vs_build`).
+build's (:func:`published_vs_build`); the ranking under the standard's anchors
+beside the ranking under anchors taken from this cohort (:func:`anchor_sensitivity_figure`).
 """
 
 from __future__ import annotations
@@ -252,4 +253,48 @@ def published_vs_build(table: pd.DataFrame) -> Figure:
         ax.set_ylim(min(0, np.nanmin(values) * 1.2 if np.isfinite(values).any() else 0), top * 1.25 or 1)
     for ax in list(axes.flat)[n:]:
         ax.set_visible(False)
+    return fig
+
+
+def anchor_sensitivity_figure(anchors: pd.DataFrame, top_k: int = 3) -> Figure:
+    """How far the CRS ranking moves when an axis's anchors come from this cohort: one bar per choice.
+
+    Parameters
+    ----------
+    anchors : pandas.DataFrame
+        :func:`crsbench_lib.report.differences.anchor_sensitivity`: ``anchors_from_cohort``,
+        ``tau_to_standard``, ``top_k_overlap``.
+    top_k : int
+        The size of the top set the overlap counts.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One stem per choice of anchors from the dashed line at τ_b 1 (the
+        standard's ranking unchanged) to its Kendall τ_b with that ranking, each
+        labelled with its τ_b and the top-``top_k`` members it keeps; the
+        longest stem is the choice of anchors that decides most of the ranking.
+    """
+    require_columns(anchors, ("anchors_from_cohort", "tau_to_standard", "top_k_overlap"), "anchor_sensitivity_figure")
+    if anchors.empty:
+        return placeholder("no anchor sensitivity in this build")
+    apply_style()
+    labels = [str(a) for a in anchors["anchors_from_cohort"]]
+    taus = anchors["tau_to_standard"].to_numpy(dtype=float)
+    fig, (ax,) = new_figure(height_ratio=0.12 + 0.06 * len(labels))
+    y = np.arange(len(labels))[::-1]
+    low = float(np.nanmin(taus)) if np.isfinite(taus).any() else 0.0
+    moved = np.where(np.isfinite(taus), taus < 1.0 - 1e-12, False)
+    colours = [EMPHASIS if m else MUTED for m in moved]
+    # A stem from the unchanged ranking (τ_b 1) to each choice's τ_b: its length is how far those anchors move it.
+    ax.hlines(y, taus, 1.0, colors=colours, lw=2.5)
+    ax.scatter(taus, y, c=colours, s=36, zorder=3)
+    ax.axvline(1.0, color=HIGHLIGHT, ls="--", lw=1)
+    for yi, tau, keep in zip(y, taus, anchors["top_k_overlap"]):
+        ax.text(1.0, yi, f"  τ_b {tau:.3f}, top {top_k}: {int(keep)} of {top_k} kept", va="center", fontsize=7)
+    ax.set_yticks(y, [f"{label} anchors from this cohort" for label in labels])
+    span = max(1.0 - low, 0.02)
+    ax.set_xlim(low - 0.15 * span, 1.0 + 1.1 * span)
+    ax.set_xticks([t for t in ax.get_xticks() if low - 0.15 * span <= t <= 1.0 + 1e-9])
+    ax.set_xlabel("Kendall τ_b to the ranking under the standard's anchors (1 = unchanged)")
     return fig

@@ -5,7 +5,8 @@ discrimination against each other axis with the Pareto front
 (:func:`pareto_view`), retention and ECE across conditions
 (:func:`label_efficiency_curves`, :func:`ece_by_condition`), and the selection
 gate's pass/fail per axis (:func:`gate_matrix`). The only arithmetic here is
-geometry (which points lie on a drawn front).
+geometry (which points lie on a drawn front); :func:`retention_on_scale` gathers
+the retention curves from the scoring layer's own label-efficiency axis.
 """
 
 from __future__ import annotations
@@ -171,20 +172,63 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
     return fig
 
 
-def label_efficiency_curves(curves: pd.DataFrame, highlight: Sequence[str] = ()) -> Figure:
+#: The y-axis label of the retention curves on each label-efficiency scale (:class:`crsbench_lib.standard.AxisScales`).
+RETENTION_LABELS: dict[str, str] = {
+    "ratio": "AUROC / AUROC at 100% labels",
+    "chance": "(AUROC − 0.5) / (AUROC at 100% − 0.5)",
+}
+
+
+def retention_on_scale(results: "pd.DataFrame | object", standard: "object", arm: str = "frozen") -> pd.DataFrame:
+    """Each encoder's retention at every label fraction of ``standard``, on the scale its ``L`` uses.
+
+    No arithmetic of its own: every point is the label-efficiency axis of
+    :func:`crsbench_lib.scoring.axes.raw_axes` computed on that one fraction,
+    with the standard's scales (so near-chance cells, the chance margin and the
+    per-cell ratios are the axis's), and averaged over seeds then datasets by
+    :func:`crsbench_lib.scoring.axes.encoder_profiles`. The mean of an
+    encoder's points below 100 % is therefore its profile ``L``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``encoder, label_fraction, retention`` with fraction 1.0 (retention 1),
+        sorted by encoder and fraction: the input of :func:`label_efficiency_curves`.
+    """
+    from crsbench_lib.scoring import axes
+
+    fractions = [float(f) for f in standard.label_fractions if float(f) < 1.0]
+    parts = []
+    for fraction in fractions:
+        raw = axes.raw_axes(results, arm=arm, label_fractions=[fraction], scales=standard.axis_scales)
+        level = axes.encoder_profiles(raw)["L"]
+        parts.append(pd.DataFrame({"encoder": level.index.astype(str), "label_fraction": fraction,
+                                   "retention": level.to_numpy(dtype=float)}))
+    names = sorted({str(e) for part in parts for e in part["encoder"]})
+    parts.append(pd.DataFrame({"encoder": names, "label_fraction": 1.0, "retention": 1.0}))
+    curves = pd.concat(parts, ignore_index=True)
+    return curves.sort_values(["encoder", "label_fraction"], kind="mergesort").reset_index(drop=True)
+
+
+def label_efficiency_curves(curves: pd.DataFrame, highlight: Sequence[str] = (), scale: str = "ratio") -> Figure:
     """AUROC retention against the fraction of labels, one line per encoder.
 
     Parameters
     ----------
     curves : pandas.DataFrame
-        ``encoder, label_fraction, retention`` (``summaries.label_efficiency_curves``).
+        ``encoder, label_fraction, retention`` (:func:`retention_on_scale`, or
+        ``summaries.label_efficiency_curves`` on the study's ratio scale).
     highlight : sequence of str
+    scale : {"ratio", "chance"}
+        The scale ``curves`` is on, named on the y axis (:data:`RETENTION_LABELS`).
 
     Returns
     -------
     matplotlib.figure.Figure
     """
     require_columns(curves, ("encoder", "label_fraction", "retention"), "label_efficiency_curves")
+    if scale not in RETENTION_LABELS:
+        raise ValueError(f"label_efficiency_curves: scale must be one of {sorted(RETENTION_LABELS)}, got {scale!r}")
     fig, (ax,) = new_figure(height_ratio=0.55)
     names = sorted(curves["encoder"].astype(str).unique())
     colours = encoder_colours(names, highlight)
@@ -198,7 +242,7 @@ def label_efficiency_curves(curves: pd.DataFrame, highlight: Sequence[str] = ())
     ax.set_xticks(fractions, [f"{100 * f:g}%" for f in fractions])
     ax.minorticks_off()
     ax.set_xlabel("share of train labels")
-    ax.set_ylabel("AUROC / AUROC at 100% labels")
+    ax.set_ylabel(RETENTION_LABELS[scale])
     ax.legend(loc="lower right", ncol=2 if len(shown) > 6 else 1)
     return fig
 

@@ -137,8 +137,9 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
     return fig
 
 
-def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3) -> Figure:
-    """P(rank = r) for every encoder (rows, best first) and rank r (columns).
+def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3,
+                             point_crs: "pd.Series | None" = None) -> Figure:
+    """P(rank = r) for every encoder (rows) and rank r (columns).
 
     Parameters
     ----------
@@ -147,12 +148,26 @@ def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3)
         :func:`crsbench_lib.report.summaries.rank_probabilities`).
     top_k : int, optional
         Draw a line after rank ``top_k``.
+    point_crs : pandas.Series, optional
+        The point CRS of each encoder (index encoder). When given, the rows are
+        drawn in its order (highest first, ties by name) and the y axis says so;
+        otherwise in the order of ``probabilities``. A page that says its rows
+        follow the point CRS passes it, so the figure cannot drift from the text.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
     apply_style()
+    if point_crs is not None:
+        point = pd.Series(point_crs, dtype=float)
+        point.index = point.index.astype(str)
+        missing = sorted(set(map(str, probabilities.index)) - set(point.index))
+        if missing:
+            raise ValueError(f"rank_probability_heatmap: no point CRS for {missing}")
+        names = [str(name) for name in probabilities.index]
+        order = sorted(range(len(names)), key=lambda i: (-float(point[names[i]]), names[i]))
+        probabilities = probabilities.iloc[order]
     n = probabilities.shape[1]
     fig, (ax,) = new_figure(height_ratio=min(1.0, 0.18 + 0.045 * len(probabilities)))
     annotate = probabilities.map(lambda p: "" if p < 0.005 else f"{p:.2f}".lstrip("0") if p < 1 else "1")
@@ -162,7 +177,7 @@ def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3)
     if top_k is not None and 0 < top_k < n:
         ax.axvline(top_k, color=HIGHLIGHT, lw=2)
     ax.set_xlabel("CRS rank in the resampled draw")
-    ax.set_ylabel("")
+    ax.set_ylabel("by point CRS (highest first)" if point_crs is not None else "")
     ax.tick_params(length=0)
     return fig
 

@@ -586,23 +586,53 @@ def agreement_exercise_anchors(
 
 
 def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str:
-    """Where ``tau`` falls against the bootstrap draws of the noise table, as a clause (empty without draws)."""
+    """Where ``tau`` falls against each ranking's bootstrap draws of the noise table, as a clause (empty without draws).
+
+    Each ranking's central range is compared with ``tau`` on its own, so a τ_b inside one ranking's range and
+    below another's is said to be so, not "within" both.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> table = noise_baseline_table({"x": 0.9}, {}, {"the AUROC ranking": np.linspace(0.94, 1.0, 101),
+    ...                                              "the CRS ranking": np.linspace(0.86, 0.98, 101)})
+    >>> print(_noise_clause(0.906, table, 0.95))
+    , within the central 95 % of τ_b between two bootstrap draws of the CRS ranking ([0.86, 0.98]), below the AUROC ranking's ([0.94, 1.00]): the CRS ranking's noise could explain it.
+    """
     from crsbench_lib.report.sentences.noise import tau_against_draws
     from crsbench_lib.scoring.retest import BOOTSTRAP_DRAW
 
     verdict = "none" if noise is None else tau_against_draws(tau, noise)
     if verdict == "none":
         return "."
-    rows = noise[noise["source"] == BOOTSTRAP_DRAW]
-    ranges = and_list(sorted({format_interval(float(r.low), float(r.high), 2) for r in rows.itertuples()}))
+    rows = list(noise[noise["source"] == BOOTSTRAP_DRAW].itertuples())
+    value = float(tau)
+    groups = {"within": [r for r in rows if float(r.low) <= value <= float(r.high)],
+              "below": [r for r in rows if value < float(r.low)],
+              "above": [r for r in rows if value > float(r.high)]}
+
+    def named(group: list, possessive: bool) -> str:
+        mark = "'s" if possessive else ""
+        return and_list([f"{r.comparison}{mark} ({format_interval(float(r.low), float(r.high), 2)})" for r in group])
+
     share = f"the central {level * 100:g} % of τ_b between two bootstrap draws of"
+    parts = [(word, group) for word, group in groups.items() if group]
+    first_word, first = parts[0]
+    where = f"{first_word} {share} {named(first, False)}"
+    if len(parts) > 1:
+        where += "".join(f", {word} {named(group, True)}" for word, group in parts[1:])
     if verdict == "inside":
-        return f", within {share} one ranking ({ranges}): this build cannot tell the reordering from noise."
+        if len(parts) == 1:
+            return f", {where}: this build cannot tell the reordering from noise."
+        inside = [str(r.comparison) for r in groups["within"]]
+        whose = f"{inside[0]}'s noise" if len(inside) == 1 else f"the noise of {and_list(inside)}"
+        return f", {where}: {whose} could explain it."
     if verdict == "below":
-        return f", below {share} either ranking ({ranges}): a reordering beyond noise."
+        return f", {where}: a reordering beyond noise."
     if verdict == "above":
-        return f", above {share} one ranking ({ranges}): no reordering beyond noise."
-    return f", below {share} one ranking and above the other's ({ranges}): beyond the noise of one ranking only."
+        return f", {where}: no reordering beyond noise."
+    return f", {where}: beyond the noise of {and_list([str(r.comparison) for r in groups['below']])} only."
 
 
 def agreement_takeaway(

@@ -218,8 +218,9 @@ def _change_clause(
     """``"raises the clean AUROC by 0.012, an improvement"`` (or "leaves ... unchanged").
 
     With ``agreeing`` of ``n`` datasets showing the same direction as the mean,
-    the verdict is given only when all of them do; otherwise the clause says
-    the direction is not consistent.
+    the mean's verdict is given either way, and the clause says when the
+    direction is not consistent over the datasets (so two pairs moving the same
+    way are labelled alike).
     """
     if round(delta, digits) == 0:
         return f"leaves {quantity} essentially unchanged ({fmt(delta, digits)})"
@@ -230,7 +231,7 @@ def _change_clause(
         return f"{head}, {verdict}"
     if agreeing == n:
         return f"{head} (on all {n} datasets), {verdict}"
-    return f"{head} on average but in this direction on only {agreeing} of {n} datasets, not consistently"
+    return f"{head} on average, {verdict}, but in this direction on only {agreeing} of {n} datasets, not consistently"
 
 
 def describe_augmentation(effect: "object", digits: int = 3) -> str:
@@ -408,9 +409,9 @@ def cohort_lessons(
     ['design', 'world', 'world']
     >>> print(lessons[1].text)  # doctest: +NORMALIZE_WHITESPACE
     Here the probes' mean clean ECE exceeds its floor by 0.54 to 0.70 times the floor on every dataset: on average
-    they are miscalibrated by less than the floor itself, so much of a calibration difference between two encoders
-    can be sampling noise. Expect calibration to separate encoders more on a cohort whose probes are miscalibrated by
-    several floors, or whose test sets are larger.
+    they are miscalibrated by less than the floor itself, so most of each ECE is the floor's sampling bias rather than
+    miscalibration. Expect calibration to separate encoders more on a cohort whose probes are miscalibrated by several
+    floors, or whose test sets are larger.
     """
     lessons: list[Lesson] = []
     rows = floor.dropna(subset=["ece_floor"]) if "ece_floor" in floor else floor.iloc[:0]
@@ -419,9 +420,11 @@ def cohort_lessons(
         size = f"{sizes[0]}" if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
         lessons.append(Lesson(DESIGN, (
             "Binned ECE on a finite test set is never zero: a perfectly calibrated probe with these confidences would "
-            f"still measure {value_range(list(rows['ece_floor']), digits)} on {size} test images. A calibration difference "
-            "smaller than that floor is not evidence on any benchmark, and the floor shrinks only as one over the "
-            "square root of the test size (four times the images, about half the floor).")))
+            f"still measure {value_range(list(rows['ece_floor']), digits)} on {size} test images. An ECE near that floor "
+            "is mostly sampling bias, not miscalibration. The floor is a bias the encoders share, not the noise of "
+            "their difference: whether two encoders differ in calibration is judged by the paired bootstrap of that "
+            "difference, which can exclude zero for a difference smaller than the floor. The floor shrinks only as "
+            "one over the square root of the test size (four times the images, about half the floor).")))
         ratios = [(str(d), (e - f) / f) for d, e, f in zip(rows["dataset"], rows["ece"], rows["ece_floor"]) if f > 0]
         if ratios:
             values = [r for _, r in ratios]
@@ -430,20 +433,20 @@ def cohort_lessons(
             below = [d for d, r in ratios if r < 1]
             if len(below) == len(ratios):
                 text = (f"Here the probes' mean clean ECE exceeds its floor by {spread} times the floor on every "
-                        "dataset: on average they are miscalibrated by less than the floor itself, so much of a "
-                        "calibration difference between two encoders can be sampling noise. Expect calibration to "
+                        "dataset: on average they are miscalibrated by less than the floor itself, so most of each "
+                        "ECE is the floor's sampling bias rather than miscalibration. Expect calibration to "
                         "separate encoders more on a cohort whose probes are miscalibrated by several floors, or whose "
                         "test sets are larger.")
             elif not below:
                 text = (f"Here the probes' mean clean ECE exceeds its floor by {spread} times the floor on every "
-                        "dataset: the miscalibration is measurable beyond what the test size alone produces, so the "
-                        "calibration axis separates encoders by more than sampling noise. Expect it to matter less on "
-                        "a cohort whose probes come out nearly calibrated.")
+                        "dataset: the miscalibration is measurable beyond what the test size alone produces, so most "
+                        "of each ECE is miscalibration rather than the floor's sampling bias. Expect calibration to "
+                        "matter less on a cohort whose probes come out nearly calibrated.")
             else:
                 above = [d for d, r in ratios if r >= 1]
                 text = (f"Here the probes' mean clean ECE exceeds its floor by {spread} times the floor: by more than "
-                        f"one floor on {and_list(above)}, by less on {and_list(below)}. Calibration differences are "
-                        f"measurable beyond sampling noise on the first, and mostly within it on the second.")
+                        f"one floor on {and_list(above)}, by less on {and_list(below)}. The ECE is mostly "
+                        f"miscalibration on the first and mostly the floor's sampling bias on the second.")
             lessons.append(Lesson(WORLD, text))
     n = len(datasets)
     study = f"one shift, {study_shift[0]} to {study_shift[1]}." if study_shift else ""
@@ -614,7 +617,7 @@ def cohort_takeaway(overview: "pd.DataFrame", floor: "pd.DataFrame", zoo: "pd.Da
     >>> print(cohort_takeaway(overview, floor, zoo))  # doctest: +NORMALIZE_WHITESPACE
     Every number of this book comes from 2 of the zoo's 3 encoders on 2 datasets (cxr and derm), 200 test images
     each; only cxr has a second site. At that size a perfectly calibrated probe still measures an ECE of 0.062 to
-    0.072, so a smaller calibration difference cannot be told from noise.
+    0.072: an ECE near that is mostly sampling bias.
     """
     datasets = [str(d) for d in overview["dataset"]]
     sizes = sorted({int(n) for n in overview["test images"]})
@@ -626,8 +629,8 @@ def cohort_takeaway(overview: "pd.DataFrame", floor: "pd.DataFrame", zoo: "pd.Da
             f"({and_list(datasets)}), {size}; {_second_sites(datasets, shifted)}.")
     floors = [float(v) for v in floor["ece_floor"] if not _is_missing(v)] if "ece_floor" in floor else []
     if floors:
-        text += (f" At that size a perfectly calibrated probe still measures an ECE of {value_range(floors, digits)}, "
-                 "so a smaller calibration difference cannot be told from noise.")
+        text += (f" At that size a perfectly calibrated probe still measures an ECE of {value_range(floors, digits)}: "
+                 "an ECE near that is mostly sampling bias.")
     else:
-        text += " This table records no ECE floor, so the noise of a calibration difference is not stated here."
+        text += " This table records no ECE floor, so how much of each ECE is sampling bias is not stated here."
     return text

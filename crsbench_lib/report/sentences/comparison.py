@@ -44,10 +44,12 @@ _AUDIT_SHORT: dict[str, str] = {
 
 
 def direction_counts(compared: "pd.DataFrame", close: float = CLOSE_CORRELATION) -> dict[str, list[str]]:
-    """Which quantities of a comparison are higher, lower or close to the study's, by the rule of the page's sentences.
+    """Which quantities of a comparison are higher, lower, close to or equal to the study's, as the sentences say.
 
     The rule is :func:`crsbench_lib.report.grammar.compare_with_study`'s:
-    values closer than ``close`` are "close", the others higher or lower.
+    values closer than ``close`` are "close", the others higher or lower; a
+    value printed the same as the study's (three decimals) is "equal", as
+    :func:`describe_quantities` says it.
 
     Parameters
     ----------
@@ -59,26 +61,78 @@ def direction_counts(compared: "pd.DataFrame", close: float = CLOSE_CORRELATION)
     Returns
     -------
     dict
-        ``{"higher": [...], "lower": [...], "close": [...], "absent": [...]}``, quantity names in table order.
+        ``{"higher": [...], "lower": [...], "close": [...], "equal": [...], "absent": [...]}``, quantity names in
+        table order.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> table = pd.DataFrame({"quantity": ["a", "b", "c", "d"], "study": [0.6, 15, 0.5, 0.1],
-    ...                       "this_build": [0.9, 19, 0.52, float("nan")]})
+    >>> table = pd.DataFrame({"quantity": ["a", "b", "c", "d", "e"], "study": [0.6, 15, 0.5, 0.1, 0.0],
+    ...                       "this_build": [0.9, 19, 0.52, float("nan"), 0.0]})
     >>> direction_counts(table)
-    {'higher': ['a', 'b'], 'lower': [], 'close': ['c'], 'absent': ['d']}
+    {'higher': ['a', 'b'], 'lower': [], 'close': ['c'], 'equal': ['e'], 'absent': ['d']}
     """
-    out: dict[str, list[str]] = {"higher": [], "lower": [], "close": [], "absent": []}
+    out: dict[str, list[str]] = {"higher": [], "lower": [], "close": [], "equal": [], "absent": []}
     for row in compared.itertuples(index=False):
         ours = float(row.this_build) if row.this_build is not None else math.nan
         if not math.isfinite(ours):
             out["absent"].append(str(row.quantity))
             continue
         study = float(row.study)
-        key = "close" if abs(ours - study) < close else "higher" if ours > study else "lower"
+        key = ("equal" if _equal(ours, study) else "close" if abs(ours - study) < close else
+               "higher" if ours > study else "lower")
         out[key].append(str(row.quantity))
     return out
+
+
+def _equal(ours: float, study: float) -> bool:
+    """Equal as printed (three decimals): a sentence never calls two equal numbers "close"."""
+    return fmt(ours, 3) == fmt(study, 3)
+
+
+def describe_quantities(compared: "pd.DataFrame") -> list[str]:
+    """One sentence per quantity of a comparison: higher, lower, close to or equal to the study's value.
+
+    :func:`crsbench_lib.report.grammar.compare_with_study` for each row, except
+    that a value equal to the study's (as printed) is said to equal it, not to
+    be "close to" it; a row this build lacks says so.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["insertion: fixed displacement", "τ_b", "LoRA τ_b"],
+    ...                       "study": [0.0, 0.6, 0.56], "this_build": [0.0, 0.906, float("nan")]})
+    >>> for line in describe_quantities(table):
+    ...     print(line)
+    This build's insertion: fixed displacement (0) equals the study's (0).
+    This build's τ_b (0.906) is higher than the study's (0.600).
+    LoRA τ_b: this build has no such quantity (the arm or the cells are absent).
+    """
+    from crsbench_lib.report.grammar import compare_with_study
+
+    lines = []
+    for row in compared.itertuples(index=False):
+        ours = float(row.this_build) if row.this_build is not None else math.nan
+        if not math.isfinite(ours):
+            lines.append(f"{row.quantity}: this build has no such quantity (the arm or the cells are absent).")
+            continue
+        text = compare_with_study(ours, float(row.study), str(row.quantity))
+        lines.append(text.replace(" is close to the study's ", " equals the study's ")
+                     if _equal(ours, float(row.study)) else text)
+    return lines
+
+
+def describe_directions(compared: "pd.DataFrame") -> str:
+    """How many of a comparison's quantities are higher, lower, close or equal, as one sentence.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["a", "b", "c"], "study": [0.6, 0.5, 0.0], "this_build": [0.9, 0.52, 0.0]})
+    >>> describe_directions(table)
+    "Of the 3 quantities with a value here, 1 is higher than the study's, 0 lower, 1 close (within 0.05) and 1 equal."
+    """
+    return _directions_sentence(direction_counts(compared)) + "."
 
 
 def _value(compared: "pd.DataFrame", quantity: str) -> float:
@@ -95,9 +149,12 @@ def _study(compared: "pd.DataFrame", quantity: str) -> float:
 
 
 def _directions_sentence(counts: dict[str, list[str]]) -> str:
-    measured = len(counts["higher"]) + len(counts["lower"]) + len(counts["close"])
-    return (f"Of the {measured} quantities with a value here, {len(counts['higher'])} are higher than the study's, "
-            f"{len(counts['lower'])} lower and {len(counts['close'])} close (within {CLOSE_CORRELATION:g})")
+    equal = len(counts.get("equal", []))
+    measured = len(counts["higher"]) + len(counts["lower"]) + len(counts["close"]) + equal
+    higher = len(counts["higher"])
+    parts = [f"{higher} {'is' if higher == 1 else 'are'} higher than the study's", f"{len(counts['lower'])} lower",
+             f"{len(counts['close'])} close (within {CLOSE_CORRELATION:g})"] + ([f"{equal} equal"] if equal else [])
+    return f"Of the {measured} quantities with a value here, {and_list(parts)}"
 
 
 def published_lessons(compared: "pd.DataFrame", study_status: str, build_status: str | None,
@@ -178,8 +235,13 @@ def published_lessons(compared: "pd.DataFrame", study_status: str, build_status:
 
 
 def _direction_clause(counts: dict[str, list[str]]) -> str:
-    """``4 higher, 8 lower, 4 close``: the directions of a comparison (:func:`direction_counts`), for a takeaway."""
-    return f"{len(counts['higher'])} higher, {len(counts['lower'])} lower, {len(counts['close'])} close"
+    """``4 higher, 8 lower, 3 close, 1 equal``: the directions of a comparison (:func:`direction_counts`), for a takeaway.
+
+    A "close" or "equal" count of zero is left out (higher and lower always show).
+    """
+    shown = [f"{len(counts.get(key, []))} {key}" for key in ("higher", "lower", "close", "equal")
+             if counts.get(key) or key in ("higher", "lower")]
+    return ", ".join(shown)
 
 
 def published_takeaway(compared: "pd.DataFrame", study_status: str) -> str:
@@ -203,7 +265,7 @@ def published_takeaway(compared: "pd.DataFrame", study_status: str) -> str:
     >>> table = pd.DataFrame({"quantity": ["encoders", "pairs", FIXED_QUANTITY, "Kendall tau"],
     ...                       "study": [15, 105, 0.0, 0.6], "this_build": [19, 171, 0.0, 0.906]})
     >>> published_takeaway(table, "consistent")
-    "This build computes 4 of the study's 4 headline quantities by its definitions: 3 higher, 0 lower, 1 close; only the design-fixed insertion displacement should match, and does (0 here and in the study). The study's rounded τ, ρ and mean displacement are consistent: one permutation of its 15 ranks realises all three."
+    "This build computes 4 of the study's 4 headline quantities by its definitions: 3 higher, 0 lower, 1 equal; only the design-fixed insertion displacement should match, and does (0 here and in the study). The study's rounded τ, ρ and mean displacement are consistent: one permutation of its 15 ranks realises all three."
     """
     counts = direction_counts(compared)
     total = len(compared)
@@ -320,7 +382,7 @@ def differences_takeaway(facts: "pd.DataFrame", anchors: "pd.DataFrame", compare
     ...                         "top_k_overlap": [2, 2], "tau_auroc_crs": [0.83, 0.85]})
     >>> table = pd.DataFrame({"quantity": ["a", "b"], "study": [0.6, 15], "this_build": [0.9, 19]})
     >>> differences_takeaway(facts, anchors, table)
-    "This build differs from the study in its inputs (19 candidates against 15, other images and encoders), so of 2 quantities 2 higher, 0 lower, 0 close: directions, not causes. Taking all four anchors from this cohort gives τ_b 0.889 to the standard's ranking, keeping 2 of the top 3: the fixed anchors decide part of it."
+    "This build differs from the study in its inputs (19 candidates against 15, other images and encoders), so of 2 quantities 2 higher, 0 lower: directions, not causes. Taking all four anchors from this cohort gives τ_b 0.889 to the standard's ranking, keeping 2 of the top 3: the fixed anchors decide part of it."
     """
     fact = {str(r.fact): (str(r.study), str(r.this_build)) for r in facts.itertuples(index=False)}
     count = next(((label, fact[name]) for name, label in ((CANDIDATES_RANKED, "candidates"), ("encoders", "encoders"))

@@ -69,7 +69,8 @@ def judged_se(nominal: float, observed_se: float, n_replicates: int) -> float:
     error under that hypothesis). The observed share's own error
     (``observed_se``) is not used: it grows as coverage falls (0.16 at a
     coverage of 0.7 over 8 replicates), so an interval that falls short would
-    be judged by a wider yardstick than one that holds.
+    be judged by a wider yardstick than one that holds. The chapter's table
+    prints this error too (:func:`coverage_verdict_table`), so each share has one.
 
     Examples
     --------
@@ -258,6 +259,35 @@ def _verdicts(table: pd.DataFrame) -> dict[tuple[str, str], tuple[str, float, pd
 
 
 _VERBS = {"holds": "holds", "under-covers": "falls short", "over-covers": "is wider than promised"}
+
+
+def coverage_verdict_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The page's coverage table: each share with the Monte-Carlo error its sentence quotes, and the verdict.
+
+    ``mc_se`` here is :func:`judged_se`, the error at the nominal level, the one
+    every sentence, the figure and the verdict use; the scoring table's
+    ``mc_se`` (the observed share's own, cluster-robust error) is replaced, so
+    the page prints one Monte-Carlo error per share. Why this one: a verdict
+    tests "coverage is nominal", whose error is the error under that
+    hypothesis; the observed share's error reads 0 when every replicate covers
+    (8 of 8 would claim certainty from 8 replicates) and grows as coverage
+    falls, so a short interval would be judged by a wider yardstick.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"quantity": ["axis_C", "leading_tier"], "method": ["percentile", "set"],
+    ...     "nominal": 0.95, "observed": [0.458, 1.0], "n": [24, 8], "n_replicates": 8, "mc_se": [0.176, 0.0]})
+    >>> coverage_verdict_table(table)[["observed", "mc_se", "verdict"]].round(3).values.tolist()
+    [[0.458, 0.077, 'falls short'], [1.0, 0.077, 'holds']]
+    """
+    out = table[["quantity", "method", "nominal", "observed", "n"]].copy()
+    verdicts = _verdicts(table)
+    keys = list(zip(table["quantity"].astype(str), table["method"].astype(str)))
+    out["mc_se"] = [verdicts[key][1] for key in keys]
+    out["verdict"] = [_VERBS[verdicts[key][0]] for key in keys]
+    return out.reset_index(drop=True)
+
 
 
 def describe_methods(table: pd.DataFrame, world: str = "this build's simulated world") -> str:
@@ -632,19 +662,26 @@ def coverage_exercise_by_encoder(truth: "pd.DataFrame | None", intervals: "pd.Da
         text += f" The basic interval covers {and_list(basics)} in the same order."
     lowest = min(shares[i][0] for i in items)
     worst = [i for i in items if shares[i][0] == lowest]
-    largest_bias = max(items, key=lambda i: shares[i][1] if math.isfinite(shares[i][1]) else -math.inf)
+    # "Largest" is read from the shares as printed: two biases both printed 64 % are level, neither is largest.
+    finite_shares = [shares[i][1] for i in items if math.isfinite(shares[i][1])]
+    top = percent(max(finite_shares)) if finite_shares else None
+    largest = [i for i in items if math.isfinite(shares[i][1]) and percent(shares[i][1]) == top]
     one = len(worst) == 1
-    ranked = sorted(items, key=lambda i: -shares[i][1] if math.isfinite(shares[i][1]) else math.inf)
-    if set(ranked[:len(worst)]) == set(worst) or largest_bias in worst:
-        who = ("whose bias is largest beside its interval" if one
-               else "the encoders whose biases are largest beside their intervals"
-               if set(ranked[:len(worst)]) == set(worst)
-               else "among them the encoder whose bias is largest beside its interval")
+    if set(worst) & set(largest):
+        level = [i for i in largest if i not in worst]
+        if set(largest) <= set(worst):
+            who = ("whose bias is largest beside its interval" if one
+                   else "the encoders whose biases are largest beside their intervals" if len(largest) == len(worst)
+                   else "among them the encoder whose bias is largest beside its interval")
+        else:
+            whose = "whose bias beside its interval" if one else "among them those whose bias beside its interval"
+            who = f"{whose} ({top}) is the largest, level with {and_list(level)}'s"
         text += (f" The percentile interval falls shortest for {and_list(worst)}, {who}: it is the bias against the "
                  "width, not the bias alone, that moves a percentile interval off the truth.")
-    else:
-        text += (f" The percentile interval falls shortest for {and_list(worst)}, though {largest_bias}'s bias is "
-                 "largest beside its interval: with this few replicates the shares are too coarse to rank the encoders.")
+    elif largest:
+        text += (f" The percentile interval falls shortest for {and_list(worst)}, though the largest bias beside its "
+                 f"interval ({top}) is {and_list(largest)}'s: with this few replicates the shares are too coarse to "
+                 "rank the encoders.")
     if quantity == "axis_C":
         best = items[0]
         text += (" Binned ECE is biased upward most, relative to its spread, where the true ECE is small; here the best "
@@ -658,7 +695,7 @@ def coverage_exercise_by_encoder(truth: "pd.DataFrame | None", intervals: "pd.Da
 __all__ = ["BIAS_SOURCES", "BOOK_INTERVALS", "QUANTITY_NAMES", "describe_book_intervals", "describe_methods",
            "describe_unaudited", "signed", "RESOLVABLE_SE", "TOLERANCE_SE", "coverage_verdict", "describe_coverage",
            "describe_truth", "judged_se", "coverage_lessons", "coverage_exercise_by_encoder",
-           "coverage_exercise_replicates", "replicates_for"]
+           "coverage_exercise_replicates", "coverage_verdict_table", "replicates_for"]
 
 
 def coverage_takeaway(table: "pd.DataFrame | None", profile: str, method: str = "percentile") -> str:

@@ -366,5 +366,29 @@ def four_axes_takeaway(profiles: "pd.DataFrame", leaders: Mapping[str, str]) -> 
             "every axis.")
 
 
-__all__ = ["AXIS_NAMES", "four_axes_exercise_lora", "four_axes_exercise_subset", "four_axes_lessons",
-           "four_axes_takeaway"]
+def describe_retention_scale(scale: str, version: str) -> str:
+    """What the label-efficiency figure draws, on the scale the standard's L uses (the figure's y axis).
+
+    Written to follow "Figure N shows" and to precede "The axis L is the mean of the points left of 100 %",
+    which holds because the figure draws the retention on the axis's own scale
+    (:func:`crsbench_lib.report.plots.profiles.retention_on_scale`).
+
+    Examples
+    --------
+    >>> describe_retention_scale("chance", "crs-default-v5")
+    "each encoder's above-chance AUROC at a fraction of the train labels over its above-chance AUROC with all labels, (AUROC_f − 0.5) / (AUROC_100% − 0.5): the chance scale on which standard crs-default-v5 measures L"
+    >>> describe_retention_scale("ratio", "crs-v1")
+    "each encoder's AUROC at a fraction of the train labels divided by its own AUROC with all labels, AUROC_f / AUROC_100%: the study's ratio scale, on which standard crs-v1 measures L"
+    """
+    if scale == "chance":
+        return ("each encoder's above-chance AUROC at a fraction of the train labels over its above-chance AUROC with "
+                f"all labels, (AUROC_f − 0.5) / (AUROC_100% − 0.5): the chance scale on which standard {version} "
+                "measures L")
+    if scale == "ratio":
+        return ("each encoder's AUROC at a fraction of the train labels divided by its own AUROC with all labels, "
+                f"AUROC_f / AUROC_100%: the study's ratio scale, on which standard {version} measures L")
+    raise ValueError(f"unknown label-efficiency scale {scale!r} (expected 'ratio' or 'chance')")
+
+
+__all__ = ["AXIS_NAMES", "describe_retention_scale", "four_axes_exercise_lora", "four_axes_exercise_subset",
+           "four_axes_lessons", "four_axes_takeaway"]

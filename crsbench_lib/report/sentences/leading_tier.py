@@ -489,3 +489,35 @@ def leading_tier_takeaway(
     return (f"First place holds beyond the noise of seeds and test images: {leader} alone forms the leading tier of "
             f"{n_candidates} candidates; {span} the runner-up {rival}, {shown}, excludes zero. It ranks first in "
             f"{first} of draws.")
+
+
+#: What a table cell shows where its column does not apply to the row (a candidate is never a "reference not
+#: separated from the leader", a reference never "in the leading tier").
+NOT_APPLICABLE = "–"
+_ROLE_COLUMNS = {"in the leading tier": False, "reference not separated from the leader": True}
+
+
+def mark_roles(table: "pd.DataFrame", reference_suffix: str = " (reference)") -> "pd.DataFrame":
+    """The tier table with each role's column read as yes/no only on the rows it applies to, "–" elsewhere.
+
+    ``in the leading tier`` applies to candidates, ``reference not separated
+    from the leader`` to references (the rows whose encoder ends in
+    ``reference_suffix``); a boolean False on a row the column does not
+    describe would read "no", as if a tier member were separated from the leader.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"encoder": ["a", "r (reference)"], "in the leading tier": [True, False],
+    ...                       "reference not separated from the leader": [False, True]})
+    >>> mark_roles(table).values.tolist()
+    [['a', 'yes', '–'], ['r (reference)', '–', 'yes']]
+    """
+    out = table.copy()
+    reference = out["encoder"].astype(str).str.endswith(reference_suffix).to_numpy()
+    for column, for_references in _ROLE_COLUMNS.items():
+        if column in out.columns:
+            applies = reference if for_references else ~reference
+            out[column] = [("yes" if bool(v) else "no") if a else NOT_APPLICABLE
+                           for v, a in zip(out[column], applies)]
+    return out

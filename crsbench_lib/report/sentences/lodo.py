@@ -5,9 +5,9 @@ to a held-out target, and claims a winner only where the interval of the
 difference allows one. For the encoders to which the held-out domain is new
 (:mod:`crsbench_lib.scoring.lodo_new_domain`), :func:`describe_new_domain_encoders`
 says who they are and whether there are enough of them for a rank statistic,
-:func:`describe_new_domain_prediction` reads each held-out τ_b against the
-test-retest τ_b of its target, and :func:`describe_new_domain_scope` says what
-of the lesson belongs to any benchmark of this design and what to this build.
+:func:`describe_new_domain_findings` reads the new-domain tables in two
+sentences, and :func:`describe_held_out_noise` the held-out rankings' noise
+baseline (:func:`held_out_noise_summary`) in one.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from crsbench_lib.report.grammar import (
     format_interval,
     interval_excludes_zero,
     pair_count,
+    value_range,
 )
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
@@ -117,19 +118,6 @@ def _step(n_encoders: int) -> float:
     return 2.0 / pairs if pairs >= 1 else float("nan")
 
 
-def _span(low: float, high: float, n: int, noun: str) -> str:
-    """``0.72 to 0.83 over 3 seed pairs``, or ``1 seed pair`` when there is one.
-
-    Examples
-    --------
-    >>> _span(0.5, 0.5, 1, "pair"), _span(-0.001, 0.2, 2, "pair")
-    ('1 pair', '0.00 to 0.20 over 2 pairs')
-    """
-    if n == 1:
-        return f"1 {noun}"
-    return f"{fmt(low, 2)} to {fmt(high, 2)} over {n} {noun}s"
-
-
 def describe_new_domain_encoders(membership: "pd.DataFrame", families: Mapping[str, str] | None = None) -> str:
     """Which encoders each held-out domain is new to, how many, and what one swapped pair is worth among them.
 
@@ -183,120 +171,97 @@ def describe_new_domain_encoders(membership: "pd.DataFrame", families: Mapping[s
     return " ".join(sentences)
 
 
-def describe_new_domain_prediction(summary: "pd.DataFrame", held_out: str, target: str, who: str | None = None) -> str:
-    """How well each predictor ranks one held-out target among the encoders new to its domain, against its noise.
-
-    The verdict compares like with like (as the one-seed part of
-    :func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise` does): a
-    predictor on one seed against the target on another seed, with the
-    target on two seeds (test-retest), both scored one seed at a time. A
-    LoDO τ_b is read against its target's reproducibility (a reference level,
-    not a bound: a predictor nearer the truth than one noisy replicate can
-    exceed it); when every
-    one-seed prediction pair falls below every test-retest pair, the change of
-    dataset costs more than re-running with a new seed does. With three seeds
-    the pairs are few and share seeds: the sentence says whether the ranges
-    separate, it is not a test. The difference between the two predictors is
-    given in swapped pairs (:data:`MAX_TAU_STEP`), not judged here (see
-    :func:`describe_predictors` for the interval over held-out datasets).
-
-    Parameters
-    ----------
-    summary : pandas.DataFrame
-        :func:`crsbench_lib.scoring.lodo_new_domain.new_domain_summary`.
-    held_out : str
-        The held-out dataset.
-    target : {"crs", "auroc"}
-        The target measure.
-    who : str, optional
-        Who the encoders are, after "among the *n* encoders" (default: "new
-        to <the held-out domain>"; "of the zoo" when every encoder is asked).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> summary = pd.DataFrame({"held_out": "derm", "domain": "dermatology", "target": "crs",
-    ...     "predictor": ["crs", "auroc"], "kendall_tau": [0.333, 0.444], "n_encoders": 9,
-    ...     "tau_resolution": 2 / 36, "retest_tau": 0.778, "retest_min": 0.722, "retest_max": 0.833,
-    ...     "retest_pairs": 3, "one_seed_tau": [0.370, 0.481], "one_seed_min": [0.278, 0.444],
-    ...     "one_seed_max": [0.444, 0.556], "one_seed_pairs": 6})
-    >>> describe_new_domain_prediction(summary, "derm", "crs")
-    'Held out derm, among the 9 encoders new to dermatology, the CRS on the other datasets ranks them by the held-out CRS at τ_b 0.333 and AUROC on the other datasets at 0.444 (a difference of 2 swapped pairs; one pair moves τ_b by 0.056). Scored one seed at a time, the held-out CRS ranking agrees with itself on two seeds at τ_b 0.78 (0.72 to 0.83 over 3 seed pairs), the level a one-seed prediction of it is read against; the predictors on one seed against it on another reach 0.37 and 0.48 (0.28 to 0.56 over 12 pairs). Every one-seed prediction pair falls below every test-retest pair: the change of dataset costs the prediction more than re-running the held-out dataset with a new seed does, as far as these few, overlapping seed pairs show.'
-    """
-    rows = summary[(summary["held_out"] == held_out) & (summary["target"] == target)].set_index("predictor")
-    goal = NEW_DOMAIN_TARGETS.get(target, target)
-    if rows.empty:
-        return (f"Held out {held_out}, fewer than two encoders {who or 'are new to its domain'}, so {goal} ranking "
-                "cannot be predicted.")
-    first = rows.iloc[0]
-    n = int(first["n_encoders"])
-    names = [p for p in ("crs", "auroc") if p in rows.index]
-    taus = [float(rows.loc[p, "kendall_tau"]) for p in names]
-    text = f"Held out {held_out}, among the {n} encoders {who or 'new to ' + str(first['domain'])}, "
-    if not all(math.isfinite(t) for t in taus):
-        return text + f"a τ_b with {goal} is undefined (a predictor or the target is constant)."
-    text += (f"{_PREDICTOR_NAMES[names[0]]} ranks them by {goal} at τ_b {fmt(taus[0], 3)}"
-             + "".join(f" and {_PREDICTOR_NAMES[p]} at {fmt(t, 3)}" for p, t in zip(names[1:], taus[1:])))
-    step = _step(n)
-    if len(taus) == 2:
-        swaps = round(abs(taus[0] - taus[1]) / step)
-        gap = f"a difference of {swaps} swapped pair{'s' if swaps != 1 else ''}" if swaps else "the same τ_b"
-        text += f" ({gap}; one pair moves τ_b by {step:.3f})"
-    text += "."
-    if step > MAX_TAU_STEP:
-        text += f" With {n} encoders these τ_b are too coarse to mean much."
-    if int(first["retest_pairs"]) == 0 or int(rows["one_seed_pairs"].sum()) == 0:
-        return text + (" This run has a single seed, so the held-out ranking's own reproducibility cannot be "
-                       "measured and the τ_b above has no noise baseline.")
-    low, high = float(first["retest_min"]), float(first["retest_max"])
-    one_low, one_high = float(rows["one_seed_min"].min()), float(rows["one_seed_max"].max())
-    pairs = int(rows["one_seed_pairs"].sum())
-    one_seed = [fmt(float(rows.loc[p, "one_seed_tau"]), 2) for p in names]
-    text += (f" Scored one seed at a time, {goal} ranking agrees with itself on two seeds at τ_b "
-             f"{fmt(float(first['retest_tau']), 2)} ({_span(low, high, int(first['retest_pairs']), 'seed pair')}), "
-             "the level a one-seed prediction of it is read against; the predictors on one seed against it on another reach "
-             f"{and_list(one_seed)} ({_span(one_low, one_high, pairs, 'pair')}).")
-    if one_high < low:
-        return text + (" Every one-seed prediction pair falls below every test-retest pair: the change of dataset "
-                       "costs the prediction more than re-running the held-out dataset with a new seed does, as far "
-                       "as these few, overlapping seed pairs show.")
-    if one_low > high:
-        return text + (" Every one-seed prediction pair lies above every test-retest pair, which a prediction "
-                       "cannot truly do: with so few, overlapping seed pairs this is chance.")
-    return text + (" The ranges overlap: this run cannot tell the prediction's error from the held-out ranking's own "
-                   "seed noise.")
+def _difference_verdict(diff: object) -> str:
+    """A paired interval of CRS minus AUROC, in a few words: which predictor it favours, or that it cannot tell."""
+    low, high, point = float(diff.ci_low), float(diff.ci_high), float(diff.estimate)
+    if not all(math.isfinite(v) for v in (low, high, point)):
+        return "undefined"
+    if not interval_excludes_zero(low, high):
+        return "includes zero"
+    if (point > 0) != (low > 0):
+        return "lies on the other side of zero from the point"
+    return "favours the CRS" if low > 0 else "favours AUROC"
 
 
-def describe_new_domain_scope(summary: "pd.DataFrame") -> str:
-    """What of the new-domain finding belongs to any benchmark of this design, and what to this build's world.
+def describe_new_domain_findings(summary: "pd.DataFrame", diffs: "Mapping[str, object]", level: float = 0.95,
+                                 n_draws: int | None = None) -> str:
+    """The new-domain finding in two sentences read from its two tables and the paired differences.
+
+    The first counts the comparisons (held-out dataset, target, predictor) whose
+    one-seed prediction pairs all fall below the target's test-retest pairs,
+    and names the others; the second gives, per target, the mean difference
+    CRS minus AUROC with its paired interval and what the interval says.
 
     Parameters
     ----------
     summary : pandas.DataFrame
         :func:`crsbench_lib.scoring.lodo_new_domain.new_domain_summary`.
+    diffs : mapping of str to TauDifference
+        Target -> :func:`crsbench_lib.scoring.lodo.tau_difference` over the held-out datasets.
+    level : float
+        Coverage of the intervals.
+    n_draws : int, optional
+        Paired encoder resamples behind them (named when given).
 
     Examples
     --------
     >>> import pandas as pd
-    >>> summary = pd.DataFrame({"held_out": ["a", "b"], "target": "crs", "predictor": "crs",
-    ...     "kendall_tau": [0.3, 0.6], "n_encoders": 9, "retest_min": [0.7, 0.5], "retest_pairs": 3,
-    ...     "one_seed_max": [0.4, 0.6], "one_seed_pairs": 6})
-    >>> describe_new_domain_scope(summary)
-    "In 1 of 2 comparisons (held-out dataset, target, predictor) every one-seed prediction pair falls below every test-retest pair of the target. That a held-out τ_b is read against its target's test-retest τ_b holds for any benchmark of this design; the values, and which encoders are new to a domain (9 here), belong to this build's zoo and its simulated phantom domains."
+    >>> from crsbench_lib.scoring.lodo import TauDifference
+    >>> summary = pd.DataFrame({"held_out": ["a", "a", "b", "b"], "target": "crs", "predictor": ["crs", "auroc"] * 2,
+    ...     "retest_min": [0.83, 0.83, 0.67, 0.67], "retest_max": [0.94, 0.94, 0.83, 0.83], "retest_pairs": 3,
+    ...     "one_seed_min": [0.67, 0.44, 0.28, 0.39], "one_seed_max": [0.83, 0.67, 0.5, 0.61], "one_seed_pairs": 6})
+    >>> diff = TauDifference("crs", "auroc", 0.478, 0.433, 0.044, -0.118, 0.225, 0.95, 1000, 9, 2)
+    >>> print(describe_new_domain_findings(summary, {"crs": diff}, n_draws=1000))  # doctest: +NORMALIZE_WHITESPACE
+    In 3 of 4 comparisons (held-out dataset, target, predictor) every one-seed prediction pair falls below every
+    test-retest pair of the target, so the change of dataset costs the prediction more than a new seed; the exception
+    is a: the held-out CRS predicted by the CRS (the ranges overlap). Over 2 held-out datasets the difference of mean τ_b
+    (CRS minus AUROC) is 0.044 for the held-out CRS (95 % interval [-0.118, 0.225]): it includes zero, so the data
+    cannot tell which predictor ranks the encoders new to a domain better (1000 paired encoder resamples).
     """
     measured = summary[(summary["retest_pairs"] > 0) & (summary["one_seed_pairs"] > 0)]
-    below = int((measured["one_seed_max"] < measured["retest_min"]).sum())
-    counts = summary["n_encoders"].astype(int)
-    text = (f"In {below} of {len(measured)} comparisons (held-out dataset, target, predictor) every one-seed "
-            "prediction pair falls below every test-retest pair of the target. " if len(measured) else
-            "No comparison has a test-retest baseline (a single seed). ")
-    if counts.empty:
-        span = "none here"
+    names = {"crs": "the CRS", "auroc": "AUROC"}
+    if measured.empty:
+        first = "No comparison has a test-retest baseline (a single seed), so no prediction is read against its target's noise."
     else:
-        span = f"{counts.min()} here" if counts.min() == counts.max() else f"{counts.min()} to {counts.max()} here"
-    return text + ("That a held-out τ_b is read against its target's test-retest τ_b holds "
-                   "for any benchmark of this design; the values, and which encoders are new to a domain "
-                   f"({span}), belong to this build's zoo and its simulated phantom domains.")
+        below = measured["one_seed_max"] < measured["retest_min"]
+        above = measured["one_seed_min"] > measured["retest_max"]
+
+        def which(rows: "pd.DataFrame") -> str:
+            return "; ".join(f"{r.held_out}: {NEW_DOMAIN_TARGETS.get(r.target, r.target)} predicted by "
+                             f"{names.get(r.predictor, r.predictor)}" for r in rows.itertuples(index=False))
+
+        n, k = len(measured), int(below.sum())
+        head = ("In all" if k == n else f"In {k} of") + f" {n} comparisons (held-out dataset, target, predictor)"
+        if k == 0:
+            first = (f"In none of the {n} comparisons (held-out dataset, target, predictor) does every one-seed "
+                     "prediction pair fall below every test-retest pair of the target: this run cannot tell a "
+                     "prediction's error from its target's seed noise.")
+        else:
+            first = (f"{head} every one-seed prediction pair falls below every test-retest pair of the target, so "
+                     "the change of dataset costs the prediction more than a new seed")
+            overlap, over = measured[~below & ~above], measured[above]
+            rest = ([f"{which(overlap)} (the ranges overlap)"] if len(overlap) else []) + \
+                ([f"{which(over)} (every prediction pair above every test-retest pair: chance)"] if len(over) else [])
+            if rest:
+                first += f"; the exception{'s are' if n - k > 1 else ' is'} " + "; ".join(rest)
+            first += "."
+    if not diffs:
+        return first
+    verdicts = {target: _difference_verdict(diff) for target, diff in diffs.items()}
+    undecided = set(verdicts.values()) == {"includes zero"}
+    clauses = [f"{fmt(float(diff.estimate), 3)} for {NEW_DOMAIN_TARGETS.get(target, target)} ({level * 100:g} % "
+               f"interval {format_interval(float(diff.ci_low), float(diff.ci_high))})"
+               + ("" if undecided else f", which {verdicts[target]}") for target, diff in diffs.items()]
+    blocks = max(int(diff.n_blocks) for diff in diffs.values())
+    draws = f" ({int(n_draws)} paired encoder resamples)" if n_draws else ""
+    second = f" Over {blocks} held-out datasets the difference of mean τ_b (CRS minus AUROC) is {and_list(clauses)}"
+    if undecided:
+        it = "it includes" if len(diffs) == 1 else "every interval includes"
+        second += f": {it} zero, so the data cannot tell which predictor ranks the encoders new to a domain better{draws}."
+    else:
+        second += (f"{draws}: a predictor is better only where its interval favours it, excluding zero on the side "
+                   "of the point.")
+    return first + second
 
 
 def _held_out_places(noise: "pd.DataFrame") -> tuple[list[str], list[float], list[float]]:
@@ -335,6 +300,105 @@ def _held_out_places(noise: "pd.DataFrame") -> tuple[list[str], list[float], lis
             observed.append(float(row.tau))
             places.append(tau_against_draws(float(row.tau), block))
     return places, medians, observed
+
+
+def held_out_noise_summary(noise: "pd.DataFrame") -> "pd.DataFrame":
+    """One row per held-out τ_b beside its held-out ranking's noise: the page's table of the noise baseline.
+
+    ``tau`` (rankings averaged over seeds) against ``draw_low``, ``draw_high``
+    (the central range of two bootstrap draws of the held-out ranking) and
+    ``gap`` (``tau`` less their median); ``one_seed_max`` (the best pair of a
+    one-seed prediction against the held-out ranking on another seed) against
+    ``redraw_min`` (the worst pair of the held-out ranking on two seeds). NaN
+    where the table has no such row.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> block = noise_baseline_table({"CRS without d against AUROC on d": 0.6}, {"r": [0.9, 0.95]},
+    ...     {"r": np.linspace(0.9, 1.0, 101)}, one_seed={"CRS without d against AUROC on d": [0.5, 0.7]}).assign(held_out="d")
+    >>> held_out_noise_summary(block).round(3).values.tolist()
+    [['d', 'CRS', 0.6, 0.903, 0.998, -0.35, 0.7, 0.9]]
+    """
+    import pandas as pd
+
+    from crsbench_lib.scoring.retest import AVERAGED, BOOTSTRAP_DRAW, OBSERVED, ONE_SEED_OTHER, SEED_REDRAW
+
+    columns = ["held_out", "predictor", "tau", "draw_low", "draw_high", "gap", "one_seed_max", "redraw_min"]
+    rows = []
+    for held_out, block in (noise.groupby("held_out", sort=True) if len(noise) else []):
+        boot = block[block["source"] == BOOTSTRAP_DRAW]
+        redraw = block[block["source"] == SEED_REDRAW]
+        for r in block[(block["source"] == OBSERVED) & (block["rankings"] == AVERAGED)].itertuples(index=False):
+            one = block[(block["source"] == OBSERVED) & (block["rankings"] == ONE_SEED_OTHER)
+                        & (block["comparison"] == r.comparison)]
+            rows.append({"held_out": held_out, "predictor": str(r.comparison).split(" without ")[0],
+                         "tau": float(r.tau),
+                         "draw_low": float(boot["low"].min()) if len(boot) else math.nan,
+                         "draw_high": float(boot["high"].max()) if len(boot) else math.nan,
+                         "gap": float(r.tau) - float(boot["tau"].iloc[0]) if len(boot) else math.nan,
+                         "one_seed_max": float(one["high"].max()) if len(one) else math.nan,
+                         "redraw_min": float(redraw["low"].min()) if len(redraw) else math.nan})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def describe_held_out_noise(noise: "pd.DataFrame", level: float = 0.95, simulated: bool | None = None) -> str:
+    """The noise baseline of the held-out rankings in one sentence, read from :func:`held_out_noise_summary`.
+
+    Followed by the lesson every rank comparison against its noise carries
+    (:data:`crsbench_lib.report.sentences.noise.NOISE_LESSON`), once on the page.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> block = noise_baseline_table({"CRS without d against AUROC on d": 0.6, "AUROC without d against AUROC on d": 0.7},
+    ...     {"r": [0.9, 0.95]}, {"r": np.linspace(0.9, 1.0, 101)},
+    ...     one_seed={"CRS without d against AUROC on d": [0.5, 0.6], "AUROC without d against AUROC on d": [0.6, 0.8]}
+    ...     ).assign(held_out="d")
+    >>> print(describe_held_out_noise(block).split(" That")[0])  # doctest: +NORMALIZE_WHITESPACE
+    Both held-out τ_b (each predictor on each held-out dataset, 0.600 to 0.700) lie below the central 95 % of two
+    bootstrap draws of their held-out AUROC ranking, 0.25 to 0.35 below its median, and for both every one-seed
+    prediction pair lies below every seed-redraw pair: a change of dataset costs either predictor more than
+    re-measuring the held-out dataset does.
+    """
+    from crsbench_lib.report.sentences.noise import NOISE_LESSON
+
+    table = held_out_noise_summary(noise)
+    lesson = " " + NOISE_LESSON.format(world=f"{'simulated ' if simulated else ''}world")
+    if table.empty:
+        return "This run has no noise baseline of the held-out rankings." + lesson
+    n = len(table)
+    taus = f"each predictor on each held-out dataset, {value_range(list(table['tau']), 3)}"
+    if table["draw_low"].isna().all():
+        return f"The {n} held-out τ_b ({taus}) have no bootstrap draws of their held-out ranking to be read against." + lesson
+    below = table["tau"] < table["draw_low"]
+    above = table["tau"] > table["draw_high"]
+    k = int(below.sum())
+    gaps = [abs(g) for g in table.loc[below, "gap"]]
+    if k == n:
+        where = (f"{'Both' if n == 2 else f'All {n}'} held-out τ_b ({taus}) lie below the central {level * 100:g} % of two bootstrap draws of "
+                 f"their held-out AUROC ranking, {value_range(gaps, 2)} below its median")
+    else:
+        rest = [f"{n - k - int(above.sum())} inside"] + ([f"{int(above.sum())} above"] if above.any() else [])
+        where = (f"Of the {n} held-out τ_b ({taus}), {k} {'lies' if k == 1 else 'lie'} below the central {level * 100:g} % of two bootstrap "
+                 f"draws of their held-out AUROC ranking and {and_list(rest)}")
+    seeded = table.dropna(subset=["one_seed_max", "redraw_min"])
+    j = int((seeded["one_seed_max"] < seeded["redraw_min"]).sum())
+    if seeded.empty:
+        seeds = ", with no seed-redraw baseline (a single seed)"
+    else:
+        count = ("both" if len(seeded) == 2 else f"all {len(seeded)}") if j == len(seeded) else f"{j} of {len(seeded)}"
+        seeds = (f", and for {count} every one-seed prediction pair "
+                 "lies below every seed-redraw pair")
+    if k == n:
+        end = ": a change of dataset costs either predictor more than re-measuring the held-out dataset does."
+    elif k == 0:
+        end = ": neither prediction falls short of the held-out ranking's own noise here."
+    else:
+        end = ": where a τ_b lies below, the change of dataset costs more than that noise; inside, it cannot be told from it."
+    return where + seeds + end + lesson
 
 
 def _noise_takeaway(noise: "pd.DataFrame | None") -> str:

@@ -52,3 +52,27 @@ def test_augmentation_effect_draws_present_pairs_only(table, check_figure):
     assert "no aug/noaug pair" in none.axes[0].texts[0].get_text()
     with pytest.raises(ValueError, match="missing column"):
         plots.augmentation_effect(effect.drop(columns="clean_aug"))
+
+
+def test_anchor_sensitivity_figure_marks_the_choice_that_moves_the_ranking(check_figure):
+    """The differences page's own figure (its duplicate of the published figure removed, lecturer's item 13)."""
+    from matplotlib.colors import to_hex
+
+    from crsbench_lib.report.style import EMPHASIS, MUTED
+
+    anchors = pd.DataFrame({"anchors_from_cohort": ["D", "C", "L", "R", "all four"],
+                            "tau_to_standard": [1.0, 0.905, 0.977, 0.989, 0.905], "top_k_overlap": [3, 2, 3, 3, 2]})
+    fig = plots.anchor_sensitivity_figure(anchors)
+    check_figure(fig)
+    ax = fig.axes[0]
+    points = ax.collections[-1]
+    assert len(points.get_offsets()) == 5 and points.get_offsets()[1][0] == pytest.approx(0.905)
+    # Unchanged ranking (τ_b 1) muted, every moved one in the emphasis colour; labels carry τ_b and the overlap.
+    colours = [to_hex(c) for c in points.get_facecolors()]
+    assert colours[0] == to_hex(MUTED) and colours[1] == to_hex(EMPHASIS)
+    texts = [t.get_text().strip() for t in ax.texts]
+    assert "τ_b 0.905, top 3: 2 of 3 kept" in texts and "τ_b 1.000, top 3: 3 of 3 kept" in texts
+    top = max(ax.get_yticklabels(), key=lambda t: t.get_position()[1])
+    assert top.get_text() == "D anchors from this cohort"  # the table's order, top to bottom
+    assert ax.get_xlim()[1] > 1.0 and max(ax.get_xticks()) <= 1.0
+    check_figure(plots.anchor_sensitivity_figure(anchors.iloc[:0]))

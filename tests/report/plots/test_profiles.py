@@ -53,3 +53,38 @@ def test_pareto_view_spans_the_data_not_the_unit_square(scores):
     assert colours.norm.vmin == pytest.approx(0.30) and colours.norm.vmax == pytest.approx(0.40)
     left, right = fig.axes[0].get_xlim()
     assert 0.0 < left < 0.10 and 0.45 < right < 0.5
+
+
+def test_retention_curves_are_drawn_on_the_scale_of_the_standards_L(table, standard, check_figure):
+    """Fig. 5 of four_axes: "L is the mean of the points left of 100 %" must hold on the standard's scale
+    (lecturer's item 4): the chance scale for a chance standard, the study's ratio for a study-scale one."""
+    import dataclasses
+
+    import pandas as pd
+
+    from crsbench_lib.scoring import axes
+    from crsbench_lib.standard import AxisScales
+
+    assert standard.axis_scales.label_efficiency == "chance"
+    ratio_standard = dataclasses.replace(standard, axis_scales=AxisScales())
+    study_curves = summaries.label_efficiency_curves(table)
+    for std, scale in ((standard, "chance"), (ratio_standard, "ratio")):
+        curves = plots.retention_on_scale(table, std)
+        below = curves[curves["label_fraction"] < 1.0]
+        mean = below.groupby("encoder")["retention"].mean()
+        profile_l = axes.encoder_profiles(axes.standard_axes(table, std))["L"]
+        pd.testing.assert_series_equal(mean, profile_l.rename("retention").rename_axis("encoder"), check_exact=False,
+                                       rtol=1e-12)
+        assert (curves.loc[curves["label_fraction"] == 1.0, "retention"] == 1.0).all()
+        fig = plots.label_efficiency_curves(curves, scale=scale)
+        check_figure(fig)
+        assert fig.axes[0].get_ylabel() == plots.RETENTION_LABELS[scale]
+    # The study's ratio curves (what the figure drew before) are not the chance-scale axis.
+    chance = plots.retention_on_scale(table, standard).set_index(["encoder", "label_fraction"])["retention"]
+    ratio = study_curves.set_index(["encoder", "label_fraction"])["retention"]
+    assert not np.allclose(chance.loc[ratio.index], ratio)
+    assert np.allclose(plots.retention_on_scale(table, ratio_standard).set_index(
+        ["encoder", "label_fraction"])["retention"].loc[ratio.index], ratio)
+    assert "0.5" in plots.RETENTION_LABELS["chance"] and "0.5" not in plots.RETENTION_LABELS["ratio"]
+    with pytest.raises(ValueError, match="scale"):
+        plots.label_efficiency_curves(study_curves, scale="points")

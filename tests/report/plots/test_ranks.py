@@ -57,3 +57,21 @@ def test_transfer_gain_axis_writes_tiny_gains_without_an_offset():
     labels = [t.get_text() for t in axis.get_ticklabels() if t.get_text()]
     assert labels and all(text == "0" or text[0] in "+-\u2212" for text in labels)
     matplotlib.pyplot.close(fig)
+
+
+def test_rank_probability_rows_follow_the_point_crs_when_given():
+    """Fig. 10 of leading_tier: the text says "by point CRS", so the rows must be in that order (lecturer's item 7)."""
+    # Mean-rank order (the default of rank_probabilities) puts b above a although a's point CRS is higher.
+    probabilities = pd.DataFrame([[0.6, 0.4, 0.0], [0.4, 0.5, 0.1], [0.0, 0.1, 0.9]],
+                                 index=pd.Index(["b", "a", "c"], name="encoder"), columns=[1, 2, 3])
+    point = pd.Series({"a": 0.696, "b": 0.694, "c": 0.362})
+    fig = plots.rank_probability_heatmap(probabilities, top_k=2, point_crs=point)
+    rows = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert rows == ["a", "b", "c"]
+    assert "point CRS" in fig.axes[0].get_ylabel()
+    # Without the key the rows stay as given, and the axis claims no order.
+    fig = plots.rank_probability_heatmap(probabilities, top_k=2)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["b", "a", "c"]
+    assert fig.axes[0].get_ylabel() == ""
+    with pytest.raises(ValueError, match="no point CRS"):
+        plots.rank_probability_heatmap(probabilities, point_crs=point.drop("c"))

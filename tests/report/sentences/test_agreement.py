@@ -229,3 +229,36 @@ def test_agreement_takeaway_no_reversal_low_tau_and_no_noise():
     assert "differently: 45 of 105 pairwise decisions reverse (τ_b 0.100)." in low and "bootstrap" not in low
     with pytest.raises(ValueError):
         agreement_takeaway(0.5, 20, 15, 6, ("a", "a"))
+
+
+def _noise_apart(auroc, crs):
+    """A noise table whose two rankings' bootstrap draws cover different ranges (``(low, high)`` each)."""
+    import numpy as np
+
+    from crsbench_lib.scoring.retest import noise_baseline_table
+
+    return noise_baseline_table({"AUROC against CRS": 0.9}, {}, {"the AUROC ranking": np.linspace(*auroc, 1001),
+                                                                 "the CRS ranking": np.linspace(*crs, 1001)})
+
+
+def test_agreement_takeaway_compares_tau_with_each_range_separately():
+    """A τ_b inside one ranking's range and below the other's is not said to lie 'within' both (the lecturer's item 3)."""
+    from crsbench_lib.report.sentences.agreement import agreement_takeaway
+    from crsbench_lib.report.takeaway import check_takeaway
+
+    text = agreement_takeaway(0.906, 8, 171, 19, ("multitask_broad_aug_l", "multitask_broad_aug_s"),
+                              noise=_noise_apart((0.94, 1.0), (0.86, 0.98)))
+    assert check_takeaway(text) == text
+    assert "within the central 95 % of τ_b between two bootstrap draws of the CRS ranking ([0.86, 0.98])" in text
+    assert "below the AUROC ranking's ([0.94, 1.00])" in text
+    assert "the CRS ranking's noise could explain it" in text
+    # Not both ranges behind one "within".
+    assert "[0.86, 0.98]) and" not in text and "([0.86, 0.98] and [0.94, 1.00])" not in text
+    # Inside both: one verdict for both, each range named with its ranking.
+    both = agreement_takeaway(0.95, 4, 171, 19, ("a", "a"), noise=_noise_apart((0.9, 1.0), (0.86, 0.98)))
+    assert "within the central 95 % of τ_b between two bootstrap draws of the AUROC ranking ([0.90, 1.00]) and " \
+           "the CRS ranking ([0.86, 0.98]): this build cannot tell the reordering from noise." in both
+    # Below one, above the other: beyond the noise of the first only.
+    split = agreement_takeaway(0.85, 12, 171, 19, ("a", "a"), noise=_noise_apart((0.9, 1.0), (0.6, 0.8)))
+    assert "below the central 95 % of τ_b between two bootstrap draws of the AUROC ranking ([0.90, 1.00]), above " \
+           "the CRS ranking's ([0.60, 0.80]): beyond the noise of the AUROC ranking only." in split

@@ -150,14 +150,16 @@ def test_class_margins_say_nothing_of_the_reference_where_the_rule_holds():
     assert describe_class_margins(rows.iloc[:0], 0.10) == ""
 
 
-def test_augmentation_verdicts_need_the_same_direction_on_every_dataset():
+def test_augmentation_verdicts_label_every_pair_and_say_when_the_direction_varies():
+    """Lecturer's item 23: one pair was labelled "a deterioration", the other, moving the same way, was not."""
     import pandas as pd
 
 
     rows = [{"augmented": "a", "plain": "b", "in_results": True, "clean_gain": -0.011, "loss_change": -0.0065,
              "n_datasets": 3, "clean_higher_in": 1, "loss_lower_in": 3}]
     text = cohort.describe_augmentation(pd.DataFrame(rows))
-    assert "lowers the clean AUROC by 0.011 on average but in this direction on only 2 of 3 datasets, not consistently" in text
+    assert ("lowers the clean AUROC by 0.011 on average, a deterioration, but in this direction on only 2 of 3 "
+            "datasets, not consistently") in text
     assert "lowers the mean corruption AUROC loss by 0.006 (on all 3 datasets), an improvement" in text
 
 
@@ -216,13 +218,16 @@ def test_cohort_lessons_both_ways():
     assert "would still measure 0.020 to 0.024 on 2000 test images" in lessons[0].text
     assert "by 0.54 to 0.70 times the floor on every dataset" in lessons[1].text
     assert "less than the floor itself" in lessons[1].text
+    assert "most of each ECE is the floor's sampling bias rather than miscalibration" in lessons[1].text
     assert "Only cxr of the 2 datasets has a second site" in lessons[2].text
     assert lessons[2].study == "one shift, CheXpert to MIMIC-CXR."
     above = cohort.cohort_lessons(_floor_table(ece=(0.08, 0.09)), [], ["cxr", "derm"])
     assert "measurable beyond what the test size alone produces" in above[1].text
+    assert "most of each ECE is miscalibration rather than the floor's sampling bias" in above[1].text
     assert "None of the 2 datasets has a second site" in above[2].text
     mixed = cohort.cohort_lessons(_floor_table(ece=(0.08, 0.03)), ["cxr", "derm"], ["cxr", "derm"])
     assert "by more than one floor on cxr, by less on derm" in mixed[1].text
+    assert "mostly miscalibration on the first and mostly the floor's sampling bias on the second" in mixed[1].text
     assert "Every one of the 2 datasets has a second site" in mixed[2].text
     for lesson in cohort.cohort_lessons(_floor_table(), ["cxr"], ["cxr", "derm"], simulated=False):
         if lesson.scope == WORLD:
@@ -268,7 +273,9 @@ def test_cohort_takeaway_states_the_run_and_its_floor():
     assert check_takeaway(text) == text
     assert text.startswith("Every number of this book comes from 6 of the zoo's 20 encoders on 3 datasets "
                            "(cxr, derm and fundus), 200 test images each; only cxr has a second site.")
-    assert "an ECE of 0.062 to 0.077" in text and "cannot be told from noise" in text
+    assert "an ECE of 0.062 to 0.077: an ECE near that is mostly sampling bias." in text
+    # The floor is a bias the encoders share, not the noise of their difference (lecturer's item 2).
+    assert "cannot be told from noise" not in text and "smaller calibration difference" not in text
 
 
 def test_cohort_takeaway_second_sites_sizes_and_a_missing_floor():
@@ -280,6 +287,33 @@ def test_cohort_takeaway_second_sites_sizes_and_a_missing_floor():
     assert "only cxr and derm have a second site" in two
     one = cohort.cohort_takeaway(_overview().iloc[:1], FLOOR.iloc[:1], _zoo())
     assert "on 1 dataset (cxr), 200 test images each; it has a second site." in one
-    assert "an ECE of 0.062," in one
+    assert "an ECE of 0.062:" in one
     missing = cohort.cohort_takeaway(_overview(), FLOOR.assign(ece_floor=float("nan")), _zoo())
-    assert "records no ECE floor" in missing and "cannot be told from noise" not in missing
+    assert "records no ECE floor" in missing and "sampling bias is not stated" in missing
+    assert "mostly sampling bias." not in missing
+
+
+def test_the_ece_floor_lesson_is_a_shared_bias_not_the_noise_of_a_difference():
+    """The floor lesson (any benchmark) says an ECE near its floor is mostly sampling bias, and that a difference
+    between encoders is judged by the paired bootstrap of that difference, never by the floor (lecturer's item 2)."""
+    for table in (_floor_table(), _floor_table(ece=(0.08, 0.09)), _floor_table(ece=(0.08, 0.03))):
+        lessons = cohort.cohort_lessons(table, ["cxr"], ["cxr", "derm"])
+        design = lessons[0]
+        assert design.scope == DESIGN
+        assert "An ECE near that floor is mostly sampling bias, not miscalibration." in design.text
+        assert "judged by the paired bootstrap of that difference" in design.text
+        assert "not evidence" not in design.text and "smaller than that floor" not in design.text
+        for lesson in lessons:
+            assert "sampling noise" not in lesson.text
+
+
+def test_the_glossary_ece_floor_entry_says_what_the_lesson_says():
+    """book/glossary.md's "ECE floor" carries the same rule as the cohort lesson (no "smaller than the floor" rule)."""
+    from pathlib import Path
+
+    glossary = (Path(__file__).resolve().parents[3] / "book" / "glossary.md").read_text(encoding="utf-8")
+    entry = glossary.split("\nECE floor\n", 1)[1].split("\n\n", 1)[0]
+    words = " ".join(entry.split())
+    assert "An ECE near its floor is mostly sampling bias, not miscalibration." in words
+    assert "judged by the paired bootstrap of the difference" in words
+    assert "smaller than the floor are sampling noise" not in words

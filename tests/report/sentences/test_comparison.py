@@ -22,9 +22,19 @@ def _compared(fixed=0.0, p_rank1=0.471, tau=0.906, lora=0.956, n=19):
 def test_direction_counts_use_the_sentences_rule():
     counts = comparison.direction_counts(_compared(lora=math.nan))
     assert counts["absent"] == ["LoRA: frozen vs adapted tau (full panel)"]
-    assert "top CRS" in counts["close"] and FIXED_QUANTITY in counts["close"]
+    assert "top CRS" in counts["close"] and FIXED_QUANTITY in counts["equal"]
     assert "Kendall tau (AUROC vs CRS, full panel)" in counts["higher"] and DRAW_QUANTITIES[0] in counts["lower"]
     assert sum(map(len, counts.values())) == 9
+    # Equal as printed is "equal", never "close" (lecturer's item 23: "0 is close to 0").
+    lines = comparison.describe_quantities(_compared())
+    assert "This build's insertion: fixed displacement (0) equals the study's (0)." in lines
+    assert not any("close to the study's (0)" in line for line in lines)
+    assert "top CRS" in next(line for line in lines if "top CRS" in line) and any("is close to" in line for line in lines)
+    moved = comparison.describe_quantities(_compared(fixed=0.002))
+    assert "This build's insertion: fixed displacement (0.002) is close to the study's (0)." in moved
+    assert FIXED_QUANTITY in comparison.direction_counts(_compared(fixed=0.002))["close"]
+    assert comparison.describe_directions(_compared()) == (
+        "Of the 9 quantities with a value here, 5 are higher than the study's, 1 lower, 2 close (within 0.05) and 1 equal.")
 
 
 def test_published_lessons_scopes_and_the_fixed_quantity():
@@ -52,7 +62,7 @@ def test_published_world_lesson_counts_directions_and_sizes():
     text = comparison.published_lessons(_compared(), "consistent", "consistent")[2].text
     counts = comparison.direction_counts(_compared())
     assert (f"Of the 9 quantities with a value here, {len(counts['higher'])} are higher than the study's, "
-            f"{len(counts['lower'])} lower and {len(counts['close'])} close") in text
+            f"{len(counts['lower'])} lower, {len(counts['close'])} close (within 0.05) and 1 equal") in text
     assert "19 candidates here, one swapped pair moving τ_b by 0.012; 15 in the study, by 0.019" in text
     assert "no row of the study is a target" in text
     fewer = comparison.published_lessons(_compared(n=10, tau=0.3), "consistent", "consistent")[2].text
@@ -153,7 +163,7 @@ def test_published_takeaway_counts_directions_and_reads_the_audit(status, words)
     assert check_takeaway(text) == text and words in text
     counts = comparison.direction_counts(_compared())
     assert text.startswith("This build computes 9 of the study's 9 headline quantities")
-    assert f"{len(counts['higher'])} higher, {len(counts['lower'])} lower, {len(counts['close'])} close;" in text
+    assert f"{len(counts['higher'])} higher, {len(counts['lower'])} lower, {len(counts['close'])} close, 1 equal;" in text
     assert "should match, and does (0 here and in the study)" in text
 
 

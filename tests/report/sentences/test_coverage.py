@@ -256,3 +256,47 @@ def test_coverage_takeaway_without_an_audit_says_why():
     assert check_takeaway(text) == text and "(profile mine) lacks" in text and "none of its intervals" in text
     with pytest.raises(ValueError, match="no 'basic' intervals"):
         coverage_takeaway(_table({"axis_D": 0.9}), "quick", method="basic")
+
+
+def test_the_page_table_prints_the_error_the_sentences_quote():
+    """One Monte-Carlo error per share (lecturer's item 6): the table's mc_se is the judged error the text quotes."""
+    table = _audit_table(0.458, 0.958)
+    table.loc[table["method"] == "percentile", "mc_se"] = [0.176, 0.071]  # the scoring table's observed-share errors
+    shown = coverage_sentences.coverage_verdict_table(table)
+    assert list(shown.columns) == ["quantity", "method", "nominal", "observed", "n", "mc_se", "verdict"]
+    assert shown["mc_se"].round(3).tolist() == [0.077] * len(table)
+    text = describe_coverage(table)
+    for _, row in shown.iterrows():
+        if row["method"] in ("percentile", "set"):
+            assert f"{row['observed']:.3f}, error {row['mc_se']:.3f}" in text or \
+                f"a share of {row['observed']:.3f}, Monte-Carlo error {row['mc_se']:.3f}" in text or \
+                f"a share of {row['observed']:.3f}, error {row['mc_se']:.3f}" in text
+    # The verdict column says what the sentences say, on both branches.
+    verdict = dict(zip(zip(shown["quantity"], shown["method"]), shown["verdict"]))
+    assert verdict[("axis_C", "percentile")] == "falls short" and "fall short for calibration (C)" in text
+    assert verdict[("axis_D", "percentile")] == "holds" and verdict[("leading_tier", "set")] == "holds"
+    # A share of 1.000 is not given an error of 0 (the observed-share error of 8 of 8).
+    assert float(shown.loc[shown["quantity"] == "leading_tier", "mc_se"].iloc[0]) > 0
+
+
+def test_exercise_by_encoder_calls_no_bias_largest_when_two_print_the_same():
+    """Lecturer's item 23 (coverage Ex. 12): hog and simclr_derm_aug_s both printed 64 %, yet one was "largest"."""
+    truth = pd.DataFrame({"quantity": "axis_C", "item": ["hog", "simclr", "multitask"], "truth": [0.021, 0.029, 0.071],
+                          "truth_se": 0.005})
+    rows = []
+    # hog and simclr: the same bias (0.010) and the same half-width (0.0156): equal shares, printed alike.
+    for r in range(8):
+        for item, t, hits, bias, half in (("hog", 0.021, 2, 0.010, 0.0156), ("simclr", 0.029, 3, 0.010, 0.0156),
+                                          ("multitask", 0.071, 6, 0.005, 0.026)):
+            covered = r < hits
+            low, high = (t - 0.001, t - 0.001 + 2 * half) if covered else (t + 0.001, t + 0.001 + 2 * half)
+            rows.append(dict(replicate=r, quantity="axis_C", item=item, method="percentile", estimate=t + bias,
+                             low=low, high=high, nominal=0.95))
+    text = coverage_sentences.coverage_exercise_by_encoder(truth, pd.DataFrame(rows))
+    assert "2 of 8 replicates for hog" in text and "3 of 8 for simclr" in text
+    assert "falls shortest for hog, whose bias beside its interval (64 %) is the largest, level with simclr's" in text
+    assert "though" not in text
+    # A strictly larger bias elsewhere: named as the largest, the shares too coarse to rank.
+    rows_b = [dict(row, estimate=row["estimate"] + (0.004 if row["item"] == "simclr" else 0.0)) for row in rows]
+    other = coverage_sentences.coverage_exercise_by_encoder(truth, pd.DataFrame(rows_b))
+    assert "falls shortest for hog, though the largest bias beside its interval" in other and "is simclr's" in other

@@ -102,3 +102,17 @@ def test_four_axes_takeaway_one_leader_or_several():
     gap = four_axes_takeaway(PROFILES.assign(R=[float("nan"), 0.2, 0.4, 0.3]), {"D": "a", "C": "a", "L": "a", "R": "b"})
     assert gap == ("2 different encoders lead the 4 axes among the 4 candidates, so clean AUROC alone does not name "
                    "the best encoder on every axis.")
+
+
+def test_the_retention_sentence_names_the_scale_the_figure_draws():
+    """The text under the label-efficiency figure names the scale of the standard's L, on both scales (item 4)."""
+    import pytest
+
+    from crsbench_lib.report.sentences.four_axes import describe_retention_scale
+
+    chance = describe_retention_scale("chance", "crs-default-v5")
+    assert "(AUROC_f − 0.5) / (AUROC_100% − 0.5)" in chance and "chance scale" in chance and "crs-default-v5" in chance
+    ratio = describe_retention_scale("ratio", "crs-v1")
+    assert "AUROC_f / AUROC_100%" in ratio and "study's ratio scale" in ratio and "0.5" not in ratio
+    with pytest.raises(ValueError, match="scale"):
+        describe_retention_scale("points", "crs-v1")

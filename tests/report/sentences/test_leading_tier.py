@@ -225,3 +225,20 @@ def test_leading_tier_takeaway_lone_leader_and_long_tier():
     long = leading_tier.leading_tier_takeaway(many, 19, {many[0]: 0.2}, _comparisons({many[1]: (-0.1, 0.1)}))
     assert check_takeaway(long) == long and "12 of 19 candidates (encoder_0 and 11 others)" in long
     assert "the only candidate ranked (n = 1)" in leading_tier.leading_tier_takeaway(["a"], 1, {"a": 1.0}, _comparisons({}))
+
+
+def test_role_columns_read_a_dash_where_they_do_not_apply():
+    """Lecturer's item 23: Table 3 printed "no" under "reference not separated from the leader" for tier members."""
+    import pandas as pd
+
+    from crsbench_lib.report.sentences.leading_tier import NOT_APPLICABLE, mark_roles
+
+    table = pd.DataFrame({"encoder": ["lead", "member", "other", "ref (reference)", "far (reference)"],
+                          "in the leading tier": [True, True, False, False, False],
+                          "reference not separated from the leader": [False, False, False, True, False],
+                          "bias": [0.0, 0.1, 0.2, 0.3, 0.4]})
+    shown = mark_roles(table)
+    assert shown["in the leading tier"].tolist() == ["yes", "yes", "no", NOT_APPLICABLE, NOT_APPLICABLE]
+    assert shown["reference not separated from the leader"].tolist() == [NOT_APPLICABLE] * 3 + ["yes", "no"]
+    assert shown["bias"].tolist() == table["bias"].tolist() and table["in the leading tier"].dtype == bool
+    assert mark_roles(table.drop(columns="reference not separated from the leader")).shape == (5, 3)

@@ -98,51 +98,83 @@ def summary_rows(one_seed_max: float, one_seed_min: float, retest_min: float = 0
                          "one_seed_max": one_seed_max, "one_seed_pairs": one_seed_pairs})
 
 
+def _difference(estimate, low, high, blocks=3):
+    from crsbench_lib.scoring.lodo import TauDifference
+
+    return TauDifference("crs", "auroc", 0.5 + estimate, 0.5, estimate, low, high, 0.95, 1000, 9, blocks)
+
+
 @given(low=st.floats(-1, 1, allow_nan=False), width=st.floats(0, 1, allow_nan=False))
-def test_new_domain_prediction_verdict_follows_the_ranges(low, width):
+def test_new_domain_findings_count_the_comparisons_below_their_targets_noise(low, width):
+    """The ~970-word new-domain paragraph became two sentences computed from its tables (lecturer's item 10)."""
     high = low + width
-    text = lodo.describe_new_domain_prediction(summary_rows(high, low), "derm", "crs")
-    assert text.startswith("Held out derm, among the 9 encoders new to dermatology")
+    text = lodo.describe_new_domain_findings(summary_rows(high, low), {})
+    # summary_rows gives both predictors the same one-seed range [low, high] and the retest range [0.7, 0.8].
     if high < 0.7:
-        assert "falls below every test-retest pair" in text
-    elif low > 0.8:
-        assert "this is chance" in text
+        assert text.startswith("In all 2 comparisons") and "exception" not in text
     else:
-        assert "The ranges overlap" in text
+        assert text.startswith("In none of the 2 comparisons")
+    assert text.count(". ") == 0 and text.endswith(".")  # one sentence without the differences
 
 
-def test_new_domain_prediction_counts_swapped_pairs_and_coarse_taus():
-    text = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2), "derm", "crs")
-    assert "a difference of 2 swapped pairs; one pair moves τ_b by 0.056" in text
-    coarse = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2, n=4), "derm", "crs")
-    assert "too coarse to mean much" in coarse
-
-
-def test_new_domain_prediction_without_a_second_seed_has_no_baseline():
-    text = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2, retest_pairs=0, one_seed_pairs=0), "derm", "crs")
-    assert "single seed" in text and "no noise baseline" in text and "falls below" not in text
-
-
-def test_new_domain_prediction_for_an_absent_block_and_the_whole_zoo():
-    assert "fewer than two encoders" in lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2), "cxr", "crs")
-    text = lodo.describe_new_domain_prediction(summary_rows(0.3, 0.2), "derm", "crs", who="of the zoo")
-    assert text.startswith("Held out derm, among the 9 encoders of the zoo,")
-
-
-def test_new_domain_scope_counts_and_says_where_the_lesson_belongs():
+def test_new_domain_findings_give_each_targets_difference_and_verdict():
     rows = pd.concat([summary_rows(0.3, 0.2), summary_rows(0.75, 0.6).assign(held_out="cxr")])
-    text = lodo.describe_new_domain_scope(rows)
+    both = {"crs": _difference(0.044, -0.118, 0.225), "auroc": _difference(-0.022, -0.213, 0.158)}
+    text = lodo.describe_new_domain_findings(rows, both, n_draws=1000)
     assert text.startswith("In 2 of 4 comparisons")
-    assert "any benchmark of this design" in text and "this build's zoo" in text
-    single = lodo.describe_new_domain_scope(summary_rows(0.3, 0.2, retest_pairs=0, one_seed_pairs=0))
+    assert ("the exceptions are cxr: the held-out CRS predicted by the CRS; cxr: the held-out CRS predicted by AUROC "
+            "(the ranges overlap)") in text
+    one = lodo.describe_new_domain_findings(pd.concat([summary_rows(0.3, 0.2), summary_rows(0.75, 0.6).assign(
+        held_out="cxr").iloc[:1]]), {})
+    assert one.startswith("In 2 of 3 comparisons") and "the exception is cxr: the held-out CRS predicted by the CRS" in one
+    chance = lodo.describe_new_domain_findings(pd.concat([summary_rows(0.3, 0.2), summary_rows(0.95, 0.85).assign(
+        held_out="cxr").iloc[:1]]), {})
+    assert "(every prediction pair above every test-retest pair: chance)" in chance
+    assert ("is 0.044 for the held-out CRS (95 % interval [-0.118, 0.225]) and -0.022 for the held-out AUROC (95 % "
+            "interval [-0.213, 0.158]): every interval includes zero, so the data cannot tell") in text
+    assert "(1000 paired encoder resamples)." in text and len(text.split()) < 130
+    split = lodo.describe_new_domain_findings(rows, {"crs": _difference(0.2, 0.05, 0.3),
+                                                     "auroc": _difference(-0.02, -0.2, 0.15)})
+    assert "for the held-out CRS (95 % interval [0.050, 0.300]), which favours the CRS" in split
+    assert "which includes zero" in split and "better only where its interval favours it" in split
+    single = lodo.describe_new_domain_findings(summary_rows(0.3, 0.2, retest_pairs=0, one_seed_pairs=0), {})
     assert single.startswith("No comparison has a test-retest baseline")
 
 
-def test_new_domain_prediction_with_one_seed_pair_and_equal_taus():
-    rows = summary_rows(0.3, 0.2, retest_pairs=1, one_seed_pairs=2).assign(kendall_tau=0.5)
-    text = lodo.describe_new_domain_prediction(rows, "derm", "crs")
-    assert "(1 seed pair)" in text and "(0.20 to 0.30 over 4 pairs)" in text
-    assert "(the same τ_b; one pair moves τ_b by 0.056)" in text
+def _noise_blocks(taus, boot=(0.9, 1.0), one_seed=None, seeds=(0.9, 0.95)):
+    import numpy as np
+
+    from crsbench_lib.scoring.retest import noise_baseline_table
+
+    blocks = []
+    for held_out, (crs, auroc) in taus.items():
+        names = {p: f"{p} without {held_out} against AUROC on {held_out}" for p in ("CRS", "AUROC")}
+        blocks.append(noise_baseline_table(
+            {names["CRS"]: crs, names["AUROC"]: auroc}, {"r": list(seeds)}, {"r": np.linspace(*boot, 101)},
+            one_seed={names[p]: list(v) for p, v in (one_seed or {}).items()}).assign(held_out=held_out))
+    return pd.concat(blocks, ignore_index=True)
+
+
+def test_the_noise_baseline_is_one_table_and_one_sentence():
+    """Three ~300-word paragraphs became one table and one sentence (lecturer's item 10), the lesson once."""
+    noise = _noise_blocks({"cxr": (0.743, 0.766), "derm": (0.579, 0.649)},
+                            one_seed={"CRS": (0.6, 0.8), "AUROC": (0.7, 0.78)})
+    table = lodo.held_out_noise_summary(noise)
+    assert list(table.columns) == ["held_out", "predictor", "tau", "draw_low", "draw_high", "gap", "one_seed_max",
+                                   "redraw_min"]
+    assert table[["held_out", "predictor"]].values.tolist() == [["cxr", "CRS"], ["cxr", "AUROC"], ["derm", "CRS"],
+                                                               ["derm", "AUROC"]]
+    text = lodo.describe_held_out_noise(noise, simulated=True)
+    assert text.startswith("All 4 held-out τ_b (each predictor on each held-out dataset, 0.579 to 0.766) lie below "
+                           "the central 95 % of two bootstrap draws of their held-out AUROC ranking")
+    assert "every one-seed prediction pair lies below every seed-redraw pair" in text
+    assert text.count("That a rank comparison means something only beside") == 1
+    assert text.endswith("this build's simulated world.")
+    mixed = lodo.describe_held_out_noise(_noise_blocks({"cxr": (0.95, 0.7)}))
+    assert "Of the 2 held-out τ_b" in mixed and "1 lies below" in mixed and "and 1 inside" in mixed
+    none = lodo.describe_held_out_noise(_noise_blocks({"cxr": (0.95, 0.97)}))
+    assert "0 lie below" in none and "neither prediction falls short" in none
+    assert "no noise baseline" in lodo.describe_held_out_noise(noise.iloc[:0])
 
 
 # --- "Is this real?" and the exercise (issue 29) ----------------------------------------------------------

@@ -111,3 +111,31 @@ def test_tau_against_draws_between_two_rankings_only_some_and_none():
     bare = noise_baseline_table({"x": 0.7}, {"a": [0.6, 0.7]}, {})
     assert tau_against_draws(0.7, bare) == "none" and draw_ranges(bare) == "no bootstrap draws"
     assert draw_ranges(table, rankings=["a"]) == "0.50 for a (central range [0.41, 0.59])"
+
+
+def test_equal_scorings_are_stated_once_and_different_ones_each():
+    """Full panel and leave-self-out with the same τ_b: one statement, not verbatim twins (lecturer's item 11)."""
+    import numpy as np
+
+    draws = {"the CRS ranking": np.linspace(0.86, 0.98, 401)}
+    twins = noise_baseline_table({"AUROC against CRS (full panel)": 0.906, "AUROC against CRS (leave-self-out)": 0.906},
+                                 {}, draws)
+    text = describe_tau_against_noise(twins)
+    assert text.startswith("AUROC against CRS (full panel and leave-self-out): τ_b = 0.906 (rankings averaged")
+    assert text.count("lies inside the central 95 %") == 1
+    assert "AUROC against CRS (full panel and leave-self-out) lies inside" in text
+    # Different values: each scoring keeps its own statement and verdict.
+    apart = describe_tau_against_noise(noise_baseline_table(
+        {"AUROC against CRS (full panel)": 0.906, "AUROC against CRS (leave-self-out)": 0.80}, {}, draws))
+    assert "AUROC against CRS (full panel): τ_b = 0.906; AUROC against CRS (leave-self-out): τ_b = 0.800" in apart
+    assert "AUROC against CRS (full panel) lies inside" in apart and "AUROC against CRS (leave-self-out) lies below" in apart
+
+
+def test_the_closing_lesson_can_be_left_to_the_page():
+    """A page printing the sentence for several tables places the lesson once (lecturer's item 11)."""
+    from crsbench_lib.report.sentences.noise import NOISE_LESSON
+
+    table = _noise(0.5, 0.4, 0.3)
+    assert describe_tau_against_noise(table).endswith(NOISE_LESSON.format(world="world"))
+    short = describe_tau_against_noise(table, closing=False)
+    assert "any benchmark of this design" not in short and short.endswith(".")
