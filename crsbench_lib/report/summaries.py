@@ -213,6 +213,24 @@ def untrained_encoders(zoo: pd.DataFrame | Sequence[dict]) -> list[str]:
 REFERENCE_FAMILIES: tuple[str, ...] = ("intask",)
 
 
+def candidate_ranks(scores: pd.DataFrame, references: Sequence[str], column: str = "crs") -> pd.Series:
+    """Rank among the candidates only (1 = highest ``column``); a reference gets "–" (it is never ranked).
+
+    Every page ranks candidates the same way: an encoder pretrained on the
+    evaluation labels is shown beside them but takes no rank, so that the
+    candidates' ranks agree from page to page.
+
+    Examples
+    --------
+    >>> scores = pd.DataFrame({"encoder": ["a", "ref", "b"], "crs": [0.5, 0.9, 0.7]})
+    >>> candidate_ranks(scores, ["ref"]).tolist()
+    ['2', '–', '1']
+    """
+    is_reference = scores["encoder"].astype(str).isin(set(references))
+    ranks = scores.loc[~is_reference, column].rank(ascending=False, method="min").astype(int).astype(str)
+    return ranks.reindex(scores.index).fillna("–").rename("rank")
+
+
 def reference_encoders(families: Mapping[str, str], present: Sequence[str] | None = None) -> list[str]:
     """The encoders to show as references, not as candidates.
 

@@ -151,3 +151,13 @@ def test_newcomers_are_the_highest_auroc_candidates_references_left_out():
         choose_newcomers(profiles, ["zz"], 1)
     with pytest.raises(NotebookError, match="between 1 and 3"):
         choose_newcomers(profiles, ["ref", "a", "b", "c"], 4)
+
+
+def test_candidates_are_ranked_among_themselves_and_a_reference_takes_no_rank():
+    import pandas as pd
+
+    from crsbench_lib.report.summaries import candidate_ranks
+
+    scores = pd.DataFrame({"encoder": ["ref", "a", "b", "c"], "crs": [0.9, 0.5, 0.7, 0.7]})
+    assert candidate_ranks(scores, ["ref"]).tolist() == ["–", "3", "1", "1"]
+    assert candidate_ranks(scores, []).tolist() == ["1", "4", "2", "2"]

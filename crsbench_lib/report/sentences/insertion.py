@@ -10,7 +10,7 @@ brings, read through the book's shared noise sentence (:func:`describe_rank_nois
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import finite, fmt
@@ -35,6 +35,32 @@ def describe_displacement(largest_fixed: float, largest_cohort: float, digits: i
     tail = ("cohort renormalisation would not have moved them either" if cohort == 0 else
             f"under cohort renormalisation the largest change would have been {fmt(cohort, digits)}")
     return f"{head}; {tail}."
+
+
+def describe_registry_cohort(published: Sequence[str], newcomers: Sequence[str], references: Sequence[str],
+                             n_adapted: int) -> str:
+    """Why the registry's insertion numbers differ from the insertion chapter's: another cohort.
+
+    The registry is a leaderboard of entries: every published encoder (an
+    in-task reference included, as an entry) and every newcomer (held-out
+    encoders and LoRA-adapted entries). The insertion chapter ranks the frozen
+    candidates only, references left out, so the cohort over which scores are
+    renormalised, and the pairs counted, differ between the two pages.
+
+    Examples
+    --------
+    >>> describe_registry_cohort(["a", "b", "ref"], ["c", "a+lora"], ["ref"], 1)
+    "The registry ranks 5 entries: 3 published (the reference ref among them, as an entry, while every other page leaves references unranked) and 2 newcomers (1 LoRA-adapted). The insertion chapter ranks frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from this page's."
+    """
+    present = [r for r in references if r in set(published) | set(newcomers)]
+    refs = ("" if not present else
+            f" (the reference{'s' if len(present) > 1 else ''} {', '.join(present)} among them, as "
+            f"{'entries' if len(present) > 1 else 'an entry'}, while every other page leaves references unranked)")
+    adapted = f" ({n_adapted} LoRA-adapted)" if n_adapted else ""
+    return (f"The registry ranks {len(published) + len(newcomers)} entries: {len(published)} published{refs} and "
+            f"{len(newcomers)} newcomer{'s' if len(newcomers) != 1 else ''}{adapted}. The insertion chapter ranks "
+            "frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from this "
+            "page's.")
 
 
 def describe_rank_changes(scheme: str, order_changes: int, n_pairs: int, positions_shifted: int, n_existing: int,

@@ -276,3 +276,14 @@ def test_describe_rank_noise_gives_the_pairs_their_own_paragraph():
                              (_noise(2, 0, 0, seed_pairs=0), _baselines(0.97, seed_pairs=0))):
         taus, pairs = insertion.describe_rank_noise(table, baselines).split("\n\n")
         assert "τ_b" in taus and "In pairs" not in taus and pairs.startswith("In pairs: the insertion reorders")
+
+
+def test_the_registry_says_why_its_cohort_is_not_the_insertion_chapter_s():
+    from crsbench_lib.report.sentences.insertion import describe_registry_cohort
+
+    text = describe_registry_cohort(["a", "b", "ref"], ["c", "a [lora]", "b [lora]"], ["ref", "absent_ref"], 2)
+    assert text.startswith("The registry ranks 6 entries: 3 published (the reference ref among them, as an entry")
+    assert "3 newcomers (2 LoRA-adapted)" in text and "absent_ref" not in text
+    plain = describe_registry_cohort(["a", "b"], ["c"], ["ref"], 0)
+    assert plain.startswith("The registry ranks 3 entries: 2 published and 1 newcomer. The insertion chapter")
+
