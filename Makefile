@@ -27,8 +27,10 @@ test-quick: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow and not browser"
 
 ## book: run the default profile (cached), execute every notebook, render _build/html
+## (PROFILE=medmnist-cpu: the real-data edition, beside its run; its files must be in place, see book/own-data.md)
+PROFILE ?= default
 book: $(STAMP)
-	$(BIN)/crsbench book --profile default --jobs 2
+	$(BIN)/crsbench book --profile $(PROFILE) --jobs 2
 
 ## pdf: the book as one PDF in _build/pdf (builds the book first; needs chromium)
 pdf: book
