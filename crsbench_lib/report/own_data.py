@@ -264,8 +264,27 @@ def cohort_limits(data: RunData | None) -> str:
             "different data and models, and are labelled so.")
 
 
+def edition_label(data: RunData | None) -> str:
+    """Which edition of the book a reader is on, as the front page's first words.
+
+    Examples
+    --------
+    >>> edition_label(RunData("mine", "mine.yaml", (RunDataset("a", "medmnist", "ultrasound", "x"),)))
+    '**This edition:** real data (profile `mine`), not the simulated default edition.'
+    """
+    if data is None:
+        return "**This edition:** built from a results table whose run is not recorded."
+    if data.simulated:
+        return f"**This edition:** the simulated default edition (profile `{data.profile}`, the phantom cohort)."
+    return f"**This edition:** real data (profile `{data.profile}`), not the simulated default edition."
+
+
 def intro_text(data: RunData | None) -> str:
-    """The front page's paragraph on the data the book is built on."""
+    """The front page's paragraph on the data the book is built on, after :func:`edition_label`."""
+    return edition_label(data) + " " + _intro_body(data)
+
+
+def _intro_body(data: RunData | None) -> str:
     if data is not None and data.simulated:
         return PHANTOM_INTRO
     if data is None:

@@ -45,7 +45,7 @@ def test_no_or_broken_manifest_is_none(tmp_path):
     assert own_data.read_run_data(tmp_path / "results.parquet") is None
     (tmp_path / MANIFEST_FILE).write_text("{not json")
     assert own_data.read_run_data(tmp_path / "results.parquet") is None
-    assert own_data.cohort_method(None) == own_data.NO_MANIFEST == own_data.intro_text(None)
+    assert own_data.cohort_method(None) == own_data.NO_MANIFEST == own_data.intro_text(None).split("recorded. ", 1)[1]
 
 
 def test_the_phantom_cohort_keeps_its_phantom_text_and_user_data_never_gets_it():
@@ -53,7 +53,8 @@ def test_the_phantom_cohort_keeps_its_phantom_text_and_user_data_never_gets_it()
     assert phantom.simulated
     assert own_data.cohort_method(phantom) == own_data.PHANTOM_METHOD
     assert own_data.cohort_limits(phantom) == own_data.PHANTOM_LIMITS
-    assert own_data.intro_text(phantom) == own_data.PHANTOM_INTRO
+    assert own_data.intro_text(phantom) == ("**This edition:** the simulated default edition (profile `default`, the "
+                                             "phantom cohort). " + own_data.PHANTOM_INTRO)
     mine = RunData("mine", "mine.yaml", (MEDMNIST, MANIFEST))
     for text in (own_data.cohort_method(mine), own_data.cohort_limits(mine), own_data.intro_text(mine),
                  own_data.sheets_caption(mine), own_data.study_label(mine)):
