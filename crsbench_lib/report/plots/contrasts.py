@@ -37,11 +37,16 @@ def calibration_before_after(summary: pd.DataFrame) -> Figure:
     ----------
     summary : pandas.DataFrame
         ``dataset, calibration, ece_before, ece_after, relative_ece_reduction,
-        auroc_change`` (``calibration_ablation.calibration_summary``).
+        auroc_change`` (``calibration_ablation.calibration_summary``), and
+        optionally ``ece_floor``: the mean ECE floor of each row's
+        uncalibrated probes, drawn as a grey bar from 0 under the row.
 
     Returns
     -------
     matplotlib.figure.Figure
+        Left, ECE before and after per row (with the floor when given); right,
+        the mean AUROC change in a neutral colour (the left panel's two colours
+        mean "before" and "after", not a sign).
     """
     require_columns(summary, ("dataset", "calibration", "ece_before", "ece_after", "auroc_change"), "calibration_before_after")
     fig, axes = new_figure(height_ratio=0.5, ncols=2, width_ratios=[3, 2], sharey=True)
@@ -50,6 +55,11 @@ def calibration_before_after(summary: pd.DataFrame) -> Figure:
     before = summary["ece_before"].to_numpy(dtype=float)
     after = summary["ece_after"].to_numpy(dtype=float)
     ax = axes[0]
+    if "ece_floor" in summary.columns:
+        # The ECE a perfectly calibrated probe shows on this test set: a drop is read against it (the caption asks
+        # the reader to), so it is drawn, not left to another chapter.
+        ax.barh(y, summary["ece_floor"].to_numpy(dtype=float), height=0.55, color="#E3E3E3", zorder=1,
+                label="ECE floor (uncalibrated)")
     ax.hlines(y, after, before, color=MUTED, lw=2)
     ax.scatter(before, y, color=HIGHLIGHT, label="uncalibrated", zorder=3)
     ax.scatter(after, y, color=EMPHASIS, label="after calibrator", zorder=3)
@@ -60,11 +70,12 @@ def calibration_before_after(summary: pd.DataFrame) -> Figure:
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel("mean ECE (test split)")
-    ax.set_xlim(0, float(np.nanmax(np.r_[before, after])) * 1.3)
-    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
+    ax.set_xlim(0, float(np.nanmax(np.r_[before, after])) * 1.3)  # room for the signed change right of the dots
+    # Above both panels, in room the layout keeps for it: inside a panel it would cover a row.
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside upper center", ncol=3)
     bx = axes[1]
     change = summary["auroc_change"].to_numpy(dtype=float)
-    bx.barh(y, change, color=[EMPHASIS if c >= 0 else HIGHLIGHT for c in change])
+    bx.barh(y, change, color=OKABE_ITO[4])  # one colour: the bar's side of 0 gives the sign
     bx.axvline(0, color="black", lw=0.8)
     bound = max(0.01, float(np.max(np.abs(change))) * 1.3)
     bx.set_xlim(-bound, bound)
@@ -73,7 +84,7 @@ def calibration_before_after(summary: pd.DataFrame) -> Figure:
 
 
 def corruption_overview(cells: pd.DataFrame, r: float | None = None, ci: tuple[float, float] | None = None) -> Figure:
-    """Heat map of the mean AUROC loss per (dataset, corruption) and the loss-vs-ECE scatter.
+    """Heat map of the mean AUROC loss per (corruption, dataset) and the loss-vs-ECE scatter.
 
     Parameters
     ----------
@@ -86,18 +97,29 @@ def corruption_overview(cells: pd.DataFrame, r: float | None = None, ci: tuple[f
     Returns
     -------
     matplotlib.figure.Figure
+        Left, the heat map: one row per corruption, one column per dataset, each
+        cell printed with three decimals (blank where the corruption is not
+        applied to that dataset); right, one point per cell. The figure grows
+        with the number of corruptions so every row stays legible.
     """
     require_columns(cells, ("dataset", "corruption", "mean_auroc_loss", "mean_ece_increase"), "corruption_overview")
-    fig, axes = new_figure(height_ratio=0.5, ncols=2, width_ratios=[3, 2])
-    grid = cells.pivot(index="dataset", columns="corruption", values="mean_auroc_loss")
+    # Corruptions as rows: their names read horizontally and a cell is as wide as a printed number, however
+    # many corruptions a run has (as columns, 16 of them left 0.2 inch a cell and overprinted every number).
+    grid = cells.pivot(index="corruption", columns="dataset", values="mean_auroc_loss")
+    n_rows, n_cols = grid.shape
+    fig, axes = new_figure(height_ratio=max(0.5, 0.16 + 0.04 * n_rows), ncols=2,
+                           width_ratios=[2.2 + 0.45 * n_cols, 4.0])
     bound = float(np.nanmax(np.abs(grid.to_numpy()))) or 1.0
     sns.heatmap(grid, ax=axes[0], cmap=DIVERGING_CMAP, center=0, vmin=-bound, vmax=bound, annot=True, fmt=".3f",
-                annot_kws={"fontsize": 6.5}, cbar_kws={"label": "mean AUROC loss", "shrink": 0.8},
-                linewidths=0.4, linecolor="white")
+                annot_kws={"fontsize": 7}, linewidths=0.4, linecolor="white",
+                # The colour bar under the map, not beside it, where its label met the scatter's y label.
+                cbar_kws={"label": "mean AUROC loss", "location": "bottom", "shrink": 0.8, "pad": 0.02, "aspect": 30})
     axes[0].set_xlabel("")
     axes[0].set_ylabel("")
-    axes[0].tick_params(axis="x", rotation=60, length=0)
+    # A few datasets fit side by side; more are slanted so neighbouring names never touch.
+    axes[0].tick_params(axis="x", rotation=0 if n_cols <= 4 else 45, length=0)
     axes[0].tick_params(axis="y", rotation=0, length=0)
+    axes[0].set_title("mean AUROC loss per cell\n(blank: not applied)", fontsize=8.5)
     ax = axes[1]
     datasets = sorted(cells["dataset"].astype(str).unique())
     for i, dataset in enumerate(datasets):
@@ -115,6 +137,7 @@ def corruption_overview(cells: pd.DataFrame, r: float | None = None, ci: tuple[f
         ax.text(0.03, 0.97, text, transform=ax.transAxes, va="top", fontsize=8)
     ax.set_xlabel("mean AUROC loss")
     ax.set_ylabel("mean ECE increase")
+    ax.set_title("one point per cell", fontsize=8.5)
     ax.legend(loc="lower right")
     return fig
 
@@ -174,15 +197,17 @@ def insertion_displacement(table: pd.DataFrame) -> Figure:
     require_columns(table, ("encoder", "fixed", "cohort"), "insertion_displacement")
     fig, (ax,) = new_figure(height_ratio=0.5)
     y = np.arange(len(table))
-    ax.barh(y + 0.2, table["cohort"].to_numpy(dtype=float), height=0.4, color=HIGHLIGHT, label="cohort-renormalised")
+    # Fixed first: the legend then lists the schemes in the order their bars stand in each pair (top to bottom).
     ax.barh(y - 0.2, table["fixed"].to_numpy(dtype=float), height=0.4, color=EMPHASIS, label="fixed reference")
+    ax.barh(y + 0.2, table["cohort"].to_numpy(dtype=float), height=0.4, color=HIGHLIGHT, label="cohort-renormalised")
     for yi, value in zip(y, table["fixed"].to_numpy(dtype=float), strict=True):
         if value == 0:
             ax.text(0, yi - 0.2, " 0", va="center", fontsize=7, color=EMPHASIS)
     ax.set_yticks(y, table["encoder"].astype(str))
     ax.invert_yaxis()
     ax.set_xlabel("|change of an existing encoder's score| after insertion")
-    ax.legend(loc="lower right")
+    # Above the panel, never inside it: any corner of the panel may hold a long bar.
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
     return fig
 
 

@@ -5,7 +5,7 @@ discrimination against each other axis with the Pareto front
 (:func:`pareto_view`), retention and ECE across conditions
 (:func:`label_efficiency_curves`, :func:`ece_by_condition`), and the selection
 gate's pass/fail per axis (:func:`gate_matrix`). The only arithmetic here is
-geometry (which points lie on a drawn front); :func:`retention_on_scale` gathers
+geometry (which points lie on a drawn front, where end labels go apart); :func:`retention_on_scale` gathers
 the retention curves from the scoring layer's own label-efficiency axis.
 """
 
@@ -17,10 +17,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from crsbench_lib.report.plots.canvas import new_figure, require_columns
 from crsbench_lib.report.style import (
     AXIS_NAMES,
+    FONT_SIZE,
     HIGHLIGHT,
     MUTED,
     OKABE_ITO,
@@ -69,10 +72,16 @@ def axis_profiles(
         for i in order:
             ax.plot(x, values[i], color=colours[names[i]], lw=2.2 if names[i] in shown else 1.0,
                     marker="o", ms=3.5, zorder=3 if names[i] in shown else 2)
-            if names[i] in shown:
-                ax.text(x[-1] + 0.06, values[i, -1], names[i], va="center", fontsize=8, color=colours[names[i]])
+        labelled = [i for i in range(len(names)) if names[i] in shown and np.isfinite(values[i, -1])]
+        ends = [float(values[i, -1]) for i in labelled]
+        # End labels spread apart (two encoders ending 0.004 apart overprinted each other), each joined to its
+        # line's end by a thin leader, in a margin the x limits keep inside the panel.
+        for i, end, y in zip(labelled, ends, spread_labels(ends, gap=0.045, low=-0.02, high=1.02), strict=True):
+            ax.plot([x[-1], x[-1] + 0.12], [end, y], color=colours[names[i]], lw=0.7, zorder=2)
+            ax.text(x[-1] + 0.15, y, names[i], va="center", fontsize=8, color=colours[names[i]])
         ax.set_xticks(x, [f"{AXIS_NAMES[a]}\n(s_{a})" for a in AXES])
-        ax.set_xlim(-0.2, len(AXES) - 0.35)
+        longest = max((len(names[i]) for i in labelled), default=0)
+        ax.set_xlim(-0.2, len(AXES) - 0.8 + 0.055 * longest)
         ax.set_ylim(-0.03, 1.03)
         ax.set_ylabel("normalised score (1 = best anchor)")
         for xi in x:
@@ -90,6 +99,51 @@ def axis_profiles(
     ax.set_ylim(0, 1)
     ax.legend(loc="upper left", bbox_to_anchor=(1.05, 1.0))
     return fig
+
+
+def spread_labels(positions: Sequence[float], gap: float, low: float = -np.inf, high: float = np.inf) -> list[float]:
+    """Label positions moved apart to at least ``gap`` each, as little as possible, kept within [low, high].
+
+    Geometry only (where to write each of several labels on one axis); the
+    input order is kept. Where the labels need more room than [low, high]
+    holds, the gap shrinks to fit.
+
+    Examples
+    --------
+    >>> [round(v, 3) for v in spread_labels([0.83, 0.826, 0.2], gap=0.05)]
+    [0.853, 0.803, 0.2]
+    """
+    values = np.asarray(positions, dtype=float)
+    if values.size == 0:
+        return []
+    if np.isfinite(high - low) and gap * (values.size - 1) > high - low:
+        gap = (high - low) / max(values.size - 1, 1)
+    order = np.argsort(values, kind="mergesort")
+    placed = values[order].copy()
+    # Pull each cluster of too-close labels apart around its centre, merging clusters until none is too close.
+    clusters = [[k] for k in range(placed.size)]
+    while True:
+        merged = False
+        centres = []
+        for members in clusters:
+            centre = float(np.mean(values[order][members]))
+            first = centre - gap * (len(members) - 1) / 2
+            first = min(max(first, low), high - gap * (len(members) - 1))
+            centres.append(first)
+        for c in range(len(clusters) - 1):
+            top_of_lower = centres[c] + gap * (len(clusters[c]) - 1)
+            if centres[c + 1] - top_of_lower < gap - 1e-12:
+                clusters[c:c + 2] = [clusters[c] + clusters[c + 1]]
+                merged = True
+                break
+        if not merged:
+            break
+    for members, first in zip(clusters, centres, strict=True):
+        for k, member in enumerate(members):
+            placed[member] = first + gap * k
+    out = np.empty_like(placed)
+    out[order] = placed
+    return out.tolist()
 
 
 def pareto_front_mask(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -119,6 +173,10 @@ def _padded(values: np.ndarray, pad: float = 0.06, top: float = 0.0) -> tuple[fl
     return low - pad * width, high + (pad + top) * width
 
 
+#: Marker shapes of the encoders a Pareto view names (in order); the rest are dots.
+NAMED_MARKERS: tuple[str, ...] = ("*", "^", "s", "D", "P", "X", "v")
+
+
 def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str = "s_D") -> Figure:
     """Discrimination against each other normalised axis, with each plane's Pareto front.
 
@@ -127,7 +185,8 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
     scores : pandas.DataFrame
         ``encoder, crs`` and the normalised axes ``s_D, s_C, s_L, s_R``.
     highlight : sequence of str
-        Encoders labelled on every panel (default: the three best by CRS).
+        Encoders named on every panel (default: the three best by CRS), at most
+        :data:`NAMED_MARKERS` of them.
     versus : str
         The normalised axis on the horizontal of every panel.
 
@@ -136,21 +195,25 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
     matplotlib.figure.Figure
         Three panels; colour = CRS over the candidates' own range; the axes
         span the data (not the whole 0-1 scale); the step line joins the
-        encoders no other encoder beats on both plotted axes.
+        encoders no other encoder beats on both plotted axes. A named encoder
+        has its own marker shape, keyed in a legend under the panels: names
+        written beside the points collided and ran into the next panel.
     """
     cols = [f"s_{a}" for a in AXES]
     require_columns(scores, ["encoder", "crs", *cols], "pareto_view")
     if versus not in cols:
         raise ValueError(f"versus must be one of {cols}, got {versus!r}")
     others = [c for c in cols if c != versus]
-    fig, axes = new_figure(height_ratio=0.42, ncols=len(others), sharex=True, sharey=True)
+    fig, axes = new_figure(height_ratio=0.5, ncols=len(others), sharex=True, sharey=True)
     names = scores["encoder"].astype(str).to_numpy()
-    label = set(highlight) if highlight else set(scores.nlargest(3, "crs")["encoder"].astype(str))
+    named = list(highlight) if highlight else list(scores.nlargest(3, "crs")["encoder"].astype(str))
+    named = [name for name in dict.fromkeys(named) if name in set(names)][:len(NAMED_MARKERS)]
     x = scores[versus].to_numpy(dtype=float)
     crs = scores["crs"].to_numpy(dtype=float)
     # Colour and axes span the data, not the whole 0-1 scale: encoders that differ by 0.05 must look different.
     low, high = _span(crs)
     y_all = scores[others].to_numpy(dtype=float)
+    plain = ~np.isin(names, named)
     points = None
     for ax, other in zip(axes, others, strict=True):
         y = scores[other].to_numpy(dtype=float)
@@ -158,17 +221,28 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
         order = np.argsort(-x[front])
         fx, fy = x[front][order], y[front][order]
         ax.step(fx, fy, where="post", color=MUTED, lw=1.2, zorder=1)
-        points = ax.scatter(x, y, c=crs, cmap=SEQUENTIAL_CMAP, vmin=low, vmax=high, s=34,
-                            edgecolor=np.where(front, "black", "none").tolist(), lw=0.9, zorder=2)
-        for xi, yi, name in zip(x, y, names, strict=True):
-            if name in label:
-                ax.annotate(name, (xi, yi), xytext=(3, 3), textcoords="offset points", fontsize=7.5)
-        ax.set_xlabel(f"{AXIS_NAMES[versus[2:]]} ({versus})")
+        points = ax.scatter(x[plain], y[plain], c=crs[plain], cmap=SEQUENTIAL_CMAP, vmin=low, vmax=high, s=30,
+                            edgecolor=np.where(front[plain], "black", "none").tolist(), lw=0.9, zorder=2)
+        for marker, name in zip(NAMED_MARKERS, named):
+            i = int(np.flatnonzero(names == name)[0])
+            # A black edge means "on the front" here as for every point; off it, a thin grey one keeps it visible.
+            ax.scatter([x[i]], [y[i]], c=[crs[i]], cmap=SEQUENTIAL_CMAP, vmin=low, vmax=high, marker=marker,
+                       s=110 if marker == "*" else 60, edgecolor="black" if front[i] else "#707070",
+                       lw=1.2 if front[i] else 0.6, zorder=3)
+        ax.set_xlabel(f"{AXIS_NAMES[versus[2:]]}\n({versus})")
         ax.set_title(AXIS_NAMES[other[2:]])
         ax.set_xlim(*_padded(x))
-        ax.set_ylim(*_padded(y_all, top=0.08))
+        ax.set_ylim(*_padded(y_all))
+        # Three ticks at most on a third of the column: "0.25 0.50" ran together.
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
     axes[0].set_ylabel("normalised score")
-    fig.colorbar(points, ax=list(axes), label="CRS", shrink=0.85)
+    fig.colorbar(points, ax=list(axes), label="CRS", shrink=0.85, aspect=30)
+    if named:
+        keys = [Line2D([], [], marker=m, ls="", color="white", markeredgecolor="black",
+                           markersize=10 if m == "*" else 7, label=name) for m, name in zip(NAMED_MARKERS, named)]
+        keys.append(Line2D([], [], marker="o", ls="", color="white", markeredgecolor="black", markersize=6,
+                               label="on the front (black edge)"))
+        fig.legend(handles=keys, loc="outside lower center", ncol=min(len(keys), 3), fontsize=7.5)
     return fig
 
 
@@ -247,6 +321,17 @@ def label_efficiency_curves(curves: pd.DataFrame, highlight: Sequence[str] = (),
     return fig
 
 
+def condition_family(condition: str) -> str:
+    """The family of a condition label of ``summaries.ece_by_condition``: its first word ("labels 25%" -> "labels").
+
+    Examples
+    --------
+    >>> [condition_family(c) for c in ["clean", "labels 25%", "corruption s3", "shift (site B)"]]
+    ['clean', 'labels', 'corruption', 'shift']
+    """
+    return str(condition).split(" ", 1)[0]
+
+
 def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figure:
     """Mean ECE per encoder under each condition (clean, label fractions, corruption severities, shift).
 
@@ -260,6 +345,10 @@ def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figu
     Returns
     -------
     matplotlib.figure.Figure
+        A marker per encoder and condition; lines join only conditions of one
+        family (label fractions, corruption severities), whose order means
+        something, never clean to a label fraction or a severity to the shift.
+        Faint rules separate the families.
     """
     require_columns(table, ("encoder", "condition", "ece"), "ece_by_condition")
     fig, (ax,) = new_figure(height_ratio=0.55)
@@ -268,48 +357,87 @@ def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figu
     names = sorted(table["encoder"].astype(str).unique())
     colours = encoder_colours(names, highlight)
     shown = set(highlight) if highlight else set(names)
+    keys = []
     for name in sorted(names, key=lambda e: e in shown):
         part = table[table["encoder"].astype(str) == name]
-        ax.plot([x[c] for c in part["condition"].astype(str)], part["ece"], color=colours[name], marker="o", ms=3,
-                lw=1.8 if name in shown and highlight else 1.0, label=name if name in shown else None)
+        width = 1.8 if name in shown and highlight else 1.0
+        for _, rows in part.groupby(part["condition"].astype(str).map(condition_family), sort=False):
+            xs = [x[c] for c in rows["condition"].astype(str)]
+            # A line within a family (a dose: fewer labels, stronger corruption); a lone marker otherwise.
+            ax.plot(xs, rows["ece"], color=colours[name], marker="o", ms=3.5 if len(xs) == 1 else 3,
+                    lw=width if len(xs) > 1 else 0)
+        if name in shown:
+            keys.append(Line2D([], [], color=colours[name], marker="o", ms=3, lw=width, label=name))
+    for i in range(1, len(conditions)):
+        if condition_family(conditions[i]) != condition_family(conditions[i - 1]):
+            ax.axvline(i - 0.5, color="#DDDDDD", lw=0.8, zorder=0)
     ax.set_xticks(range(len(conditions)), conditions, rotation=35, ha="right")
     ax.set_ylabel("mean ECE")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper left", ncol=3 if len(shown) > 6 else 1, fontsize=7)
+    ax.legend(handles=keys, loc="upper left", ncol=3 if len(shown) > 6 else 1, fontsize=7)
     return fig
 
 
+#: The cell words of the leading-tier column (a reference is never in the tier: it does not compete).
+TIER_WORDS: dict[str, str] = {"in": "in tier", "out": "outside", "reference": "reference"}
+
+
 def gate_matrix(gate: pd.DataFrame) -> Figure:
-    """Pass/fail of every encoder on every gated axis, with its decision.
+    """Pass/fail of every encoder on every gated axis, its leading-tier membership, and its decision.
 
     Parameters
     ----------
     gate : pandas.DataFrame
         ``selection_gate.selection_gate`` output (``encoder``, ``pass_<axis>``,
-        ``decision``).
+        ``decision``; ``leading_tier`` and ``role`` when the gate read a
+        bootstrap summary).
 
     Returns
     -------
     matplotlib.figure.Figure
+        One row per encoder; one column per gated axis (pass / fail), then,
+        when ``leading_tier`` is given, a "Leading tier" column (in tier /
+        outside; grey for a reference, which never competes); the decision is
+        written to the right. Column headers are slanted so long axis names
+        never run into each other.
     """
     require_columns(gate, ("encoder", "decision"), "gate_matrix")
     axes_cols = [c for c in (f"pass_{a}" for a in AXES) if c in gate.columns]
     if not axes_cols:
         raise ValueError("gate_matrix: no pass_<axis> column")
-    fig, (ax,) = new_figure(height_ratio=min(1.0, 0.2 + 0.045 * len(gate)))
+    fig, (ax,) = new_figure(height_ratio=min(1.0, 0.24 + 0.045 * len(gate)))
     matrix = gate[axes_cols].to_numpy(dtype=float)
-    ax.imshow(matrix, cmap=plt.matplotlib.colors.ListedColormap([HIGHLIGHT, OKABE_ITO[2]]), vmin=0, vmax=1,
-              aspect="auto")
+    headers = [AXIS_NAMES[c[5:]] for c in axes_cols]
+    words = [["pass" if value else "fail" for value in row] for row in matrix]
+    has_tier = "leading_tier" in gate.columns
+    if has_tier:
+        # The caption promises the tier as a column: a candidate advances only when this cell passes too.
+        reference = (gate["role"].astype(str) == "reference").to_numpy() if "role" in gate.columns \
+            else np.zeros(len(gate), dtype=bool)
+        tier = np.where(reference, np.nan, gate["leading_tier"].astype(bool).to_numpy(dtype=float))
+        matrix = np.column_stack([matrix, tier])
+        headers.append("Leading tier")
+        for row, in_tier, ref in zip(words, tier, reference, strict=True):
+            row.append(TIER_WORDS["reference" if ref else "in" if in_tier else "out"])
+    colours = plt.matplotlib.colors.ListedColormap([HIGHLIGHT, OKABE_ITO[2]]).with_extremes(bad="#D9D9D9")
+    ax.imshow(np.ma.masked_invalid(matrix), cmap=colours, vmin=0, vmax=1, aspect="auto")
     for (i, j), value in np.ndenumerate(matrix):
-        ax.text(j, i, "pass" if value else "fail", ha="center", va="center", fontsize=7, color="white")
-    ax.set_xticks(range(len(axes_cols)), [AXIS_NAMES[c[5:]] for c in axes_cols])
+        text = words[i][j]
+        ax.text(j, i, text, ha="center", va="center", fontsize=7 if len(text) < 10 else 6,
+                color="black" if np.isnan(value) else "white")
+    if has_tier:
+        # A white gap sets the tier (read from the bootstrap) apart from the thresholds (read from the profile).
+        ax.axvline(len(axes_cols) - 0.5, color="white", lw=4)
+    n_cols = matrix.shape[1]
+    ax.set_xticks(range(n_cols), headers, rotation=30, ha="left", rotation_mode="anchor")
     ax.xaxis.tick_top()
     labels = list(gate["encoder"].astype(str))
     ax.set_yticks(range(len(gate)), labels)
     for i, decision in enumerate(gate["decision"].astype(str)):
-        ax.text(len(axes_cols) - 0.4, i, decision, va="center", fontsize=7.5,
+        ax.text(n_cols - 0.4, i, decision, va="center", fontsize=7.5,
                 fontweight="bold" if decision == "advance" else "normal")
-    ax.set_xlim(-0.5, len(axes_cols) + 2.6)
+    ax.text(n_cols - 0.4, -0.5 - 0.2, "decision", va="bottom", fontsize=FONT_SIZE - 1, fontstyle="italic")
+    ax.set_xlim(-0.5, n_cols + 2.6)
     ax.spines[:].set_visible(False)
     ax.tick_params(length=0)
     return fig

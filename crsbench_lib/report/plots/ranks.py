@@ -31,6 +31,30 @@ def crossing_pairs(left: Sequence[float], right: Sequence[float]) -> list[tuple[
     return [(i, j) for i, j in combinations(range(a.size), 2) if (a[i] - a[j]) * (b[i] - b[j]) < 0]
 
 
+def crossing_points(
+    left: Sequence[float], right: Sequence[float], pairs: Sequence[tuple[int, int]],
+) -> dict[tuple[float, float], int]:
+    """Where the lines of each crossing pair meet on a slope chart (x 0 to 1), and how many pairs meet there.
+
+    Geometry only: ``pairs`` are :func:`crossing_pairs` of ``left`` and ``right``; points that agree to 1e-9
+    are one point. Ordered by x, then y.
+
+    Examples
+    --------
+    >>> left, right = [1, 2, 3], [3, 2, 1]
+    >>> crossing_points(left, right, crossing_pairs(left, right))
+    {(0.5, 2.0): 3}
+    """
+    a, b = np.asarray(left, dtype=float), np.asarray(right, dtype=float)
+    counts: dict[tuple[float, float], int] = {}
+    for i, j in pairs:
+        slope_i, slope_j = b[i] - a[i], b[j] - a[j]
+        t = (a[j] - a[i]) / (slope_i - slope_j)
+        key = (round(float(t), 9), round(float(a[i] + t * slope_i), 9))
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def _slope_panel(
     ax: plt.Axes,
     names: Sequence[str],
@@ -54,10 +78,14 @@ def _slope_panel(
         ax.text(-0.04, left_r[i], f"{name}  {left_r[i]:g}", ha="right", va="center", fontsize=8, fontweight=weight)
         ax.text(1.04, right_r[i], f"{right_r[i]:g}  {name}", ha="left", va="center", fontsize=8, fontweight=weight)
     pairs = crossing_pairs(left_r, right_r)
-    for i, j in pairs:
-        slope_i, slope_j = right_r[i] - left_r[i], right_r[j] - left_r[j]
-        t = (left_r[j] - left_r[i]) / (slope_i - slope_j)
-        ax.scatter([t], [left_r[i] + t * slope_i], marker="x", color="black", s=22, lw=1.1, zorder=4)
+    for (t, y), count in crossing_points(left_r, right_r, pairs).items():
+        ax.scatter([t], [y], marker="x", color="black", s=22, lw=1.1, zorder=4)
+        if count > 1:
+            # Pairs that cross at one point (a swap across an unmoved encoder) share one cross: the count says
+            # how many, so the crosses still add up to the reversed pairs.
+            ax.annotate(f"{count} pairs", (t, y), xytext=(0, 5), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=7, zorder=5,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(n + 0.7, 0.3)
     ax.set_xticks([0, 1], [f"{labels[0]}\n(1 = best)", f"{labels[1]}\n(1 = best)"])
@@ -88,14 +116,15 @@ def bump_chart(ranks: pd.DataFrame, highlight: Sequence[str] = (), title: str | 
     n = len(ranks)
     k = _slope_panel(ax, list(ranks["encoder"].astype(str)), ranks["rank_auroc"], ranks["rank_crs"],
                      ("AUROC rank", "CRS rank"), highlight)
-    ax.set_title(title or f"{k} of {n * (n - 1) // 2} pairs reversed (x marks each crossing)")
+    ax.set_title(title or f"{k} of {n * (n - 1) // 2} pairs reversed (x: a crossing, counted where several pairs meet)")
     handles = [
         Line2D([], [], color=EMPHASIS, lw=2, label="higher under CRS"),
         Line2D([], [], color=HIGHLIGHT, lw=2, label="lower under CRS"),
         Line2D([], [], color=MUTED, lw=2, label="same rank"),
         Line2D([], [], color="black", marker="x", lw=0, label="reversed pair"),
     ]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=4)
+    # Outside the panel, below the column labels: the layout keeps room for it, so it never covers "(1 = best)".
+    fig.legend(handles=handles, loc="outside lower center", ncol=4)
     return fig
 
 
@@ -196,7 +225,9 @@ def sensitivity_distribution(
     panel : pandas.DataFrame, optional
         ``scheme`` (e.g. "leave-one-out", "random subset") and
         ``top_k_changed`` (share of perturbed panels whose top-k set differs
-        from the default's), drawn as a second panel.
+        from the default's), drawn as a second panel: one dot per scheme,
+        labelled with the count of panels when ``panels`` is given
+        (``summaries.panel_summary``).
     reference : (float, float), optional
         A range to shade on the tau axis (the study's reported mean tau).
 
@@ -221,27 +252,62 @@ def sensitivity_distribution(
     ax.set_ylabel("weight draws")
     ax.legend(loc="upper left")
     if panel is not None:
-        require_columns(panel, ("scheme", "top_k_changed"), "sensitivity_distribution panel")
-        bx = axes[1]
-        bx.barh(panel["scheme"].astype(str), panel["top_k_changed"].to_numpy(dtype=float), color=OKABE_ITO[2])
-        bx.set_xlim(0, 1)
-        bx.set_xlabel("share of panels whose\ntop set changes")
-        bx.invert_yaxis()
+        _panel_changes(axes[1], panel)
     return fig
 
 
-def lodo_comparison(summary: pd.DataFrame) -> Figure:
-    """Kendall tau of each reduced-profile predictor against the held-out AUROC ranking.
+def _panel_changes(ax: plt.Axes, panel: pd.DataFrame) -> None:
+    """One dot per panel scheme at the share of panels whose top set changes, each labelled with its count.
+
+    A dot, not a bar: a share of 0 (the usual answer) is still a mark the
+    reader sees at 0, with "0 of 19 panels" beside it, never an empty axis.
+    """
+    require_columns(panel, ("scheme", "top_k_changed"), "sensitivity_distribution panel")
+    shares = panel["top_k_changed"].to_numpy(dtype=float)
+    y = np.arange(len(panel))
+    ax.hlines(y, 0, shares, color=OKABE_ITO[2], lw=2.5)
+    ax.scatter(shares, y, color=OKABE_ITO[2], s=40, zorder=3)
+    for yi, (_, row) in zip(y, panel.iterrows(), strict=True):
+        share = float(row["top_k_changed"])
+        if "panels" in panel.columns:
+            # A share is a count of panels; the count is what a reader can check against the table.
+            label = f"{int(round(share * int(row['panels'])))} of {int(row['panels'])} panels"
+        else:
+            label = f"{100 * share:.0f}% of panels"
+        # Above its dot, from the left edge: inside the axes whatever the share.
+        ax.text(0, yi - 0.22, label, va="bottom", ha="left", fontsize=7.5)
+    ax.set_yticks(y, panel["scheme"].astype(str))
+    ax.set_ylim(len(panel) - 0.5, -0.75)
+    top = float(np.nanmax(shares)) if np.isfinite(shares).any() else 0.0
+    ax.set_xlim(-0.02, min(1.02, max(0.25, 1.3 * top)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.0f}%"))
+    ax.set_xlabel("share of panels whose\ntop set changes")
+    if top == 0:
+        ax.set_title("no panel changes the top set", fontsize=8.5)
+
+
+def lodo_comparison(summary: pd.DataFrame, noise: pd.DataFrame | None = None, level: float = 0.95) -> Figure:
+    """Kendall tau of each reduced-profile predictor against the held-out AUROC ranking, beside its noise band.
 
     Parameters
     ----------
     summary : pandas.DataFrame
         Index held-out dataset (plus "mean"), columns predictors
         (``lodo.lodo_summary``).
+    noise : pandas.DataFrame, optional
+        ``held_out, draw_low, draw_high``: the central range of τ_b between two
+        bootstrap draws of each held-out AUROC ranking
+        (``sentences.lodo.held_out_noise_summary``; one range per dataset, repeated
+        rows of a dataset agree). Drawn as a grey band behind that dataset's bars:
+        the finding is where the bars stand against it.
+    level : float
+        The coverage of that range, for the legend.
 
     Returns
     -------
     matplotlib.figure.Figure
+        One group of bars per held-out dataset; the y axis spans the bars and
+        bands (and 0), not the whole [-1, 1].
     """
     fig, (ax,) = new_figure(height_ratio=0.45)
     predictors = list(summary.columns)
@@ -254,10 +320,31 @@ def lodo_comparison(summary: pd.DataFrame) -> Figure:
         values = summary[predictor].to_numpy(dtype=float)
         colour = EMPHASIS if predictor == "crs" else OKABE_ITO[1] if predictor == "auroc" else OKABE_ITO[(j + 2) % 8]
         ax.bar(x + (j - (len(predictors) - 1) / 2) * width, np.nan_to_num(values), width=width, color=colour,
-               label=names.get(predictor, predictor), alpha=1.0 if predictor in ("crs", "auroc") else 0.55)
+               label=names.get(predictor, predictor), alpha=1.0 if predictor in ("crs", "auroc") else 0.55, zorder=2)
+    shown = [summary.to_numpy(dtype=float).ravel(), [0.0]]
+    if noise is not None:
+        require_columns(noise, ("held_out", "draw_low", "draw_high"), "lodo_comparison noise")
+        first = noise.drop_duplicates("held_out")
+        bands = first.set_index(first["held_out"].astype(str))
+        label = f"central {level:.0%} of τ_b between two bootstrap\ndraws of the held-out AUROC ranking"
+        for xi, group in zip(x, groups, strict=True):
+            if str(group) not in bands.index:
+                continue  # "mean" averages datasets: no one ranking's noise to draw behind it
+            low, high = float(bands.at[str(group), "draw_low"]), float(bands.at[str(group), "draw_high"])
+            if np.isfinite(low) and np.isfinite(high):
+                # Behind the bars, as wide as the group: a bar below the band falls short of the ranking's noise.
+                ax.fill_between([xi - 0.46, xi + 0.46], low, high, color=MUTED, alpha=0.3, lw=0, zorder=1,
+                                label=label)
+                label = None
+                shown.append([low, high])
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xticks(x, [f"held out: {g}" if g != "mean" else "mean" for g in groups])
-    ax.set_ylim(-1, 1)
+    # Limits from the data (τ_b lives in [-1, 1], but all-positive bars on that range waste half the panel).
+    values = np.concatenate([np.asarray(v, dtype=float) for v in shown])
+    values = values[np.isfinite(values)]
+    low, high = float(values.min()), float(values.max())
+    pad = 0.06 * max(high - low, 0.1)
+    ax.set_ylim(max(-1.02, low - pad), min(1.02, high + pad))
     ax.set_ylabel("Kendall tau with AUROC on d")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=3)
     return fig

@@ -76,3 +76,88 @@ def test_anchor_sensitivity_figure_marks_the_choice_that_moves_the_ranking(check
     assert top.get_text() == "D anchors from this cohort"  # the table's order, top to bottom
     assert ax.get_xlim()[1] > 1.0 and max(ax.get_xticks()) <= 1.0
     check_figure(plots.anchor_sensitivity_figure(anchors.iloc[:0]))
+
+
+def _many_corruption_cells() -> pd.DataFrame:
+    """Sixteen corruptions on three datasets, some not applied to every dataset (the default build's shape)."""
+    rng = np.random.default_rng(0)
+    corruptions = ["black_corner", "brightness_down", "brightness_up", "burned_markers", "contrast", "gamma",
+                   "gaussian_blur", "gaussian_noise", "grid_lines", "haze", "jpeg", "local_contrast", "motion_blur",
+                   "pixelate", "ruler_marks", "uneven_illumination"]
+    rows = [{"dataset": d, "corruption": c, "mean_auroc_loss": rng.uniform(-0.002, 0.08),
+             "mean_ece_increase": rng.uniform(0, 0.15)}
+            for k, c in enumerate(corruptions) for j, d in enumerate(["cxr", "derm", "fundus"]) if (k + j) % 5]
+    return pd.DataFrame(rows)
+
+
+def test_corruption_heat_map_prints_legible_numbers_and_labels(layout, check_figure):
+    """Lecturer: cell numbers overprinted ("0.018000") and x labels on top of each other (then Fig. 15)."""
+    import re
+
+    cells = _many_corruption_cells()
+    fig = plots.corruption_overview(cells, 0.89, (0.69, 0.95))
+    check_figure(fig)
+    heat = fig.axes[0]
+    numbers = [t for t in heat.texts if t.get_text()]
+    assert len(numbers) == len(cells)  # one number per applied cell, none for a blank one
+    assert all(re.fullmatch(r"-?\d\.\d{3}", t.get_text()) for t in numbers)
+    boxes = layout.boxes(fig, numbers)
+    assert not layout.overlaps(boxes)
+    # Every number fits inside its own cell (one data unit wide).
+    (x0, _), (x1, _) = heat.transData.transform([(0, 0), (1, 0)])
+    assert max(b.width for b in boxes) < abs(x1 - x0)
+    for ticks in (heat.get_xticklabels(), heat.get_yticklabels()):
+        assert not layout.overlaps(layout.boxes(fig, ticks))
+    assert {t.get_text() for t in heat.get_yticklabels()} == set(cells["corruption"])
+
+
+def test_corruption_caption_speaks_of_the_heat_map():
+    """The caption explained the scatter only; the reader is also shown a heat map."""
+    import json
+    from pathlib import Path
+
+    notebook = Path(__file__).resolve().parents[3] / "notebooks" / "corruption.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    caption = next("".join(c["source"]) for c in cells if "{glue:figure} fig-corruption" in "".join(c["source"]))
+    body = caption.split("```")[1].split("\n", 3)[-1]  # the caption itself, after the name and alt lines
+    assert "heat map" in body.lower()
+
+
+def test_insertion_legend_hides_no_bar(layout, check_figure):
+    """Lecturer: the legend covered simclr_derm_aug_s's bar (a long bar low in the panel; then Fig. 13)."""
+    names = [f"encoder_{i:02d}" for i in range(16)]
+    cohort = np.r_[np.linspace(0.005, 0.1, 14), 0.121, 0.146]  # the longest bars at the bottom, under a corner
+    fig = plots.insertion_displacement(pd.DataFrame({"encoder": names, "fixed": 0.0, "cohort": cohort}))
+    check_figure(fig)
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    bars = [p for p in ax.patches if p.get_width() > 0]
+    assert len(bars) == len(names)
+    legend_box = layout.boxes(fig, [legend])[0]
+    assert not [i for i, box in enumerate(layout.boxes(fig, bars)) if layout.overlaps([legend_box, box])]
+    assert layout.inside(legend_box, fig.bbox)
+    assert [t.get_text() for t in legend.get_texts()] == ["fixed reference", "cohort-renormalised"]
+
+
+def test_calibration_figure_draws_the_ece_floor_it_asks_the_reader_to_compare_with(layout, check_figure):
+    """Lecturer: the caption says "compare each drop with the ECE floor", which was not drawn; the AUROC panel reused
+    the before/after colours for a sign (then Fig. 14)."""
+    from matplotlib.colors import to_hex
+
+    from crsbench_lib.report.style import EMPHASIS, HIGHLIGHT
+
+    summary = pd.DataFrame({"dataset": ["a", "a", "b"], "calibration": ["isotonic", "temperature", "isotonic"],
+                            "ece_before": [0.034, 0.034, 0.043], "ece_after": [0.026, 0.031, 0.032],
+                            "auroc_change": [-0.004, 0.0, 0.003], "ece_floor": [0.020, 0.020, 0.025]})
+    fig = plots.calibration_before_after(summary)
+    check_figure(fig)
+    left, right = fig.axes[:2]
+    floors = [p.get_width() for p in left.patches]
+    assert floors == pytest.approx([0.020, 0.020, 0.025])  # one floor bar under each row
+    legend = fig.legends[0] if fig.legends else left.get_legend()
+    assert any("floor" in t.get_text() for t in legend.get_texts())
+    box = layout.boxes(fig, [legend])[0]
+    assert not layout.overlaps([box, left.bbox]) and not layout.overlaps([box, right.bbox])
+    # The AUROC bars do not borrow "uncalibrated" / "after calibrator" colours.
+    assert not {to_hex(p.get_facecolor()) for p in right.patches} & {to_hex(EMPHASIS), to_hex(HIGHLIGHT)}
+    assert not plots.calibration_before_after(summary.drop(columns="ece_floor")).axes[0].patches  # floor optional

@@ -88,3 +88,107 @@ def test_retention_curves_are_drawn_on_the_scale_of_the_standards_L(table, stand
     assert "0.5" in plots.RETENTION_LABELS["chance"] and "0.5" not in plots.RETENTION_LABELS["ratio"]
     with pytest.raises(ValueError, match="scale"):
         plots.label_efficiency_curves(study_curves, scale="points")
+
+
+def test_gate_matrix_headers_apart_and_the_tier_a_column(table, standard, scores, layout, check_figure):
+    """Lecturer: headers ran together ("DiscriminationCalibrationLabel efficiency") and the caption's tier column
+    was only a note (then Fig. 22)."""
+    boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=50)
+    gate = selection_gate.selection_gate(scores, {"D": 0.7, "C": 0.1, "L": 0.5, "R": 0.25}, boot.summary)
+    fig = plots.gate_matrix(gate)
+    check_figure(fig)
+    ax = fig.axes[0]
+    headers = ax.get_xticklabels()
+    assert [t.get_text() for t in headers] == ["Discrimination", "Calibration", "Label efficiency", "Robustness",
+                                               "Leading tier"]
+    # Two pixels of air between any two headers, not merely "not overlapping".
+    boxes = [b.padded(1.0) for b in layout.slanted_boxes(fig, headers)]
+    assert not layout.overlaps(boxes, slack=0.0)
+    # The tier column: one cell per encoder, its words matching the gate's leading_tier.
+    tier_cells = [t.get_text() for t in ax.texts if t.get_position()[0] == 4]
+    expected = [plots.TIER_WORDS["in" if t else "out"] for t in gate["leading_tier"]]
+    assert tier_cells == expected
+    assert all(layout.inside(b, fig.bbox) for b in layout.boxes(fig, [*headers, *ax.texts]))
+
+
+def test_gate_matrix_greys_a_references_tier_cell(table, standard, scores):
+    """A reference never competes: its tier cell says so, in grey, instead of "outside"."""
+    boot = bootstrap.paired_seed_bootstrap(table, standard, n_draws=50)
+    reference = str(scores["encoder"].iloc[-1])
+    summary = boot.summary[boot.summary["encoder"] != reference]
+    gate = selection_gate.selection_gate(scores, {"D": 0.7}, summary, references=[reference])
+    fig = plots.gate_matrix(gate)
+    row = list(gate["encoder"]).index(reference)
+    cell = [t for t in fig.axes[0].texts if tuple(t.get_position()) == (1, row)]
+    assert [t.get_text() for t in cell] == [plots.TIER_WORDS["reference"]]
+    assert np.ma.is_masked(fig.axes[0].images[0].get_array()[row, 1])
+
+
+def test_axis_profile_end_labels_apart_and_inside_the_figure(scores, layout, check_figure):
+    """Lecturer: multitask_broad_aug_l/_s's end labels overprinted and were cut at the right edge (then Fig. 8)."""
+    close = scores.copy()
+    close["encoder"] = [f"multitask_broad_aug_{i}_long_name" for i in range(len(close))]
+    close["s_R"] = np.r_[0.830, 0.826, np.linspace(0.2, 0.6, len(close) - 2)]
+    for highlight in (list(close["encoder"][:2]), []):
+        fig = plots.axis_profiles(close, highlight=highlight)
+        check_figure(fig)
+        ax = fig.axes[0]
+        labels = [t for t in ax.texts if t.get_text()]
+        assert len(labels) == (len(highlight) or len(close))
+        boxes = layout.boxes(fig, labels)
+        assert not layout.overlaps(boxes)
+        assert all(layout.inside(box, ax.bbox) for box in boxes)  # inside the panel, so never cut off
+
+
+def test_spread_labels_keeps_order_gap_and_bounds():
+    out = plots.spread_labels([0.5, 0.51, 0.49, 0.9], gap=0.05, low=0.0, high=1.0)
+    assert np.argsort(out).tolist() == [2, 0, 1, 3]
+    assert min(np.diff(sorted(out))) >= 0.05 - 1e-9
+    crowded = plots.spread_labels(list(np.full(30, 0.99)), gap=0.05, low=0.0, high=1.0)
+    assert min(crowded) >= 0.0 and max(crowded) <= 1.0 + 1e-9
+    assert plots.spread_labels([0.2, 0.8], gap=0.05) == [0.2, 0.8]  # labels already apart stay where they are
+
+
+def test_pareto_view_names_encoders_in_a_legend_not_over_the_panels(scores, layout, check_figure):
+    """Lecturer: three squeezed panels, names colliding and running into the next panel, x ticks crammed
+    (then Fig. 9)."""
+    named = scores.copy()
+    named["encoder"] = [f"multitask_broad_aug_{i}" for i in range(len(named))]
+    highlight = list(named.nlargest(2, "crs")["encoder"])
+    fig = plots.pareto_view(named, highlight=highlight)
+    check_figure(fig)
+    panels = [ax for ax in fig.axes if ax.get_title()]
+    assert len(panels) == 3
+    renderer = (layout.draw(fig), fig.canvas.get_renderer())[1]
+    for ax in panels:
+        assert all(layout.inside(box, ax.bbox) for box in layout.boxes(fig, ax.texts))  # nothing spills over
+        assert not layout.overlaps(layout.boxes(fig, ax.get_xticklabels()), slack=0.0)
+        shapes = [c for c in ax.collections if len(c.get_offsets()) == 1]
+        assert len(shapes) == len(highlight)  # one marker of its own per named encoder, on every panel
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()][:2] == highlight
+    box = layout.boxes(fig, [legend])[0]
+    assert layout.inside(box, fig.bbox)
+    assert not [ax for ax in panels if layout.overlaps([box, ax.get_tightbbox(renderer)])]
+
+
+def test_ece_by_condition_joins_only_conditions_of_one_family(table, check_figure):
+    """Lecturer: lines joined unrelated conditions (clean to a label fraction, a severity to the site shift;
+    then Fig. 6)."""
+    ece = summaries.ece_by_condition(table)
+    conditions = list(dict.fromkeys(ece["condition"]))
+    assert {plots.condition_family(c) for c in conditions} >= {"clean", "labels", "corruption"}
+    shown = list(ece["encoder"].unique()[:2])
+    fig = plots.ece_by_condition(ece, highlight=shown)
+    check_figure(fig)
+    ax = fig.axes[0]
+    drawn = [line for line in ax.get_lines() if len(line.get_xdata()) > 1 and line.get_linewidth() > 0
+             and line.get_linestyle() != "None" and line.get_xdata()[0] != line.get_xdata()[-1]]
+    assert drawn
+    for line in drawn:
+        families = {plots.condition_family(conditions[int(round(v))]) for v in line.get_xdata()}
+        assert len(families) == 1 and families <= {"labels", "corruption"}
+    # Every encoder still has a marker at every condition it has.
+    points = sum(len(line.get_xdata()) for line in ax.get_lines() if line.get_marker() == "o")
+    assert points == len(ece)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == sorted(shown)
