@@ -162,7 +162,7 @@ def test_own_medmnist_files_run_score_freeze_and_build_their_own_book(tmp_path: 
 
     intro = texts["book/intro"]
     assert "This build reads 2 datasets: dermamnist (dermatology" in intro
-    assert "This edition: real data (profile medmnist-mine), not the simulated default edition." in intro
+    assert "This edition: real data (profile medmnist-mine ), not the simulated default edition." in intro
     # The profile and cohort come from the table's run manifest, not from the default profile.
     assert "profile: medmnist-mine |" in intro and "cohort: user data" in intro
     assert "procedural" not in intro and "phantom" not in intro
