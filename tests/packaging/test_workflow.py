@@ -58,3 +58,32 @@ def test_every_make_command_of_the_workflow_exists_in_the_makefile():
 def test_makefile_target_parser_sees_the_real_targets():
     assert {"install", "book", "test", "pdf", "publish"} <= _make_targets()
     assert "REMOTE" not in _make_targets() and "PYTHON" not in _make_targets()
+
+
+def _edition_steps(workflow: dict) -> list[dict]:
+    return [s for s in _steps(workflow) if "medmnist" in (s.get("name", "") + s.get("run", "")).lower()]
+
+
+def test_the_real_data_edition_is_opt_in_and_published_beside_the_default_one():
+    workflow = _workflow()
+    triggers = workflow.get("on", workflow.get(True))
+    inputs = triggers["workflow_dispatch"]["inputs"]
+    assert inputs["real_data_edition"]["type"] == "boolean" and inputs["real_data_edition"]["default"] is False
+    steps = _edition_steps(workflow)
+    assert steps, "the workflow has no real-data edition step"
+    # Nothing downloads unless asked: every step of the edition runs only when the input or variable says so.
+    for step in steps:
+        assert "inputs.real_data_edition" in step["if"] and "vars.CRSBENCH_REAL_DATA_EDITION" in step["if"]
+    downloads = [s for s in _steps(workflow) if "--allow-download" in s.get("run", "")]
+    assert downloads and all(s in steps for s in downloads)
+    build = next(s for s in steps if "run" in s)
+    profile = re.search(r"crsbench run --profile (\S+)", build["run"]).group(1)
+    assert (project_root() / "configs" / f"{profile}.yaml").is_file()
+    # Its book goes to its own folder (never over the default book), then into the site under the profile's name.
+    out = re.search(rf"crsbench book --profile {profile} --out (\S+)", build["run"]).group(1)
+    assert not out.rstrip("/").endswith("_build/html") and out != "."
+    assert f"cp -R {out}/_build/html/. _build/html/{profile}/" in build["run"]
+    # The edition is placed before the site is uploaded.
+    names = [s.get("name", s.get("uses", "")) for s in workflow["jobs"]["build"]["steps"]]
+    upload = next(i for i, n in enumerate(names) if n.startswith("actions/upload-pages-artifact"))
+    assert names.index(build["name"]) < upload
