@@ -87,3 +87,11 @@ def test_the_real_data_edition_is_opt_in_and_published_beside_the_default_one():
     names = [s.get("name", s.get("uses", "")) for s in workflow["jobs"]["build"]["steps"]]
     upload = next(i for i, n in enumerate(names) if n.startswith("actions/upload-pages-artifact"))
     assert names.index(build["name"]) < upload
+
+
+def test_a_public_repository_gets_launch_buttons():
+    from crsbench_lib.report.book import REPOSITORY_ENV
+
+    value = _workflow()["jobs"]["build"]["env"][REPOSITORY_ENV]
+    # Set from the repository the workflow runs in, and only when it is public.
+    assert "github.repository" in value and "github.event.repository.private == false" in value
