@@ -150,6 +150,43 @@ def dataset_overview(results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The column of :func:`dataset_overview` that marks a dataset with a second site.
+SITE_COLUMN = "site B"
+
+
+def shown_overview(overview: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """:func:`dataset_overview` as the cohort chapter shows it, with its caption.
+
+    The second-site column is shown only when some dataset has a second site:
+    on data with one site per dataset (a user's MedMNIST files, say) a column
+    of "no" would name a site B that does not exist.
+
+    Parameters
+    ----------
+    overview : pandas.DataFrame
+        :func:`dataset_overview`.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        The overview, without :data:`SITE_COLUMN` when no dataset has a second site.
+    caption : str
+
+    Examples
+    --------
+    >>> overview = pd.DataFrame({"dataset": ["derm", "cxr"], "test images": [15, 15], "site B": [False, False]})
+    >>> table, caption = shown_overview(overview)
+    >>> list(table.columns), caption
+    (['dataset', 'test images'], 'The datasets of this run: none has a second site, so robustness has no shift term')
+    >>> shown_overview(overview.assign(**{"site B": [False, True]}))[1]
+    'The datasets of this run: those marked site B carry the shift term of robustness'
+    """
+    if SITE_COLUMN in overview.columns and overview[SITE_COLUMN].astype(bool).any():
+        return overview, f"The datasets of this run: those marked {SITE_COLUMN} carry the shift term of robustness"
+    return (overview.drop(columns=[SITE_COLUMN], errors="ignore"),
+            "The datasets of this run: none has a second site, so robustness has no shift term")
+
+
 def insertion_bars(fixed: pd.DataFrame, renormalised: pd.DataFrame) -> pd.DataFrame:
     """Absolute CRS change of each published entry under both schemes, aligned by entry.
 

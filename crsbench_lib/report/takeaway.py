@@ -16,11 +16,21 @@ findings, figures and tables follow as the details. The chapter glues the text
 
 A takeaway is short (at most :data:`MAX_WORDS` words) and states a number of
 this build, as every sentence of interpretation does.
+
+A page whose table does not fit its standard states no finding: its chapter
+header records the fit problems (:func:`withhold_findings`), the takeaway box
+says so, and every longer paragraph that reads the page's scores (findings,
+"Is this real?", the exercises' solutions) is shown through :func:`findings`,
+which puts one line saying why in its place.
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from IPython.display import Markdown
 
 TAKEAWAY_TITLE = "Key takeaway"
 #: A takeaway a reader takes in at a glance: two sentences, not a paragraph.
@@ -81,6 +91,59 @@ def withheld_takeaway(standard_version: str, n_problems: int) -> str:
     return (f"No finding on this page: this table does not fit standard {standard_version} ({n_problems} "
             f"problem{'s' if n_problems != 1 else ''}, listed at the top), which flattens its scores. Name no "
             "standard in the profile to score against one frozen from the run, or freeze your own.")
+
+
+def withheld_finding(standard_version: str, n_problems: int) -> str:
+    """The one line shown instead of a paragraph of findings on a page whose table does not fit its standard.
+
+    Examples
+    --------
+    >>> withheld_finding("crs-default-v5", 1).split(":")[0]
+    'Finding withheld'
+    """
+    return (f"Finding withheld: this table does not fit standard {standard_version} ({n_problems} "
+            f"problem{'s' if n_problems != 1 else ''}, listed at the top), so its scores are flattened and this "
+            "paragraph would read the misfit, not the encoders.")
+
+
+def finding_text(text: str) -> str:
+    """``text``, or :func:`withheld_finding` while the page being executed does not fit its standard.
+
+    Parameters
+    ----------
+    text : str
+        A paragraph that reads the page's scores (markdown).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> withhold_findings("crs-default-v5", ())
+    >>> finding_text("The tier holds 3 of 9 candidates.")
+    'The tier holds 3 of 9 candidates.'
+    >>> withhold_findings("crs-default-v5", ("on axis C every encoder is worse than every panel member",))
+    >>> finding_text("The tier holds 3 of 9 candidates.").split(":")[0]
+    'Finding withheld'
+    >>> withhold_findings("", ())
+    """
+    lines = tuple(_MISFIT["lines"])  # type: ignore[arg-type]
+    return withheld_finding(str(_MISFIT["standard"]), len(lines)) if lines else text
+
+
+def findings(text: str) -> Markdown:
+    """A paragraph of findings as a chapter shows it: :func:`finding_text` as IPython markdown.
+
+    Every interpretation a chapter displays or glues (``display(findings(...))``,
+    ``glue(key, findings(...), display=False)``) goes through it, so a page whose
+    table does not fit its standard states no finding anywhere, not only in its
+    takeaway box; a pure description of the data (sizes, checks, the fit itself)
+    is shown as it is.
+    """
+    from IPython.display import Markdown
+
+    return Markdown(finding_text(text))
 
 
 def glue_takeaway(chapter: str, text: str) -> str:

@@ -161,3 +161,16 @@ def test_candidates_are_ranked_among_themselves_and_a_reference_takes_no_rank():
     scores = pd.DataFrame({"encoder": ["ref", "a", "b", "c"], "crs": [0.9, 0.5, 0.7, 0.7]})
     assert candidate_ranks(scores, ["ref"]).tolist() == ["–", "3", "1", "1"]
     assert candidate_ranks(scores, []).tolist() == ["1", "4", "2", "2"]
+
+
+def test_the_shown_overview_has_a_site_column_only_where_a_dataset_has_a_second_site(table):
+    """On data with one site per dataset no "site B" column or caption names a site that is not there (issue 30)."""
+    overview = summaries.dataset_overview(table)
+    shifted = bool(overview[summaries.SITE_COLUMN].any())
+    shown, caption = summaries.shown_overview(overview)
+    assert (summaries.SITE_COLUMN in shown.columns) == shifted and ("site B" in caption) == shifted
+    one_site = summaries.dataset_overview(table[table["condition"] != "shift"])
+    shown, caption = summaries.shown_overview(one_site)
+    assert "site B" not in " ".join(map(str, shown.columns)) + caption and "site A" not in caption
+    assert list(shown.columns) == [c for c in one_site.columns if c != summaries.SITE_COLUMN]
+    assert "none has a second site" in caption

@@ -55,3 +55,18 @@ def test_a_page_whose_standard_does_not_fit_states_no_finding(monkeypatch):
     assert glued["takeaway-agreement"].data == text
     takeaway.withhold_findings("crs-default-v5", ())
     assert takeaway.glue_takeaway("agreement", "3 of 9 encoders.") == "3 of 9 encoders."
+
+
+def test_findings_show_the_text_on_a_page_that_fits_and_one_line_on_a_misfit():
+    """Under a misfit banner no paragraph states a finding: one line says it is withheld, and why (issue 30)."""
+    text = "The tier holds 3 of 9 candidates; **P(rank 1)** of the leader is 0.62."
+    shown = takeaway.findings(text)
+    assert shown.data == text == takeaway.finding_text(text)
+    takeaway.withhold_findings("crs-default-v5", ("on axis C every encoder is worse than every panel member",
+                                                  "on axis L every encoder is beyond the best anchor"))
+    withheld = takeaway.findings(text).data
+    assert withheld == takeaway.withheld_finding("crs-default-v5", 2) == takeaway.finding_text(text)
+    assert withheld.startswith("Finding withheld") and "crs-default-v5 (2 problems, listed at the top)" in withheld
+    assert "0.62" not in withheld and "\n" not in withheld  # one line, none of the paragraph's numbers
+    takeaway.withhold_findings("crs-default-v5", ())
+    assert takeaway.findings(text).data == text  # the next page, which fits, shows its findings again

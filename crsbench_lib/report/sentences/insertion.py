@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import finite, fmt
-from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
 from crsbench_lib.report.sentences.noise import describe_tau_against_noise
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ def describe_rank_noise(table: "pd.DataFrame", noise: "pd.DataFrame", level: flo
             raise ValueError(f"{scheme} order changes must be a non-negative integer, got {value!r}")
     text = describe_tau_against_noise(noise, level=level, simulated=simulated,
                                       judged_by={c: [r] for c, r in NOISE_LABELS.values()})
-    world = "this build's simulated world" if simulated else "this build's world"
+    world = world_name(simulated)
     moved, pairs = int(cohort.insertion_order_changes), int(cohort.n_pairs)
     # The pairs in a paragraph of their own: the τ_b reading above is already a paragraph's worth.
     head = (f"\n\nIn pairs: the insertion reorders {int(fixed.insertion_order_changes)} of {pairs} pairs under the fixed "

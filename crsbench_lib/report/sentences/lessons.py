@@ -67,6 +67,11 @@ class Lesson:
 def world_name(simulated: bool | None) -> str:
     """What the world lessons are measurements of: the simulated world, or the user's own data.
 
+    The one place that names it: every sentence that places a finding in this
+    run's world (the lessons, the shared noise sentence, the insertion, scale
+    and grid-edge sentences) reads it here, so a user's data never shows the
+    phantom world's name.
+
     Examples
     --------
     >>> world_name(True), world_name(False)

@@ -27,7 +27,7 @@ from crsbench_lib.report.grammar import (
     pair_count,
     value_range,
 )
-from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
+from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -366,7 +366,7 @@ def describe_held_out_noise(noise: "pd.DataFrame", level: float = 0.95, simulate
     from crsbench_lib.report.sentences.noise import NOISE_LESSON
 
     table = held_out_noise_summary(noise)
-    lesson = " " + NOISE_LESSON.format(world=f"{'simulated ' if simulated else ''}world")
+    lesson = " " + NOISE_LESSON.format(world=world_name(simulated))
     if table.empty:
         return "This run has no noise baseline of the held-out rankings." + lesson
     n = len(table)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from crsbench_lib.report.grammar import and_list, fmt, format_interval, noise_size_word
+from crsbench_lib.report.sentences.lessons import world_name
 
 
 def _tau_range(row: object, bootstrap: bool) -> str:
@@ -57,8 +58,9 @@ def describe_tau_against_noise(table: "object", level: float = 0.95, simulated: 
     :func:`noise_size_word` against the baseline's half-width.
     A one-seed τ_b (when given) is judged against the seed-redraw baseline:
     whether the ranges separate (few, overlapping seed pairs: not a test). The
-    last sentence places the lesson: any benchmark of this design, or this
-    build's world; ``closing=False`` leaves it out (a page that prints the
+    last sentence places the lesson: any benchmark of this design, or the
+    run's world as :func:`~crsbench_lib.report.sentences.lessons.world_name`
+    names it (this run's own data, on a user's data); ``closing=False`` leaves it out (a page that prints the
     sentence for several tables places the lesson once). Comparisons whose
     printed τ_b and verdict are the same (a full-panel and a leave-self-out
     scoring that agree) are stated once, not as verbatim twins.
@@ -165,13 +167,13 @@ def describe_tau_against_noise(table: "object", level: float = 0.95, simulated: 
                      "they overstate the noise of the τ_b compared here. ")
     if not closing:
         return text.rstrip()
-    return text + NOISE_LESSON.format(world=f"{'simulated ' if simulated else ''}world")
+    return text + NOISE_LESSON.format(world=world_name(simulated))
 
 
 #: The lesson every rank comparison against its noise carries, placed once per page.
 NOISE_LESSON = ("That a rank comparison means something only beside the test-retest τ_b of the rankings it "
                 "compares holds for any benchmark of this design; where this τ_b falls against that noise is a "
-                "finding of this build's {world}.")
+                "finding of {world}.")
 
 
 def tau_against_draws(tau: float, table: "object", rankings: "Sequence[str] | None" = None) -> str:

@@ -14,6 +14,7 @@ import math
 import pandas as pd
 
 from crsbench_lib.report.grammar import and_list, fmt, ordinal, percent
+from crsbench_lib.report.sentences.lessons import world_name
 
 _AXIS_NAMES = {"L": "label efficiency", "R": "robustness loss"}
 
@@ -64,7 +65,8 @@ def describe_standard_scales(version: str, label_efficiency: str, robustness: st
     return f"The standard {version} measures label efficiency {l_word} and robustness {r_word}{tail}"
 
 
-def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, chance_margin: float = 0.05) -> str:
+def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, chance_margin: float = 0.05,
+                          simulated: bool | None = None) -> str:
     """The two scales of L and R compared, in words.
 
     Parameters
@@ -75,6 +77,10 @@ def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, 
         :func:`~crsbench_lib.scoring.axis_scales.scale_correlations` of it.
     chance_margin : float
         The chance scales' margin.
+    simulated : bool or None
+        Whether the run is the simulated cohort (False: the user's own data);
+        names the world the rank moves belong to
+        (:func:`~crsbench_lib.report.sentences.lessons.world_name`).
 
     Examples
     --------
@@ -120,7 +126,7 @@ def describe_scale_change(comparison: pd.DataFrame, correlations: pd.DataFrame, 
                      "scales score those cells as keeping nothing and losing everything.")
     parts.append("On the study's scales an encoder near chance keeps all of a small AUROC and has little to lose; that "
                  "holds for any benchmark that measures L as a ratio and R in AUROC points. How far the ranks move, and "
-                 "how closely the chance-scaled axes still follow AUROC, belong to this build's world.")
+                 f"how closely the chance-scaled axes still follow AUROC, belong to {world_name(simulated)}.")
     return " ".join(parts)
 
 

@@ -140,7 +140,7 @@ def describe_robustness_faces(r: float, interval: tuple[float, float], level: fl
             f"variance of the ECE increase and leaves {percent(1 - explained)} unexplained; {verdict}.")
 
 
-def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc") -> str:
+def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc", simulated: bool | None = None) -> str:
     """How many probes chose an edge of the grid of their inverse penalty 1/λ, and what that does to the calibration axis.
 
     The probe's regularisation parameter is scikit-learn's ``C``, the inverse
@@ -153,6 +153,10 @@ def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc") -> str:
         Counts from :func:`crsbench_lib.scoring.probe_grid.edge_share`.
     c_rule : str
         The probes' selection criterion (the results table's ``c_rule``).
+    simulated : bool or None
+        Whether the run is the simulated cohort (False: the user's own data);
+        names the world the edge count belongs to
+        (:func:`~crsbench_lib.report.sentences.lessons.world_name`).
 
     Examples
     --------
@@ -185,7 +189,7 @@ def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc") -> str:
         head += f", where the {criterion} might have preferred a 1/λ outside it."
         reading = ("That is more than one probe in ten: the calibration axis partly measures where the grid ends, not "
                    "the encoders.")
-    lesson = ("Which probes reach an edge belongs to this build's world; that an edge choice moves ECE (a heavily "
+    lesson = (f"Which probes reach an edge belongs to {world_name(simulated)}; that an edge choice moves ECE (a heavily "
               "regularised probe is under-confident, a barely regularised one over-confident) holds for any "
               "benchmark that tunes a probe on a grid.")
     return f"{head} {reading} {lesson}"

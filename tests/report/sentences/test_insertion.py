@@ -287,3 +287,10 @@ def test_the_registry_says_why_its_cohort_is_not_the_insertion_chapter_s():
     plain = describe_registry_cohort(["a", "b"], ["c"], ["ref"], 0)
     assert plain.startswith("The registry ranks 3 entries: 2 published and 1 newcomer. The insertion chapter")
 
+
+@pytest.mark.parametrize("simulated, world", [(True, "this build's simulated world"), (False, "this run's own data")])
+def test_describe_rank_noise_names_the_world_of_the_run(simulated, world):
+    """Both closing lessons (the τ_b one and the pairs one) name one world, read from world_name (issue 30)."""
+    text = insertion.describe_rank_noise(_noise(2, 28, 37), _baselines(0.97), simulated=simulated)
+    assert f"a finding of {world}." in text and f"belongs to {world} and these newcomers" in text
+    assert ("build's" in text) == simulated

@@ -175,6 +175,9 @@ def test_the_noise_baseline_is_one_table_and_one_sentence():
     none = lodo.describe_held_out_noise(_noise_blocks({"cxr": (0.95, 0.97)}))
     assert "0 lie below" in none and "neither prediction falls short" in none
     assert "no noise baseline" in lodo.describe_held_out_noise(noise.iloc[:0])
+    # On a user's own data the lesson names the run's data, not a build's world (issue 30).
+    own = lodo.describe_held_out_noise(noise, simulated=False)
+    assert own.endswith("a finding of this run's own data.") and "build's" not in own
 
 
 # --- "Is this real?" and the exercise (issue 29) ----------------------------------------------------------

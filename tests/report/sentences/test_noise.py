@@ -136,6 +136,17 @@ def test_the_closing_lesson_can_be_left_to_the_page():
     from crsbench_lib.report.sentences.noise import NOISE_LESSON
 
     table = _noise(0.5, 0.4, 0.3)
-    assert describe_tau_against_noise(table).endswith(NOISE_LESSON.format(world="world"))
+    assert describe_tau_against_noise(table).endswith(NOISE_LESSON.format(world="this build's world"))
     short = describe_tau_against_noise(table, closing=False)
     assert "any benchmark of this design" not in short and short.endswith(".")
+
+
+@pytest.mark.parametrize("simulated, world", [(True, "this build's simulated world"), (False, "this run's own data"),
+                                              (None, "this build's world")])
+def test_the_closing_lesson_names_the_world_of_the_run(simulated, world):
+    """On a user's own data there is no simulated world: the lesson names the run's data (issue 30)."""
+    from crsbench_lib.report.sentences.lessons import world_name
+
+    text = describe_tau_against_noise(_noise(0.5, 0.4, 0.3), simulated=simulated)
+    assert world_name(simulated) == world and text.endswith(f"a finding of {world}.")
+    assert ("build's" in text) == (simulated is not False)

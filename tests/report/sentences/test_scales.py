@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -52,3 +53,10 @@ def test_the_standard_s_scales_are_named():
     chance = describe_standard_scales("v5", "chance", "chance")
     assert "amendment 14" in chance and "artefact" not in chance
     assert "one study scale, one chance scale" in describe_standard_scales("x", "chance", "points")
+
+
+@pytest.mark.parametrize("simulated, world", [(True, "this build's simulated world"), (False, "this run's own data")])
+def test_the_rank_moves_belong_to_the_world_of_the_run(simulated, world):
+    """On a user's own data the rank moves belong to the run's data, not to a build's world (issue 30)."""
+    text = describe_scale_change(*_inputs(), simulated=simulated)
+    assert text.endswith(f"belong to {world}.") and ("build's" in text) == simulated

@@ -1,5 +1,6 @@
 """The calibration and corruption sentences follow their intervals."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -244,3 +245,13 @@ def test_calibration_takeaway_without_defined_intervals():
     text = stress.calibration_takeaway(*_excess_and_ece(auroc=((nan, nan, nan),) * 2, excess=((nan, nan, nan),) * 2))
     assert "with no bootstrap interval of its AUROC change; no bootstrap draw defines the change" in text
     assert text.endswith("None of the 2 calibrators lowers AUROC measurably.")
+
+
+@pytest.mark.parametrize("simulated, world", [(True, "this build's simulated world"), (False, "this run's own data")])
+def test_grid_edge_sentence_names_the_world_of_the_run(simulated, world):
+    """On a user's own data the edge count belongs to the run's data, not to a build's world (issue 30)."""
+    from crsbench_lib.scoring.probe_grid import EdgeShare
+
+    text = stress.describe_grid_edges(EdgeShare(30, 10, 0, (0.1, 1.0, 10.0)), simulated=simulated)
+    assert f"Which probes reach an edge belongs to {world};" in text
+    assert ("build's" in text) == simulated
