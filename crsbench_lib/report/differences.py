@@ -53,8 +53,28 @@ def _span(values: pd.Series) -> str:
     return str(low) if low == high else f"{low} to {high}"
 
 
-def cohort_facts(results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -> pd.DataFrame:
+def _second_site(results: pd.DataFrame, simulated: bool | None) -> str:
+    """What the table holds of a second site: on how many datasets, and whether it is simulated."""
+    shifted = results.loc[results["condition"] == "shift", "dataset"].nunique()
+    if not shifted:
+        return "none"
+    kind = "simulated site B" if simulated else "a second site"
+    return f"{kind} ({shifted} of {results['dataset'].nunique()} datasets)"
+
+
+def cohort_facts(results: pd.DataFrame, figures: PublishedFigures = PUBLISHED,
+                 simulated: bool | None = True) -> pd.DataFrame:
     """The cohort and grid of this build beside the study's, where the study states them.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        The results table.
+    figures : PublishedFigures
+        The study's figures.
+    simulated : bool or None
+        Whether the table comes from the simulated cohort (its second site is
+        then "simulated site B"; a user's second site is named as such).
 
     Returns
     -------
@@ -73,7 +93,7 @@ def cohort_facts(results: pd.DataFrame, figures: PublishedFigures = PUBLISHED) -
         {"fact": "test images per dataset", "study": "-",
          "this_build": _span(test_sizes)},
         {"fact": "institutional shift", "study": " to ".join(figures.shift),
-         "this_build": "simulated site B" if (results["condition"] == "shift").any() else "none"},
+         "this_build": _second_site(results, simulated)},
         {"fact": "LoRA runs (encoder x dataset x seed)", "study": str(figures.lora_runs),
          "this_build": str(len(lora[["encoder", "dataset", "seed"]].drop_duplicates()))},
     ])

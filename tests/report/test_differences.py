@@ -47,3 +47,16 @@ def test_explain_differences_follows_each_row():
 def test_simulation_limits_table():
     limits = differences.simulation_limits()
     assert len(limits) == len(differences.SIMULATION_LIMITS) and limits.shape[1] == 2
+
+
+def test_cohort_facts_name_the_second_site_by_what_it_is(table):
+    shifted = table.loc[table["condition"] == "shift", "dataset"].nunique()
+    assert shifted, "the fixture should hold a second site"
+    n = table["dataset"].nunique()
+    shift = "institutional shift"
+    assert differences.cohort_facts(table).set_index("fact").loc[shift, "this_build"] == (
+        f"simulated site B ({shifted} of {n} datasets)")
+    own = differences.cohort_facts(table, simulated=False).set_index("fact").loc[shift, "this_build"]
+    assert own == f"a second site ({shifted} of {n} datasets)" and "simulated" not in own
+    one_site = table[table["condition"] != "shift"]
+    assert differences.cohort_facts(one_site, simulated=False).set_index("fact").loc[shift, "this_build"] == "none"
