@@ -56,7 +56,7 @@ def displacement_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFram
         bit_identical (the two doubles are the same bits), rank_before,
         rank_after (among all entries after), rank_among_published (rank of the
         new CRS among the previously listed entries only) and
-        rank_displacement_among_published (that minus rank_before).
+        rank_change_among_published (rank_before minus that: positive = higher).
 
     Raises
     ------
@@ -87,7 +87,7 @@ def displacement_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFram
             "rank_before": rank_before,
             "rank_after": new.loc[old.index, "rank"].to_numpy(dtype=np.int64),
             "rank_among_published": among,
-            "rank_displacement_among_published": among - rank_before,
+            "rank_change_among_published": rank_before - among,
         }
     )
     return table.sort_values(["rank_before", "entry_id"], kind="mergesort").reset_index(drop=True)
@@ -134,7 +134,7 @@ def renormalised_displacement(
         entry_id, candidate, crs_before, crs_after, crs_displacement, rank_before,
         rank_after (among all entries after), rank_among_published (rank of the
         new CRS among the previously listed entries only) and
-        rank_displacement_among_published (that minus rank_before): the columns
+        rank_change_among_published (rank_before minus that: positive = higher): the columns
         of :func:`displacement_table`, less ``bit_identical``.
     """
     old = before.reset_index(drop=True)
@@ -155,7 +155,7 @@ def renormalised_displacement(
             "rank_before": rank_before,
             "rank_after": scored_after.loc[labels, "rank"].to_numpy(dtype=np.int64),
             "rank_among_published": among,
-            "rank_displacement_among_published": among - rank_before,
+            "rank_change_among_published": rank_before - among,
         }
     )
     return table.sort_values(["rank_before", "entry_id"], kind="mergesort").reset_index(drop=True)

@@ -333,6 +333,7 @@ def execute_notebook(
     if errors:
         raise NotebookError(f"notebook {name!r} has error outputs: {errors[0]} (executed copy: {destination})")
     hide_injected_parameters(destination)
+    strip_machine_paths(destination, source)
     store_cached(destination, cached_copy)
     return ExecutionResult(name, destination, False, key, time.perf_counter() - start)
 
@@ -400,6 +401,27 @@ def hide_injected_parameters(path: str | os.PathLike[str]) -> None:
     if changed:
         with atomic_path(target) as tmp:
             nbformat.write(nb, tmp)
+
+
+def strip_machine_paths(path: str | os.PathLike[str], source: str | os.PathLike[str]) -> None:
+    """Replace papermill's record of where it read and wrote the notebook by the source's name.
+
+    The book publishes every executed notebook for download; papermill records
+    the absolute paths of the build machine (``input_path``, ``output_path``),
+    which say nothing to a reader and expose the machine. The source is kept
+    as ``notebooks/<name>.ipynb``, the path a reader's checkout has.
+    """
+    target = Path(path)
+    nb = nbformat.read(target, as_version=4)
+    record = nb.metadata.get("papermill")
+    if not record:
+        return
+    relative = f"{Path(source).parent.name}/{Path(source).name}"
+    if record.get("input_path") == relative and record.get("output_path") == relative:
+        return
+    record["input_path"] = record["output_path"] = relative
+    with atomic_path(target) as tmp:
+        nbformat.write(nb, tmp)
 
 
 def execute_all(

@@ -187,13 +187,15 @@ def rank_agreement(auroc: pd.Series | np.ndarray, crs: pd.Series | np.ndarray) -
 
 
 def rank_table(auroc: pd.Series, crs: pd.Series) -> pd.DataFrame:
-    """Per-encoder ranks under both scores and the displacement between them.
+    """Per-encoder ranks under both scores and the change of rank between them.
 
     Returns
     -------
     pandas.DataFrame
-        encoder, auroc, rank_auroc, crs, rank_crs, displacement
-        (``rank_crs - rank_auroc``; positive = lower under CRS), sorted by CRS rank.
+        encoder, auroc, rank_auroc, crs, rank_crs, rank_change
+        (``rank_auroc - rank_crs``: positive when the CRS ranks the encoder
+        higher than AUROC does, the sign every page uses for a change of rank),
+        sorted by CRS rank.
     """
     a, b, names = _align(auroc, crs)
     table = pd.DataFrame(
@@ -205,8 +207,8 @@ def rank_table(auroc: pd.Series, crs: pd.Series) -> pd.DataFrame:
             "rank_crs": descending_ranks(b),
         }
     )
-    table["displacement"] = table["rank_crs"] - table["rank_auroc"]
-    for column in ("rank_auroc", "rank_crs", "displacement"):
+    table["rank_change"] = table["rank_auroc"] - table["rank_crs"]
+    for column in ("rank_auroc", "rank_crs", "rank_change"):
         if (table[column] == table[column].round()).all():  # no ties: show whole ranks
             table[column] = table[column].astype("int64")
     order = np.lexsort((table["encoder"].to_numpy(), table["rank_crs"].to_numpy()))

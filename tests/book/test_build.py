@@ -15,6 +15,8 @@ def test_book_builds_every_chapter(built_book):
         assert html.is_file(), page
         text = html.read_text(encoding="utf-8")
         assert "Traceback (most recent call last)" not in text, page
+        # A display object shown as its Python repr (an empty Markdown falls back to it) is no sentence.
+        assert "IPython.core.display" not in text and "object at 0x" not in text, f"{page}: a raw Python repr"
         if page.startswith("notebooks/"):
             assert "<img" in text, f"{page}: no figure"
             assert "<table" in text, f"{page}: no table"
@@ -85,3 +87,57 @@ def test_exercise_solutions_answer_in_prose(built_book):
             counts += solution_prose_words((built_book / f"{page}.html").read_text(encoding="utf-8"))
     assert len(counts) >= 15, counts
     assert sum(c >= 25 for c in counts) >= 0.8 * len(counts), counts
+
+
+def ranked_references(html: str) -> list[str]:
+    """Captions of the tables that give an encoder marked "(reference)" a rank (every page leaves it unranked)."""
+    found = []
+    for table in re.findall(r"<table[^>]*>(.*?)</table>", html, flags=re.S):
+        head = re.search(r"<thead>(.*?)</thead>", table, flags=re.S)
+        if not head:
+            continue
+        names = [re.sub(r"<[^>]+>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", head.group(1), flags=re.S)]
+        # A row-index header cell (blank) is not a column of the body rows.
+        names = [n for n in names if n]
+        if "rank" not in names:
+            continue
+        column = names.index("rank")
+        for row in re.findall(r"<tr>(.*?)</tr>", table.split("</thead>", 1)[-1], flags=re.S):
+            cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)]
+            if cells and "(reference)" in cells[0] and len(cells) > column and cells[column] not in ("–", "-", ""):
+                caption = re.search(r"<caption>(.*?)</caption>", table, flags=re.S)
+                found.append(caption.group(1)[:60] if caption else "a table without caption")
+    return found
+
+
+def test_ranked_references_finds_a_ranked_reference():
+    table = ("<table><caption>Table 1: x</caption><thead><tr><th>encoder</th><th>rank</th></tr></thead>"
+             "<tbody><tr><td>a</td><td>1</td></tr><tr><td>r (reference)</td><td>{}</td></tr></tbody></table>")
+    assert ranked_references(table.format("2")) == ["Table 1: x"]
+    assert ranked_references(table.format("–")) == []
+
+
+@pytest.mark.slow
+def test_no_page_ranks_a_reference(built_book):
+    for page in toc_pages():
+        html = (built_book / f"{page}.html").read_text(encoding="utf-8")
+        assert not ranked_references(html), f"{page}: {ranked_references(html)}"
+
+
+def doubled_articles(html: str) -> list[str]:
+    """'the The method'-like phrases: an article before a link whose text (a page title) starts with its own."""
+    text = re.sub(r"<script.*?</script>|<style.*?</style>", "", html, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", text)
+    return re.findall(r"\b(?:the|The|a|an) (?:The|A|An) \w+", text)
+
+
+def test_doubled_articles_are_found():
+    assert doubled_articles('see the <a href="m.html">The method</a> page') == ["the The method"]
+    assert doubled_articles('see <a href="m.html">The method</a> and the glossary') == []
+
+
+@pytest.mark.slow
+def test_no_doubled_article_before_a_page_title(built_book):
+    for page in toc_pages():
+        found = doubled_articles((built_book / f"{page}.html").read_text(encoding="utf-8"))
+        assert not found, f"{page}: {found}"

@@ -41,7 +41,7 @@ def test_fixed_reference_displaces_nothing(snapshots: tuple[pd.DataFrame, pd.Dat
     assert table["bit_identical"].all()
     assert (table["crs_displacement"] == 0.0).all()
     assert (table["rank_among_published"] == table["rank_before"]).all()
-    assert (table["rank_displacement_among_published"] == 0).all()
+    assert (table["rank_change_among_published"] == 0).all()
     assert (table["rank_after"] >= table["rank_before"]).all()  # newcomers can only step in above
 
 

@@ -119,6 +119,18 @@ def test_injected_parameters_are_tagged_off_the_page(tmp_path):
     assert nb.cells[0].source == "alpha = 2"  # the values stay in the notebook
 
 
+def test_executed_notebooks_carry_no_path_of_the_build_machine(tmp_path):
+    path = tmp_path / "n.ipynb"
+    nb = new_notebook(cells=[new_code_cell("x = 1")])
+    nb.metadata["papermill"] = {"input_path": str(tmp_path / "src" / "notebooks" / "agreement.ipynb"),
+                                "output_path": str(tmp_path / "_build" / ".agreement.tmp.ipynb"), "duration": 1.0}
+    nbformat.write(nb, path)
+    notebooks.strip_machine_paths(path, tmp_path / "src" / "notebooks" / "agreement.ipynb")
+    record = nbformat.read(path, as_version=4).metadata["papermill"]
+    assert record["input_path"] == record["output_path"] == "notebooks/agreement.ipynb"
+    assert record["duration"] == 1.0 and str(tmp_path) not in path.read_text(encoding="utf-8")
+
+
 def test_export_html_writes_a_standalone_page(tmp_path):
     params = new_code_cell("alpha = 1")
     params.metadata["tags"] = ["parameters", notebooks.HIDDEN_TAG]

@@ -76,7 +76,7 @@ def test_direction_and_displacement_by_hand():
     assert result.mean_abs_displacement == pytest.approx((1 + 1 + 2 + 0) / 4)
     table = rank_table(auroc, crs).set_index("encoder")
     assert table.loc["c", "rank_crs"] == 1 and table.loc["c", "rank_auroc"] == 3
-    assert table.loc["c", "displacement"] == -2
+    assert table.loc["c", "rank_change"] == 2  # up two places under the CRS (positive = higher, as on every page)
 
 
 def test_identical_rankings():

@@ -529,8 +529,9 @@ def cohort_exercise_corruptions(losses: "pd.DataFrame", digits: int = 3) -> str:
     >>> losses = pd.DataFrame({"dataset": ["a", "a"], "corruption": ["blur", "jpeg"], "loss": [0.12, 0.01],
     ...                        "severity": [5, 5]})
     >>> print(cohort_exercise_corruptions(losses))  # doctest: +NORMALIZE_WHITESPACE
-    **In this build**, at severity 5 (mean over encoders and seeds of the clean AUROC minus the corrupted one), on a
-    blur costs most (0.120) and jpeg least (0.010; the costliest 12 times as much). The robustness
+    **In this build**, at severity 5 (mean over encoders and seeds of the clean AUROC minus the corrupted one; the
+    corruption chapter averages over every severity, so its order can differ), on a blur costs most (0.120) and jpeg
+    least (0.010; the costliest 12 times as much). The robustness
     axis averages the families with equal weight, so an encoder's R depends on which families a benchmark draws: a
     cohort whose scanners fail in other ways would weigh the encoders' robustness differently. How damaging a
     corruption looks on the sheet and how much AUROC it costs are different questions; set your prediction beside
@@ -555,9 +556,11 @@ def cohort_exercise_corruptions(losses: "pd.DataFrame", digits: int = 3) -> str:
                 free.append(f"{low['corruption']} on {dataset}")
         parts.append(part)
     text = (f"**In this build**, at severity {level} (mean over encoders and seeds of the clean AUROC minus the "
-            f"corrupted one), {'; '.join(parts)}.")
+            f"corrupted one; the corruption chapter averages over every severity, so its order can differ), "
+            f"{'; '.join(parts)}.")
     if free:
-        text += f" On average {and_list(free)} cost{'s' if len(free) == 1 else ''} no AUROC at all."
+        text += (f" At severity {level}, {and_list(free)} cost{'s' if len(free) == 1 else ''} no AUROC on average "
+                 "(the corrupted images score as well as the clean ones).")
     if ratios and max(ratios) >= 1.5 or free:
         text += (" The robustness axis averages the families with equal weight, so an encoder's R depends on which "
                  "families a benchmark draws: a cohort whose scanners fail in other ways would weigh the encoders' "

@@ -524,11 +524,12 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
     ...                   "new": [False, False, True, False, False, True]})
     >>> lessons = lodo_lessons(0.65, 0.70, (-0.13, 0.04), 2, 3, m, pd.DataFrame(columns=["held_out", "source"]))
     >>> [lesson.scope for lesson in lessons]
-    ['design', 'design', 'world', 'world']
-    >>> lessons[0].text.split(". ")[1]
+    ['design', 'design', 'world', 'world', 'world']
+    >>> lessons[-1].text.split(". ")[0]
     'Here 2 of 3 candidates were pretrained or fitted on pools that draw from every held-out domain, so for them each held-out dataset is a new task in a domain they have seen, and leave-one-dataset-out tests transfer to a new task, not to a new domain'
     """
     lessons: list[Lesson] = []
+    counts: Lesson | None = None  # which encoders each held-out domain is new to: this run's, listed last
     head = ("Holding a dataset out takes its labels out of the score and out of the panel, not its images out of the "
             "encoders' pretraining.")
     if membership.empty:
@@ -543,7 +544,7 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
         count = f"{low}" if low == high else f"{low} to {high}"
         steps = [_step(k) for k in (low, high)]
         if seen_all == n:
-            text = (f" Here all {n} candidates were pretrained or fitted on pools that draw from every held-out domain, "
+            text = (f"Here all {n} candidates were pretrained or fitted on pools that draw from every held-out domain, "
                     "so no held-out dataset is a new domain to any of them: this run's leave-one-dataset-out tests "
                     "prediction to a new task in a seen domain only.")
         else:
@@ -559,9 +560,13 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
                          f"where one swapped pair moves τ_b by {min(steps):.3f} to {max(steps):.3f}")
                 if max(steps) > MAX_TAU_STEP:
                     grain += ", too coarse for τ_b to mean much"
-            text = (f" {share}A new domain is tested only among the encoders new to it, {count} per held-out "
+            text = (f"{share}A new domain is tested only among the encoders new to it, {count} per held-out "
                     f"dataset here, {grain}.")
-        lessons.append(Lesson(DESIGN, head + text))
+        # The rule is the design's; how many encoders each held-out domain is new to is this run's zoo.
+        lessons.append(Lesson(DESIGN, head + " Whether a held-out dataset is a new domain or only a new task depends "
+                                             "on what each encoder was pretrained on, so a new domain can be tested "
+                                             "only among the encoders to which it is new."))
+        counts = Lesson(WORLD, text)
 
     n = int(n_encoders)
     lessons.append(Lesson(DESIGN, (
@@ -592,13 +597,13 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
     if noise.empty or "held_out" not in noise.columns:
         lessons.append(Lesson(WORLD, "This run has no noise baseline of the held-out rankings, so the held-out τ_b "
                                      "cannot be read against the held-out ranking's own noise."))
-        return lessons
+        return lessons + ([counts] if counts is not None else [])
     places, medians, observed = _held_out_places(noise)
     measured = [p for p in places if p != "none"]
     if not measured:
         lessons.append(Lesson(WORLD, "The held-out rankings have no bootstrap draws here, so the held-out τ_b cannot "
                                      "be read against their own noise."))
-        return lessons
+        return lessons + ([counts] if counts is not None else [])
     below, inside, above = (measured.count(p) for p in ("below", "inside", "above"))
     total = len(measured)
     text = (f"Of the {total} held-out τ_b (each predictor on each held-out dataset, {fmt(min(observed), 3)} to "
@@ -616,7 +621,7 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
         text += (" Where a τ_b lies inside, the prediction cannot be told from the held-out ranking's own noise; "
                  "where it lies below, the change of dataset costs more than that noise.")
     lessons.append(Lesson(WORLD, text))
-    return lessons
+    return lessons + ([counts] if counts is not None else [])
 
 
 def lodo_exercise_arm(frozen_same: object, adapted: object | None, n_frozen: int, arm: str = "lora") -> str:

@@ -249,7 +249,7 @@ def test_corruption_losses_and_exercise():
     even = spread.assign(loss=[0.05, 0.045])
     assert "cost about the same here" in cohort.cohort_exercise_corruptions(even)
     free = spread.assign(loss=[0.05, -0.01])
-    assert "On average jpeg on a costs no AUROC at all" in cohort.cohort_exercise_corruptions(free)
+    assert "At severity 5, jpeg on a costs no AUROC on average" in cohort.cohort_exercise_corruptions(free)
     assert "no corruption rows" in cohort.cohort_exercise_corruptions(spread.iloc[:0])
 
 
