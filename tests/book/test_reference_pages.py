@@ -126,9 +126,14 @@ def bibliography_problems(path: Path, minimum: int = MIN_ENTRIES) -> tuple[set[s
     for key, entry in data.entries.items():
         if not entry.persons.get("author"):
             problems.append(f"{key}: no author")
-        for field in ("title", "year"):
+        # An undated source says so in its note (the style then prints "n.d."; a year of "n.d." would
+        # give a broken list label such as "[Cogd.]").
+        undated = entry.fields.get("note", "").strip().startswith("Undated")
+        for field in ("title",) if undated else ("title", "year"):
             if not entry.fields.get(field, "").strip():
                 problems.append(f"{key}: no {field}")
+        if undated and entry.fields.get("year"):
+            problems.append(f"{key}: its note says undated, yet it has a year")
     return {key.lower() for key in data.entries}, problems
 
 
