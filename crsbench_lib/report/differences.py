@@ -179,3 +179,84 @@ def explain_differences(comparison: pd.DataFrame) -> list[str]:
 def simulation_limits() -> pd.DataFrame:
     """:data:`SIMULATION_LIMITS` as a two-column table (``aspect, what the simulation cannot represent``)."""
     return pd.DataFrame(SIMULATION_LIMITS, columns=["aspect", "what the simulation cannot represent"])
+
+
+#: Columns of :func:`gap_bearings`.
+BEARING_COLUMNS = ("quantity", "study", "this_build", "measured here that bears on the gap", "where")
+
+
+def gap_bearings(scores: pd.DataFrame, ece_floor: pd.DataFrame, compared: pd.DataFrame,
+                 figures: PublishedFigures = PUBLISHED) -> pd.DataFrame:
+    """For the headline gaps the book can speak to, what this build measures that bears on them.
+
+    Two of the study's headline quantities have a property of this build measured
+    elsewhere in the book that moves them in a known direction (a bearing, not a
+    proof of cause: every input differs at once):
+
+    * the AUROC-CRS Kendall τ: when one normalised axis is the lowest of every
+      candidate, the CRS's floor term copies it; with discrimination as that axis
+      the CRS follows AUROC by construction (the agreement chapter);
+    * the relative ECE reduction by calibration: the ECE floor (the ECE of a
+      perfectly calibrated predictor on as many test images) is a bias no
+      calibrator removes, so the larger its share of the clean ECE, the smaller a
+      relative reduction can be (the calibration chapter).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Candidates' scores with ``s_D, s_C, s_L, s_R, crs``
+        (:func:`crsbench_lib.scoring.crs.score_results`, references left out).
+    ece_floor : pandas.DataFrame
+        :func:`crsbench_lib.report.world.calibration_floor` (``ece``, ``ece_floor`` per dataset).
+    compared : pandas.DataFrame
+        :func:`crsbench_lib.report.comparison.published_comparison` (``quantity, study, this_build``).
+    figures : PublishedFigures
+        The study's figures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`BEARING_COLUMNS`, one row per quantity whose bearing can be measured.
+
+    Examples
+    --------
+    >>> scores = pd.DataFrame({"s_D": [0.3, 0.5, 0.6], "s_C": [0.8, 0.9, 0.7], "s_L": [0.7, 0.8, 0.9],
+    ...                        "s_R": [0.6, 0.7, 0.8], "crs": [0.4, 0.55, 0.62]})
+    >>> floor = pd.DataFrame({"ece": [0.04, 0.06], "ece_floor": [0.02, 0.03]})
+    >>> compared = pd.DataFrame({"quantity": ["Kendall tau (AUROC vs CRS, full panel)",
+    ...                                       "calibration: min ECE reduction", "calibration: max ECE reduction"],
+    ...                          "study": [0.6, 0.54, 0.77], "this_build": [1.0, 0.1, 0.3]})
+    >>> rows = gap_bearings(scores, floor, compared)
+    >>> rows["measured here that bears on the gap"].tolist()[1]
+    'the ECE floor is 50 % of the mean clean ECE (0.025 of 0.050): a bias no calibrator removes, so a relative reduction is capped near 50 %'
+    """
+    from crsbench_lib.report.sentences.agreement import auroc_variance_share, floor_axis_counts
+    from crsbench_lib.report.sentences.insertion import AXIS_NAMES
+
+    values = compared.set_index("quantity")
+    rows = []
+    tau_rows = [q for q in values.index if str(q).startswith("Kendall tau (AUROC vs CRS")]
+    counts = floor_axis_counts(scores) if len(scores) else {}
+    if tau_rows and counts:
+        axis, count = next(iter(counts.items()))
+        share = auroc_variance_share(scores)
+        text = f"{AXIS_NAMES.get(axis, axis)} is the lowest normalised axis of {count} of {len(scores)} candidates"
+        if axis == "D" and share is not None:
+            text += (f", and the normalised AUROC explains {grammar.percent(share)} of the CRS's variance: the floor "
+                     "term copies AUROC into the CRS")
+        row = values.loc[tau_rows[0]]
+        rows.append((tau_rows[0], row["study"], row["this_build"], text, "agreement"))
+    have_floor = {"ece", "ece_floor"} <= set(ece_floor.columns) and ece_floor["ece_floor"].notna().any()
+    reductions = [q for q in ("calibration: min ECE reduction", "calibration: max ECE reduction") if q in values.index]
+    if have_floor and reductions:
+        ece, floor = float(ece_floor["ece"].mean()), float(ece_floor["ece_floor"].mean())
+        if ece > 0:
+            share = floor / ece
+            text = (f"the ECE floor is {grammar.percent(share)} of the mean clean ECE ({grammar.fmt(floor, 3)} of "
+                    f"{grammar.fmt(ece, 3)}): a bias no calibrator removes, so a relative reduction is capped near "
+                    f"{grammar.percent(1 - share)}")
+            low, high = values.loc[reductions[0]], values.loc[reductions[-1]]
+            rows.append(("calibration: ECE reduction", f"{grammar.fmt(float(low['study']), 2)} to "
+                         f"{grammar.fmt(float(high['study']), 2)}", f"{grammar.fmt(float(low['this_build']), 2)} to "
+                         f"{grammar.fmt(float(high['this_build']), 2)}", text, "calibration"))
+    return pd.DataFrame(rows, columns=list(BEARING_COLUMNS))

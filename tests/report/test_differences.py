@@ -60,3 +60,29 @@ def test_cohort_facts_name_the_second_site_by_what_it_is(table):
     assert own == f"a second site ({shifted} of {n} datasets)" and "simulated" not in own
     one_site = table[table["condition"] != "shift"]
     assert differences.cohort_facts(one_site, simulated=False).set_index("fact").loc[shift, "this_build"] == "none"
+
+
+def _compared():
+    return pd.DataFrame({"quantity": ["Kendall tau (AUROC vs CRS, full panel)", "calibration: min ECE reduction",
+                                      "calibration: max ECE reduction"],
+                         "study": [0.6, 0.54, 0.77], "this_build": [0.9, 0.09, 0.33]})
+
+
+def test_gap_bearings_reads_the_floor_axis_and_the_ece_floor():
+    d_floor = pd.DataFrame({"s_D": [0.3, 0.5, 0.6], "s_C": [0.8, 0.9, 0.7], "s_L": [0.7, 0.8, 0.9],
+                            "s_R": [0.6, 0.7, 0.8], "crs": [0.4, 0.55, 0.62]})
+    floor = pd.DataFrame({"ece": [0.04, 0.06], "ece_floor": [0.03, 0.03]})
+    rows = differences.gap_bearings(d_floor, floor, _compared()).set_index("quantity")
+    tau = rows.loc["Kendall tau (AUROC vs CRS, full panel)"]
+    assert tau["where"] == "agreement" and tau["this_build"] == 0.9
+    assert tau["measured here that bears on the gap"].startswith("discrimination (D) is the lowest normalised axis "
+                                                                 "of 3 of 3 candidates, and the normalised AUROC")
+    ece = rows.loc["calibration: ECE reduction"]
+    assert ece["study"] == "0.54 to 0.77" and ece["this_build"] == "0.09 to 0.33" and ece["where"] == "calibration"
+    assert "60 % of the mean clean ECE (0.030 of 0.050)" in ece["measured here that bears on the gap"]
+    # Another floor axis: named, with no claim that AUROC is copied into the CRS.
+    c_floor = d_floor.assign(s_C=[0.1, 0.2, 0.3])
+    other = differences.gap_bearings(c_floor, floor, _compared()).iloc[0]["measured here that bears on the gap"]
+    assert other.startswith("calibration (C) is the lowest") and "copies AUROC" not in other
+    # Nothing to measure: no rows.
+    assert differences.gap_bearings(d_floor.iloc[:0], floor.assign(ece_floor=float("nan")), _compared()).empty

@@ -540,12 +540,16 @@ def differences_lessons(facts: "pd.DataFrame", anchors: "pd.DataFrame", compared
               if name in fact and fact[name][0] not in ("-", "")]
     if "institutional shift" in fact:
         listed.append(f"{fact['institutional shift'][1]} against {fact['institutional shift'][0]}")
-    text = ("This build differs from the study in every input the cohort table lists"
-            + (f" ({and_list(listed)})" if listed else "") + ". ")
+    same = sorted(name for name, (study, here) in fact.items() if study not in ("-", "") and study == here)
+    unreported = sorted(name for name, (study, _) in fact.items() if study in ("-", ""))
+    text = ("Where the study reports an input of the cohort table, this build differs"
+            + (f" ({and_list(listed)})" if listed else "")
+            + (f", except for the {and_list(same)}" if same else "")
+            + (f"; the study does not report the {and_list(unreported)}" if unreported else "") + ". ")
     if len(compared):
         text += _directions_sentence(direction_counts(compared)) + ". "
-    text += ("With every input different at once, this page can show that each quantity is computed the same way and "
-             "which way it differs, not which input causes a difference.")
+    text += ("With several inputs different at once, this page can show that each quantity is computed the same way "
+             "and which way it differs, and name what bears on a gap, not prove which input causes it.")
     lessons.append(Lesson(WORLD, text))
     return lessons
 

@@ -112,7 +112,12 @@ def test_differences_lessons_read_the_anchor_table():
 def test_differences_world_lesson_lists_the_inputs_and_directions():
     text = comparison.differences_lessons(_facts(), _anchors(), _compared())[2].text
     assert "(20 encoders against 15, 90 LoRA runs against 135 and simulated site B against CheXpert to MIMIC-CXR)" in text
-    assert "Of the 9 quantities with a value here" in text and "not which input causes a difference" in text
+    assert "Of the 9 quantities with a value here" in text and "not prove which input causes it" in text
+    # Only what the study reports is compared: its blank rows are said to be unreported, equal rows are named.
+    assert "the study does not report the seeds" in text and "except for" not in text
+    domains = pd.concat([_facts(), pd.DataFrame({"fact": ["domains"], "study": ["derm, cxr"],
+                                                 "this_build": ["derm, cxr"]})], ignore_index=True)
+    assert ", except for the domains" in comparison.differences_lessons(domains, _anchors(), _compared())[2].text
     own = comparison.differences_lessons(_facts().iloc[:2], _anchors(), _compared().iloc[:0], simulated=False)
     assert "(20 encoders against 15)" in own[2].text and "quantities with a value" not in own[2].text
     assert all("phantom" not in x.text.lower() for x in own if x.scope == WORLD)
