@@ -104,7 +104,7 @@ def contact_sheet(
                 _show(ax, data.images[idx[j]])
             else:
                 ax.axis("off")
-        axes[i, 0].set_ylabel(textwrap.fill(title, 14), fontsize=7)
+        axes[i, 0].set_ylabel(textwrap.fill(title, 14), fontsize=9.5)
     # A site is named only where the dataset has more than one (a user's file has one, unnamed).
     where = f", site {data.site}" if len(ds.sites) > 1 else ""
     fig.suptitle(f"{ds.name} ({ds.domain}), {split} split{where}: examples per "
@@ -137,7 +137,7 @@ def site_comparison(
         data = ds.split("test", site)
         for j in range(n_per_site):
             _show(axes[i, j], data.images[j])
-            axes[i, j].set_title(_label_text(ds, data.labels[j]), fontsize=6)
+            axes[i, j].set_title(_label_text(ds, data.labels[j]), fontsize=9)
         axes[i, 0].set_ylabel(f"site {site}", fontsize=9)
     fig.suptitle(f"{ds.name}: site {ds.sites[0]} (training) beside site {ds.sites[1]} (shift)", fontsize=9)
     fig.tight_layout()

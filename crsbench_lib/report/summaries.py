@@ -73,12 +73,16 @@ def ece_by_condition(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFrame
     Returns
     -------
     pandas.DataFrame
-        ``encoder, condition, ece, auroc`` with conditions ordered clean,
-        decreasing label fractions, increasing severities, shift.
+        ``encoder, condition, ece, auroc`` (and ``ece_floor``, the ECE of a
+        perfectly calibrated probe on as many test images, where the results
+        carry it) with conditions ordered clean, decreasing label fractions,
+        increasing severities, shift.
     """
     rows = _arm_rows(results, arm).copy()
     rows["label"] = condition_labels(rows)
-    per_dataset = rows.groupby(["encoder", "dataset", "label"])[["ece", "auroc"]].mean()
+    # The floor is drawn under each condition: a corruption block of 125 images has a larger one than clean's 2,000.
+    columns = ["ece", "auroc", "ece_floor"] if "ece_floor" in rows else ["ece", "auroc"]
+    per_dataset = rows.groupby(["encoder", "dataset", "label"])[columns].mean()
     table = per_dataset.groupby(level=["encoder", "label"]).mean().reset_index().rename(columns={"label": "condition"})
     order: list[str] = ["clean"]
     order += [f"labels {100 * f:g}%" for f in sorted(rows.loc[rows["condition"] == "label_fraction", "label_fraction"].unique(), reverse=True)]

@@ -21,6 +21,14 @@ def test_ece_by_condition_order(table):
     assert conditions[0] == "clean" and conditions[-1] == "shift (site B)"
     assert conditions[1:5] == ["labels 25%", "labels 10%", "labels 5%", "labels 1%"]
     assert conditions[5:8] == ["corruption s1", "corruption s3", "corruption s5"]
+    # The floor travels with the ECE (a mean over the same rows), so the figure can draw it under each condition.
+    assert "ece_floor" in table.columns
+    clean = table[(table["condition"] == "clean") & (table["arm"] == "frozen") & (table["calibration"] == "none")]
+    first = ece["encoder"].iloc[0]
+    expected = clean[clean["encoder"] == first].groupby("dataset")["ece_floor"].mean().mean()
+    assert ece[(ece["encoder"] == first) & (ece["condition"] == "clean")]["ece_floor"].iloc[0] == pytest.approx(expected)
+    # A table without floors (an old run) reads as missing floors, not as zeros.
+    assert summaries.ece_by_condition(table.drop(columns=["ece_floor"]))["ece_floor"].isna().all()
 
 
 def test_rank_probabilities():

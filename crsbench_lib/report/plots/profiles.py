@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from crsbench_lib.report.plots.canvas import new_figure, require_columns
@@ -177,6 +178,28 @@ def _padded(values: np.ndarray, pad: float = 0.06, top: float = 0.0) -> tuple[fl
 NAMED_MARKERS: tuple[str, ...] = ("*", "^", "s", "D", "P", "X", "v")
 
 
+def _tag_named(ax: plt.Axes, xs: Sequence[float], ys: Sequence[float]) -> None:
+    """Number the named points 1, 2, ... beside the cluster they sit in, the numbers spread apart, each on a leader.
+
+    Geometry only. Named encoders are the leaders, so their markers crowd the
+    same corner and cover each other; a number per marker, moved clear of the
+    others by :func:`spread_labels` and joined to it by a thin line, says which
+    marker is which (the legend keys the numbers to the names).
+    """
+    if not xs:
+        return
+    (x_low, x_high), (y_low, y_high) = ax.get_xlim(), ax.get_ylim()
+    x_span, y_span = x_high - x_low, y_high - y_low
+    middle = (x_low + x_high) / 2
+    spread = spread_labels(ys, gap=0.11 * y_span, low=y_low + 0.06 * y_span, high=y_high - 0.06 * y_span)
+    for k, (x, y, tag_y) in enumerate(zip(xs, ys, spread, strict=True), start=1):
+        # Toward the middle of the panel, where the room is: left of a point on the right half, else right.
+        tag_x = x - 0.17 * x_span if x > middle else x + 0.17 * x_span
+        ax.plot([x, tag_x], [y, tag_y], color="#505050", lw=0.7, zorder=2.5)
+        ax.text(tag_x, tag_y, str(k), ha="center", va="center", fontsize=FONT_SIZE - 0.5, fontweight="bold", zorder=4,
+                bbox={"boxstyle": "circle,pad=0.15", "fc": "white", "ec": "#505050", "lw": 0.6})
+
+
 def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str = "s_D") -> Figure:
     """Discrimination against each other normalised axis, with each plane's Pareto front.
 
@@ -233,16 +256,19 @@ def pareto_view(scores: pd.DataFrame, highlight: Sequence[str] = (), versus: str
         ax.set_title(AXIS_NAMES[other[2:]])
         ax.set_xlim(*_padded(x))
         ax.set_ylim(*_padded(y_all))
+        _tag_named(ax, [x[int(np.flatnonzero(names == n)[0])] for n in named],
+                   [y[int(np.flatnonzero(names == n)[0])] for n in named])
         # Three ticks at most on a third of the column: "0.25 0.50" ran together.
         ax.xaxis.set_major_locator(MaxNLocator(nbins=3))
     axes[0].set_ylabel("normalised score")
     fig.colorbar(points, ax=list(axes), label="CRS", shrink=0.85, aspect=30)
     if named:
         keys = [Line2D([], [], marker=m, ls="", color="white", markeredgecolor="black",
-                           markersize=10 if m == "*" else 7, label=name) for m, name in zip(NAMED_MARKERS, named)]
+                       markersize=10 if m == "*" else 7, label=f"{k} {name}")
+                for k, (m, name) in enumerate(zip(NAMED_MARKERS, named), start=1)]
         keys.append(Line2D([], [], marker="o", ls="", color="white", markeredgecolor="black", markersize=6,
-                               label="on the front (black edge)"))
-        fig.legend(handles=keys, loc="outside lower center", ncol=min(len(keys), 3), fontsize=7.5)
+                           label="on the front (black edge)"))
+        fig.legend(handles=keys, loc="outside lower center", ncol=min(len(keys), 2), fontsize=FONT_SIZE - 0.5)
     return fig
 
 
@@ -339,7 +365,11 @@ def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figu
     ----------
     table : pandas.DataFrame
         ``encoder, condition, ece`` (``summaries.ece_by_condition``); the
-        condition column's order is kept on the horizontal axis.
+        condition column's order is kept on the horizontal axis. With an
+        ``ece_floor`` column (each row's mean ECE floor, the ECE a perfectly
+        calibrated probe shows on that condition's test images), the floor of
+        each condition is drawn under its markers as a grey bar from 0 to the
+        mean floor of its encoders.
     highlight : sequence of str
 
     Returns
@@ -348,7 +378,10 @@ def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figu
         A marker per encoder and condition; lines join only conditions of one
         family (label fractions, corruption severities), whose order means
         something, never clean to a label fraction or a severity to the shift.
-        Faint rules separate the families.
+        Faint rules separate the families. The floor bars show where a rise is
+        the smaller test set's finite-sample bias, not lost calibration: each
+        corruption condition is scored on its own block of test images, far
+        fewer than the clean test set, and the floor grows as n shrinks.
     """
     require_columns(table, ("encoder", "condition", "ece"), "ece_by_condition")
     fig, (ax,) = new_figure(height_ratio=0.55)
@@ -358,6 +391,14 @@ def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figu
     colours = encoder_colours(names, highlight)
     shown = set(highlight) if highlight else set(names)
     keys = []
+    if "ece_floor" in table.columns and table["ece_floor"].notna().any():
+        # One bar per condition, behind every marker: the ECE its test size alone produces (method section 9,
+        # amendment 5). Without it a rise at corruption severity 1 reads as lost calibration when it is mostly
+        # the smaller block of test images each corruption is scored on.
+        floors = table.groupby(table["condition"].astype(str), sort=False)["ece_floor"].mean()
+        floors = floors.reindex(conditions).to_numpy(dtype=float)
+        ax.bar(range(len(conditions)), np.nan_to_num(floors), width=0.6, color="#E3E3E3", zorder=0)
+        keys.append(Patch(color="#E3E3E3", label="ECE floor at the condition's test size"))
     for name in sorted(names, key=lambda e: e in shown):
         part = table[table["encoder"].astype(str) == name]
         width = 1.8 if name in shown and highlight else 1.0
@@ -374,7 +415,8 @@ def ece_by_condition(table: pd.DataFrame, highlight: Sequence[str] = ()) -> Figu
     ax.set_xticks(range(len(conditions)), conditions, rotation=35, ha="right")
     ax.set_ylabel("mean ECE")
     ax.set_ylim(bottom=0)
-    ax.legend(handles=keys, loc="upper left", ncol=3 if len(shown) > 6 else 1, fontsize=7)
+    # Above the panel, never inside it: the label-fraction lines climb into every corner.
+    fig.legend(handles=keys, loc="outside upper center", ncol=min(len(keys), 4 if len(keys) > 6 else 2))
     return fig
 
 

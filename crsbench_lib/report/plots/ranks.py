@@ -22,7 +22,16 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from crsbench_lib.report.plots.canvas import new_figure, require_columns
-from crsbench_lib.report.style import EMPHASIS, HIGHLIGHT, MUTED, OKABE_ITO, SEQUENTIAL_CMAP, apply_style
+from crsbench_lib.report.style import (
+    EMPHASIS,
+    FONT_SIZE,
+    HIGHLIGHT,
+    MUTED,
+    OKABE_ITO,
+    SEQUENTIAL_CMAP,
+    apply_style,
+    figure_size,
+)
 
 
 def crossing_pairs(left: Sequence[float], right: Sequence[float]) -> list[tuple[int, int]]:
@@ -75,8 +84,10 @@ def _slope_panel(
         ax.scatter([0, 1], [left_r[i], right_r[i]], color=colour, s=18, zorder=3)
         weight = "bold" if name in marked else "normal"
         # The rank is written into the label: a tick label beside a long name would collide with it.
-        ax.text(-0.04, left_r[i], f"{name}  {left_r[i]:g}", ha="right", va="center", fontsize=8, fontweight=weight)
-        ax.text(1.04, right_r[i], f"{right_r[i]:g}  {name}", ha="left", va="center", fontsize=8, fontweight=weight)
+        ax.text(-0.04, left_r[i], f"{name}  {left_r[i]:g}", ha="right", va="center", fontsize=FONT_SIZE - 0.5,
+                fontweight=weight)
+        ax.text(1.04, right_r[i], f"{right_r[i]:g}  {name}", ha="left", va="center", fontsize=FONT_SIZE - 0.5,
+                fontweight=weight)
     pairs = crossing_pairs(left_r, right_r)
     for (t, y), count in crossing_points(left_r, right_r, pairs).items():
         ax.scatter([t], [y], marker="x", color="black", s=22, lw=1.1, zorder=4)
@@ -84,7 +95,7 @@ def _slope_panel(
             # Pairs that cross at one point (a swap across an unmoved encoder) share one cross: the count says
             # how many, so the crosses still add up to the reversed pairs.
             ax.annotate(f"{count} pairs", (t, y), xytext=(0, 5), textcoords="offset points", ha="center",
-                        va="bottom", fontsize=7, zorder=5,
+                        va="bottom", fontsize=FONT_SIZE - 1, zorder=5,
                         bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85})
     ax.set_xlim(-0.45, 1.45)
     ax.set_ylim(n + 0.7, 0.3)
@@ -93,6 +104,32 @@ def _slope_panel(
     ax.spines[["left", "bottom"]].set_visible(False)
     ax.tick_params(length=0)
     return len(pairs)
+
+
+def fit_slope_labels(fig: Figure, ax: plt.Axes, rounds: int = 4) -> None:
+    """Widen a slope panel's x limits until the names written beside its two rank columns lie inside it.
+
+    Geometry only. Names outside the panel made the saved figure wider than the
+    book's column, so the page shrank every letter of it (7 pt printed at 6 px);
+    inside, the figure keeps the column's width. The lines keep x 0 to 1.
+    """
+    for _ in range(rounds):
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        box = ax.get_window_extent(renderer)
+        texts = [t for t in ax.texts if t.get_text().strip() and t.get_position()[0] in (-0.04, 1.04)]
+        if not texts or box.width <= 0:
+            return
+        widths = {side: max((t.get_window_extent(renderer).width for t in texts if t.get_position()[0] == x),
+                            default=0.0) for side, x in (("left", -0.04), ("right", 1.04))}
+        share_left, share_right = widths["left"] / box.width, widths["right"] / box.width
+        if share_left + share_right >= 0.9:
+            return  # names wider than the panel: leave the limits, a narrower panel cannot hold them either
+        span = 1.08 / (1.0 - share_left - share_right) * 1.02
+        limits = (-0.04 - share_left * span, 1.04 + share_right * span)
+        if np.allclose(limits, ax.get_xlim(), atol=1e-3):
+            return
+        ax.set_xlim(*limits)
 
 
 def bump_chart(ranks: pd.DataFrame, highlight: Sequence[str] = (), title: str | None = None) -> Figure:
@@ -125,6 +162,7 @@ def bump_chart(ranks: pd.DataFrame, highlight: Sequence[str] = (), title: str | 
     ]
     # Outside the panel, below the column labels: the layout keeps room for it, so it never covers "(1 = best)".
     fig.legend(handles=handles, loc="outside lower center", ncol=4)
+    fit_slope_labels(fig, ax)
     return fig
 
 
@@ -144,8 +182,13 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
     matplotlib.figure.Figure
     """
     require_columns(ranks, ("encoder", "rank_frozen", "rank_lora"), "transfer_comparison")
-    ncols = 2 if gains is not None else 1
-    fig, axes = new_figure(height_ratio=0.6, ncols=ncols, width_ratios=[3, 2] if ncols == 2 else None)
+    # One panel above the other, each the column's width: side by side, two columns of names and a third of
+    # bar labels did not fit, the figure came out wider than the page and every letter was shrunk to fit.
+    heights = [1.0 + 0.42 * len(ranks)] + ([1.3 + 0.3 * len(gains)] if gains is not None else [])
+    apply_style()
+    fig, axes = plt.subplots(len(heights), 1, figsize=figure_size(sum(heights) / 10.5), height_ratios=heights,
+                             squeeze=False)
+    axes = axes[:, 0]
     k = _slope_panel(axes[0], list(ranks["encoder"].astype(str)), ranks["rank_frozen"], ranks["rank_lora"],
                      ("frozen CRS rank", "LoRA CRS rank"), highlight)
     axes[0].set_title(f"{k} reversed pair{'' if k == 1 else 's'}")
@@ -156,14 +199,28 @@ def transfer_comparison(ranks: pd.DataFrame, gains: pd.DataFrame | None = None, 
         axes[1].barh(order["encoder"].astype(str), values, color=[EMPHASIS if v >= 0 else HIGHLIGHT for v in values])
         axes[1].axvline(0, color="black", lw=0.8)
         axes[1].set_xlabel("clean AUROC gain (LoRA - frozen)")
-        # The gain panel is narrow and gains have three decimals: few ticks, slanted, so labels never touch.
-        axes[1].xaxis.set_major_locator(MaxNLocator(nbins=3))
+        axes[1].xaxis.set_major_locator(MaxNLocator(nbins=5))
         # Signed tick labels with their own exponent, never an offset text that lands on the axis label.
         axes[1].xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:+.2g}" if v else "0"))
-        axes[1].tick_params(axis="x", labelrotation=40)
-        for label in axes[1].get_xticklabels():
-            label.set_horizontalalignment("right")
+        axes[1].tick_params(axis="y", length=0)
+    for ax in axes:
+        ax.tick_params(labelsize=FONT_SIZE - 0.5)
+    fit_slope_labels(fig, axes[0])
     return fig
+
+
+def cell_font_size(n_columns: int) -> float:
+    """The font size (points) of a number of up to three characters in each of ``n_columns`` cells across the column.
+
+    The book's size (:data:`~crsbench_lib.report.style.FONT_SIZE`) while it
+    fits, smaller for a wider grid, never under 6 points.
+
+    Examples
+    --------
+    >>> cell_font_size(19), cell_font_size(40)
+    (9.5, 6.0)
+    """
+    return float(min(FONT_SIZE, max(6.0, 340.0 / (1.65 * max(n_columns, 1)))))
 
 
 def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3,
@@ -200,8 +257,12 @@ def rank_probability_heatmap(probabilities: pd.DataFrame, top_k: int | None = 3,
     n = probabilities.shape[1]
     fig, (ax,) = new_figure(height_ratio=min(1.0, 0.18 + 0.045 * len(probabilities)))
     annotate = probabilities.map(lambda p: "" if p < 0.005 else f"{p:.2f}".lstrip("0") if p < 1 else "1")
+    # The colour bar under the map, not beside it: the columns get its width, and the numbers the book's font
+    # size while a ".47" still fits its cell (7 pt printed 6 px digits in a column of the page).
     sns.heatmap(probabilities, ax=ax, cmap=SEQUENTIAL_CMAP, vmin=0, vmax=1, annot=annotate, fmt="",
-                annot_kws={"fontsize": 7}, cbar_kws={"label": "bootstrap probability", "shrink": 0.8},
+                annot_kws={"fontsize": cell_font_size(n)},
+                cbar_kws={"label": "bootstrap probability", "location": "bottom", "shrink": 0.6, "pad": 0.02,
+                          "aspect": 40},
                 linewidths=0.4, linecolor="white")
     if top_k is not None and 0 < top_k < n:
         ax.axvline(top_k, color=HIGHLIGHT, lw=2)

@@ -54,7 +54,7 @@ def test_augmentation_effect_draws_present_pairs_only(table, check_figure):
         plots.augmentation_effect(effect.drop(columns="clean_aug"))
 
 
-def test_anchor_sensitivity_figure_marks_the_choice_that_moves_the_ranking(check_figure):
+def test_anchor_sensitivity_figure_marks_the_choice_that_moves_the_ranking(layout, check_figure):
     """The differences page's own figure (its duplicate of the published figure removed, lecturer's item 13)."""
     from matplotlib.colors import to_hex
 
@@ -64,18 +64,102 @@ def test_anchor_sensitivity_figure_marks_the_choice_that_moves_the_ranking(check
                             "tau_to_standard": [1.0, 0.905, 0.977, 0.989, 0.905], "top_k_overlap": [3, 2, 3, 3, 2]})
     fig = plots.anchor_sensitivity_figure(anchors)
     check_figure(fig)
-    ax = fig.axes[0]
+    ax, bx = fig.axes[:2]
     points = ax.collections[-1]
     assert len(points.get_offsets()) == 5 and points.get_offsets()[1][0] == pytest.approx(0.905)
-    # Unchanged ranking (τ_b 1) muted, every moved one in the emphasis colour; labels carry τ_b and the overlap.
+    # Unchanged ranking (τ_b 1) muted, every moved one in the emphasis colour; labels carry τ_b, the right panel
+    # the members of the top set each choice keeps.
     colours = [to_hex(c) for c in points.get_facecolors()]
     assert colours[0] == to_hex(MUTED) and colours[1] == to_hex(EMPHASIS)
-    texts = [t.get_text().strip() for t in ax.texts]
-    assert "τ_b 0.905, top 3: 2 of 3 kept" in texts and "τ_b 1.000, top 3: 3 of 3 kept" in texts
+    assert [t.get_text().strip() for t in ax.texts] == [f"τ_b {v:.3f}" for v in anchors["tau_to_standard"]]
+    assert [t.get_text() for t in bx.texts] == ["3 of 3", "2 of 3", "3 of 3", "3 of 3", "2 of 3"]
+    assert bx.collections[-1].get_offsets()[:, 0].tolist() == [3, 2, 3, 3, 2]
     top = max(ax.get_yticklabels(), key=lambda t: t.get_position()[1])
     assert top.get_text() == "D anchors from this cohort"  # the table's order, top to bottom
-    assert ax.get_xlim()[1] > 1.0 and max(ax.get_xticks()) <= 1.0
+    assert all(layout.inside(box, ax.bbox) for box in layout.boxes(fig, ax.texts))
     check_figure(plots.anchor_sensitivity_figure(anchors.iloc[:0]))
+
+
+def test_anchor_sensitivity_axis_is_honest():
+    """Lecturer: the axis started at 0.90, so τ_b 0.905 looked like a collapse (then Fig. 19)."""
+    anchors = pd.DataFrame({"anchors_from_cohort": ["D", "C", "all four"], "tau_to_standard": [0.989, 0.905, 0.905],
+                            "top_k_overlap": [3, 2, 2]})
+    ax, bx = plots.anchor_sensitivity_figure(anchors).axes[:2]
+    left, right = ax.get_xlim()
+    assert left <= 0.0 and 1.0 <= right < 1.05  # from 0 to 1, not from the data; no empty third right of 1
+    assert bx.get_xlim()[0] < 0 and bx.get_xlim()[1] > 3  # 0 to top_k kept
+    turned = plots.anchor_sensitivity_figure(anchors.assign(tau_to_standard=[0.9, -0.3, 0.2]))
+    assert turned.axes[0].get_xlim()[0] <= -0.3  # a ranking turned over keeps its room below 0
+
+
+def _comparison() -> pd.DataFrame:
+    """The shape of ``comparison.published_comparison`` (the default build's values)."""
+    rows = [("encoders", 15, 19), ("Kendall tau (AUROC vs CRS, full panel)", 0.6, 0.906),
+            ("Spearman rho (AUROC vs CRS, full panel)", 0.811, 0.979), ("reversed pairs", 21, 8), ("pairs", 105, 171),
+            ("mean |rank displacement|", 1.87, 0.632), ("top CRS", 0.703, 0.688),
+            ("P(rank 1) of the leader", 0.664, 0.474),
+            ("weight draws: mean tau", 0.9855, 0.9965), ("weight draws: top-3 changes", 0, 4),
+            ("insertion: fixed displacement", 0.0, 0.0), ("calibration: min ECE reduction", 0.54, 0.093),
+            ("calibration: max ECE reduction", 0.77, 0.327), ("corruption cells", 43, 34),
+            ("corruption r (AUROC loss, ECE increase)", 0.63, 0.889),
+            ("LoRA: frozen vs adapted tau (full panel)", 0.562, np.nan)]
+    return pd.DataFrame(rows, columns=["quantity", "study", "this_build"], dtype=object)
+
+
+def test_published_figure_is_one_dot_plot_of_results_on_one_axis(layout, check_figure):
+    """Lecturer: 16 panels each on its own scale with no y axis, inputs drawn as results, 4 of 1000 draws filling
+    a panel, an empty panel for 0 vs 0 (then Fig. 18)."""
+    fig = plots.published_vs_build(_comparison(), n_draws=1000)
+    check_figure(fig)
+    assert len(fig.axes) == 1  # one panel, one scale
+    ax = fig.axes[0]
+    rows = [t.get_text().replace("\n", " ") for t in ax.get_yticklabels()]
+    for absent in ("encoders", "pairs", "corruption cells", "mean |rank displacement|", "LoRA"):
+        assert not [r for r in rows if r == absent or r.startswith(absent + " ") or r.startswith("LoRA")], absent
+    assert "reversed pairs (share of pairs)" in rows and "top CRS" in rows
+    study, build = (c.get_offsets() for c in ax.collections[-2:])
+    assert len(study) == len(build) == len(rows)
+    shares = dict(zip(rows, zip(study[:, 0], build[:, 0], strict=True), strict=True))
+    assert shares["reversed pairs (share of pairs)"] == pytest.approx((21 / 105, 8 / 171))
+    assert shares["weight draws: top-3 changes (share of draws)"] == pytest.approx((0.0, 0.004))  # not a full panel
+    assert shares["insertion: fixed displacement"] == (0.0, 0.0)  # two marks at 0, never an empty panel
+    left, right = ax.get_xlim()
+    assert left <= 0.0 and 1.0 <= right < 1.05
+    # What is not drawn is named under the axis, each with its reason.
+    label = ax.get_xlabel().replace("\n", " ")
+    assert "encoders, pairs, corruption cells (inputs)" in label and "mean |rank displacement| (in ranks)" in label
+    assert "no value in this build" in label
+    box = layout.boxes(fig, [fig.legends[0]])[0]
+    assert not layout.overlaps([box, ax.bbox])
+    # Without this build's draw count the top-3 count is left to the table, said so under the axis.
+    plain = plots.published_vs_build(_comparison())
+    assert not [t for t in plain.axes[0].get_yticklabels() if "top-3" in t.get_text()]
+    assert "top-3 changes (a count of draws)" in plain.axes[0].get_xlabel().replace("\n", " ")
+
+
+def test_published_figure_draws_an_interval_where_the_table_carries_one():
+    table = _comparison().assign(build_low=np.nan, build_high=np.nan)
+    table.loc[1, ["build_low", "build_high"]] = [0.85, 0.95]
+    ax = plots.published_vs_build(table).axes[0]
+    bars = [c for c in ax.collections if c.__class__.__name__ == "LineCollection" and len(c.get_segments()) == 1]
+    (start, end), = [seg[:, 0] for seg in bars[-1].get_segments()]
+    assert (start, end) == pytest.approx((0.85, 0.95))
+    assert any("interval" in t.get_text() for t in ax.figure.legends[0].get_texts())
+
+
+def test_published_figure_reads_the_real_comparison_table(table):
+    """The names it keeps and drops are the comparison's own (a renamed row would otherwise be drawn as a result)."""
+    from crsbench_lib.report import comparison
+    from crsbench_lib.scoring import freeze_standard
+
+    standard = freeze_standard(table, "plots-v1", created="2026-01-01T00:00:00Z")
+    compared = comparison.published_comparison(table, standard, n_draws=20)
+    drawn, left_out = plots.comparable_rows(compared, n_draws=20)
+    counts = set(comparison.COUNT_QUANTITIES) - set(plots.SHARE_OF) - {plots.TOP3_CHANGES}
+    assert counts == set(plots.INPUT_QUANTITIES)
+    assert set(plots.OTHER_UNITS) <= set(compared["quantity"])
+    assert not set(drawn["quantity"]) & (counts | set(plots.OTHER_UNITS))
+    assert drawn[["study", "this_build"]].abs().le(1).all().all()
 
 
 def _many_corruption_cells() -> pd.DataFrame:
@@ -161,3 +245,21 @@ def test_calibration_figure_draws_the_ece_floor_it_asks_the_reader_to_compare_wi
     # The AUROC bars do not borrow "uncalibrated" / "after calibrator" colours.
     assert not {to_hex(p.get_facecolor()) for p in right.patches} & {to_hex(EMPHASIS), to_hex(HIGHLIGHT)}
     assert not plots.calibration_before_after(summary.drop(columns="ece_floor")).axes[0].patches  # floor optional
+
+
+def test_corruption_heat_map_scale_fits_the_data():
+    """Lecturer: a diverging -0.08..+0.08 scale while every cell mean is >= 0.003 (then Fig. 15)."""
+    from crsbench_lib.report.style import DIVERGING_CMAP, SEQUENTIAL_CMAP
+
+    cells = _many_corruption_cells()
+    positive = cells.assign(mean_auroc_loss=cells["mean_auroc_loss"].abs() + 0.003)
+    mesh = plots.corruption_overview(positive).axes[0].collections[0]
+    assert mesh.norm.vmin == 0.0 and mesh.norm.vmax == pytest.approx(positive["mean_auroc_loss"].max())
+    assert mesh.cmap.name.startswith(SEQUENTIAL_CMAP)
+    # Both signs: diverging, centred on 0, each side only as far as its values go.
+    mixed = cells.assign(mean_auroc_loss=np.where(np.arange(len(cells)) == 0, -0.01, cells["mean_auroc_loss"].abs()))
+    scale = plots.loss_colour_scale(mixed["mean_auroc_loss"].to_numpy())
+    assert scale["cmap"] == DIVERGING_CMAP and scale["center"] == 0.0
+    assert scale["vmin"] == pytest.approx(-0.01) and scale["vmax"] == pytest.approx(mixed["mean_auroc_loss"].max())
+    mesh = plots.corruption_overview(mixed).axes[0].collections[0]
+    assert mesh.norm.vmin < 0 < mesh.norm.vmax

@@ -166,16 +166,43 @@ def test_pareto_view_names_encoders_in_a_legend_not_over_the_panels(scores, layo
         shapes = [c for c in ax.collections if len(c.get_offsets()) == 1]
         assert len(shapes) == len(highlight)  # one marker of its own per named encoder, on every panel
     legend = fig.legends[0]
-    assert [t.get_text() for t in legend.get_texts()][:2] == highlight
+    assert [t.get_text() for t in legend.get_texts()][:2] == [f"{k} {name}" for k, name in enumerate(highlight, 1)]
     box = layout.boxes(fig, [legend])[0]
     assert layout.inside(box, fig.bbox)
     assert not [ax for ax in panels if layout.overlaps([box, ax.get_tightbbox(renderer)])]
 
 
+def test_pareto_view_numbers_named_markers_that_sit_on_each_other(scores, layout, check_figure):
+    """Lecturer: the star, triangle and circle of the named leaders overlapped at top right (then Fig. 9)."""
+    named = scores.copy()
+    top = list(named.nlargest(3, "crs").index)
+    for axis in ("s_D", "s_C", "s_L", "s_R"):
+        named.loc[top, axis] = [0.90, 0.901, 0.899]  # three leaders on one spot in every panel
+    highlight = list(named.loc[top, "encoder"])
+    fig = plots.pareto_view(named, highlight=highlight)
+    check_figure(fig)
+    other = {"Calibration": "s_C", "Label efficiency": "s_L", "Robustness": "s_R"}
+    for ax in [ax for ax in fig.axes if ax.get_title()]:
+        tags = [t for t in ax.texts if t.get_text() in {"1", "2", "3"}]
+        assert sorted(t.get_text() for t in tags) == ["1", "2", "3"]
+        boxes = layout.boxes(fig, tags)
+        assert not layout.overlaps(boxes)  # spread apart although their points coincide
+        assert all(layout.inside(box, ax.bbox) for box in boxes)
+        # Each number is joined by a leader to its own marker.
+        for tag in tags:
+            k = int(tag.get_text())
+            leader = [line for line in ax.get_lines() if tuple(np.asarray(line.get_xydata())[-1]) == tag.get_position()]
+            assert len(leader) == 1
+            point = named.loc[top[k - 1], ["s_D", other[ax.get_title()]]].to_numpy(dtype=float)
+            assert np.asarray(leader[0].get_xydata())[0] == pytest.approx(point)
+        assert min(t.get_fontsize() for t in tags) >= 9
+
+
 def test_ece_by_condition_joins_only_conditions_of_one_family(table, check_figure):
     """Lecturer: lines joined unrelated conditions (clean to a label fraction, a severity to the site shift;
     then Fig. 6)."""
-    ece = summaries.ece_by_condition(table)
+    # The lines alone: without the floor column (the next test draws the floor).
+    ece = summaries.ece_by_condition(table).drop(columns=["ece_floor"], errors="ignore")
     conditions = list(dict.fromkeys(ece["condition"]))
     assert {plots.condition_family(c) for c in conditions} >= {"clean", "labels", "corruption"}
     shown = list(ece["encoder"].unique()[:2])
@@ -191,4 +218,23 @@ def test_ece_by_condition_joins_only_conditions_of_one_family(table, check_figur
     # Every encoder still has a marker at every condition it has.
     points = sum(len(line.get_xdata()) for line in ax.get_lines() if line.get_marker() == "o")
     assert points == len(ece)
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == sorted(shown)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == sorted(shown)
+    assert not ax.patches  # no floor in the table, no floor drawn
+
+
+def test_ece_by_condition_draws_the_floor_of_each_conditions_test_size(table, layout, check_figure):
+    """Lecturer: clean ECE is read on the whole test set, each corruption on its own small block whose ECE floor
+    is about 4x larger; the jump at severity 1 was mostly that floor (then Fig. 6)."""
+    ece = summaries.ece_by_condition(table)
+    conditions = list(dict.fromkeys(ece["condition"]))
+    floor = {c: (0.09 if c.startswith("corruption") else 0.022) for c in conditions}
+    ece = ece.assign(ece_floor=ece["condition"].map(floor))
+    fig = plots.ece_by_condition(ece, highlight=list(ece["encoder"].unique()[:2]))
+    check_figure(fig)
+    ax = fig.axes[0]
+    bars = sorted(ax.patches, key=lambda p: p.get_x())
+    assert [b.get_height() for b in bars] == pytest.approx([floor[c] for c in conditions])  # one bar per condition
+    assert all(b.get_y() == 0 for b in bars)
+    legend = fig.legends[0]
+    assert "floor" in legend.get_texts()[0].get_text()
+    assert not layout.overlaps([layout.boxes(fig, [legend])[0], ax.bbox])  # above the panel, over no line

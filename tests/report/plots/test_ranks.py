@@ -146,3 +146,59 @@ def test_bump_chart_counts_pairs_that_cross_at_one_point(layout, check_figure):
     assert len(ticks) == 2
     assert not [pair for pair in layout.overlaps([*layout.boxes(fig, [legend]), *ticks], slack=0.0) if 0 in pair]
     assert layout.inside(layout.boxes(fig, [legend])[0], fig.bbox)
+
+
+def _saved_width_in(fig) -> float:
+    """The width (inches) of the saved PNG: ``savefig.bbox`` is tight, so anything outside the panels widens it."""
+    fig.canvas.draw()
+    return fig.get_tightbbox(fig.canvas.get_renderer()).width
+
+
+def _long_names(n: int) -> list[str]:
+    return [f"multitask_broad_noaug_{i:02d}" for i in range(n)]
+
+
+def test_transfer_figure_fits_the_column_at_a_legible_size(layout, check_figure):
+    """Lecturer: Fig. 17's panel text printed at 6-7 px: the names beside the slope lines spilled outside the figure,
+    the PNG came out wider than the page's column and the page shrank every letter (then Fig. 17)."""
+    from crsbench_lib.report.style import BOOK_WIDTH_IN
+
+    names = _long_names(9)
+    ranks = pd.DataFrame({"encoder": names, "rank_frozen": range(1, 10), "rank_lora": [1, 3, 2, 4, 6, 7, 5, 8, 9]})
+    gains = pd.DataFrame({"encoder": names + ["intask_supervised_s"], "auroc_gain": np.linspace(0.0, 0.017, 10)})
+    fig = plots.transfer_comparison(ranks, gains)
+    check_figure(fig)
+    assert _saved_width_in(fig) <= BOOK_WIDTH_IN + 0.1
+    slope, bars = fig.axes[:2]
+    names_drawn = [t for t in slope.texts if t.get_text().strip() and not t.get_text().endswith("pairs")]
+    assert len(names_drawn) == 2 * len(names)
+    assert all(layout.inside(box, slope.bbox) for box in layout.boxes(fig, names_drawn))
+    assert min(t.get_fontsize() for t in names_drawn) >= 9
+    assert min(t.get_fontsize() for t in bars.get_yticklabels()) >= 9
+    assert _crosses_counted(slope) == len(plots.crossing_pairs(ranks["rank_frozen"], ranks["rank_lora"]))
+
+
+def test_bump_chart_names_stay_inside_the_column():
+    from crsbench_lib.report.style import BOOK_WIDTH_IN
+
+    names = _long_names(19)
+    ranks = pd.DataFrame({"encoder": names, "rank_auroc": range(1, 20), "rank_crs": [2, 1, *range(3, 20)]})
+    assert _saved_width_in(plots.bump_chart(ranks)) <= BOOK_WIDTH_IN + 0.1
+
+
+def test_rank_probability_numbers_are_legible_and_fit_their_cells(layout):
+    """Lecturer: Fig. 10's cell values printed at 6-7 px (then Fig. 10)."""
+    n = 19
+    probabilities = pd.DataFrame(np.full((n, n), 0.47), index=pd.Index(_long_names(n), name="encoder"),
+                                 columns=range(1, n + 1))
+    fig = plots.rank_probability_heatmap(probabilities, top_k=3)
+    ax = fig.axes[0]
+    numbers = [t for t in ax.texts if t.get_text()]
+    assert len(numbers) == n * n and min(t.get_fontsize() for t in numbers) >= 9
+    boxes = layout.boxes(fig, numbers)
+    (x0, _), (x1, _) = ax.transData.transform([(0, 0), (1, 0)])
+    assert max(b.width for b in boxes) < abs(x1 - x0)  # ".47" inside its own cell
+    assert not layout.overlaps(boxes)
+    colour_bar = fig.axes[1]
+    assert colour_bar.get_position().height < colour_bar.get_position().width  # under the map, not beside it
+    assert plots.cell_font_size(40) < 9  # a wider grid gets smaller numbers, not overprinted ones
