@@ -106,6 +106,48 @@ def withheld_finding(standard_version: str, n_problems: int) -> str:
             "paragraph would read the misfit, not the encoders.")
 
 
+#: A findings paragraph longer than this many words is shown as several (:func:`short_paragraphs`).
+LONGEST_PARAGRAPH = 120
+#: About how many words each of those paragraphs holds.
+PARAGRAPH_AIM = 70
+# A sentence ends at ., ! or ? followed by a space and a capital letter, a bold marker or a quote: "e.g. the",
+# "Fig. 6", "0.5" and the abbreviations below ("et al. Kumar", "vs. AUROC") do not end one.
+_SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bal\.)(?<!\bFig\.)(?<!\bcf\.)"
+                           r"(?<=[.!?])\s+(?=[A-Z*\"“])")
+
+
+def short_paragraphs(text: str, longest: int = LONGEST_PARAGRAPH, aim: int = PARAGRAPH_AIM) -> str:
+    r"""``text`` with every plain paragraph of more than ``longest`` words broken, between sentences, into paragraphs
+    of about ``aim`` words; lists, tables, quotes, headings and shorter paragraphs are left as they are.
+
+    A reader takes in a finding of three sentences at a glance, not one of twelve; the words and their order stay
+    exactly the same.
+
+    Examples
+    --------
+    >>> long = " ".join(f"Sentence {k} has exactly six words." for k in range(30))
+    >>> parts = short_paragraphs(long).split("\n\n")
+    >>> len(parts), max(len(p.split()) for p in parts) <= 72
+    (3, True)
+    >>> short_paragraphs("One short paragraph. It stays.")
+    'One short paragraph. It stays.'
+    """
+    out = []
+    for block in str(text).split("\n\n"):
+        plain = "\n" not in block.strip() and not block.lstrip().startswith(("-", "*", ">", "|", "#", "1.", "`"))
+        if not plain or len(block.split()) <= longest:
+            out.append(block)
+            continue
+        sentences = _SENTENCE_END.split(block.strip())
+        parts: list[list[str]] = [[]]
+        for sentence in sentences:
+            if parts[-1] and sum(len(x.split()) for x in parts[-1]) + len(sentence.split()) > aim:
+                parts.append([])
+            parts[-1].append(sentence)
+        out.extend(" ".join(part) for part in parts)
+    return "\n\n".join(out)
+
+
 def finding_text(text: str) -> str:
     """``text``, or :func:`withheld_finding` while the page being executed does not fit its standard.
 
@@ -129,7 +171,7 @@ def finding_text(text: str) -> str:
     >>> withhold_findings("", ())
     """
     lines = tuple(_MISFIT["lines"])  # type: ignore[arg-type]
-    return withheld_finding(str(_MISFIT["standard"]), len(lines)) if lines else text
+    return withheld_finding(str(_MISFIT["standard"]), len(lines)) if lines else short_paragraphs(text)
 
 
 def findings(text: str) -> Markdown:

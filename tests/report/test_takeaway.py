@@ -70,3 +70,35 @@ def test_findings_show_the_text_on_a_page_that_fits_and_one_line_on_a_misfit():
     assert "0.62" not in withheld and "\n" not in withheld  # one line, none of the paragraph's numbers
     takeaway.withhold_findings("crs-default-v5", ())
     assert takeaway.findings(text).data == text  # the next page, which fits, shows its findings again
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crsbench_lib.report.takeaway import LONGEST_PARAGRAPH, PARAGRAPH_AIM, short_paragraphs
+
+_WORD = st.text(alphabet="abcdefghij", min_size=1, max_size=6)
+_SENTENCE = st.lists(_WORD, min_size=1, max_size=25).map(lambda w: " ".join(["Word", *w]) + ".")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SENTENCE, min_size=1, max_size=40))
+def test_short_paragraphs_keep_every_word_and_break_only_long_ones(sentences):
+    text = " ".join(sentences)
+    out = short_paragraphs(text)
+    assert out.split() == text.split()  # the same words in the same order
+    parts = out.split("\n\n")
+    if len(text.split()) <= LONGEST_PARAGRAPH:
+        assert out == text
+        return
+    # Each paragraph stays near the aim: a sentence is never cut, so one may carry the paragraph past it.
+    longest_sentence = max(len(s.split()) for s in sentences)
+    assert len(parts) > 1 and all(len(p.split()) <= PARAGRAPH_AIM + longest_sentence for p in parts)
+
+
+def test_short_paragraphs_keep_lists_tables_and_abbreviations():
+    listed = "\n".join(f"- item {k} " + "word " * 20 for k in range(10))
+    assert short_paragraphs(listed) == listed
+    citing = " ".join(["Calibration after Kumar et al. Kumar showed it, e.g. Figure 2 vs. AUROC."] * 20)
+    for part in short_paragraphs(citing).split("\n\n"):
+        assert not part.startswith(("Kumar showed", "Figure 2", "AUROC."))
