@@ -1,0 +1,161 @@
+"""The book's page "How each number is computed": per chapter, the library functions its cells call.
+
+Every chapter keeps its library calls in the page (collapsed), and its method
+section links to its part of this page, where each function the chapter calls
+is named with the first line of its documentation and, in a dropdown, the whole
+docstring (parameters, returns, examples, and the formula and reference where a
+metric has one). The page is generated from the notebooks' code, so it cannot
+drift from what the chapters run: ``book/api.md`` is written by
+:func:`write_api_page` and a test checks that it is up to date.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import json
+import os
+from pathlib import Path
+
+from crsbench_lib.atomic import atomic_write_text
+
+PACKAGE = "crsbench_lib"
+#: Where the numbers are computed: a chapter's calls into these modules are listed (its calls that lay out the
+#: page, phrase the findings or draw the figures are in its cells, not here).
+COMPUTING = ("crsbench_lib.scoring.", "crsbench_lib.metrics.", "crsbench_lib.registry.", "crsbench_lib.data.",
+             "crsbench_lib.report.summaries.", "crsbench_lib.report.differences.", "crsbench_lib.report.comparison.",
+             "crsbench_lib.report.world.")
+PAGE_LABEL = "api"  # the page's label; a chapter's part is "api-<chapter>"
+TITLE = "How each number is computed"
+
+
+def chapter_label(chapter: str) -> str:
+    """The label of a chapter's part of the page (``{ref}`` target), e.g. ``api-agreement``."""
+    return f"{PAGE_LABEL}-{chapter.replace('_', '-')}"
+
+
+def _code_cells(path: Path) -> list[str]:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+
+
+def chapter_calls(path: str | os.PathLike[str]) -> list[str]:
+    """Dotted names of the package's functions and classes a notebook's code cells call, in order of first call.
+
+    Names imported from the package (``from crsbench_lib.x import f``) and
+    attributes of imported package modules (``from crsbench_lib import m``;
+    ``m.f(...)``) count; calls of anything else do not.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> cell = {"cell_type": "code", "source": ["from crsbench_lib.scoring import agreement\\n",
+    ...         "from crsbench_lib.report.grammar import fmt\\n", "fmt(agreement.score_agreement(t).tau_b, 3)"]}
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "n.ipynb"
+    >>> _ = path.write_text(json.dumps({"cells": [cell]}))
+    >>> chapter_calls(path)
+    ['crsbench_lib.report.grammar.fmt', 'crsbench_lib.scoring.agreement.score_agreement']
+    """
+    names: dict[str, str] = {}  # local name -> dotted package name
+    called: list[str] = []
+    trees = [ast.parse(source) for source in _code_cells(Path(path))]
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == PACKAGE:
+                for alias in node.names:
+                    names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for tree in trees:
+        calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        for call in calls:
+            func = call.func
+            if isinstance(func, ast.Name) and func.id in names:
+                dotted = names[func.id]
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in names:
+                dotted = f"{names[func.value.id]}.{func.attr}"
+            else:
+                continue
+            if dotted not in called:
+                called.append(dotted)
+    return called
+
+
+def resolve(dotted: str) -> object | None:
+    """The function or class a dotted name names (None for a module or anything else)."""
+    module, _, attr = dotted.rpartition(".")
+    try:
+        value = getattr(importlib.import_module(module), attr)
+    except (ImportError, AttributeError):
+        return None
+    return value if inspect.isfunction(value) or inspect.isclass(value) else None
+
+
+def _title(path: Path) -> str:
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        text = "".join(cell["source"]).strip()
+        if cell["cell_type"] == "markdown" and text.startswith("# "):
+            return text.splitlines()[0][2:].strip()
+    return path.stem
+
+
+def _summary(value: object) -> str:
+    doc = inspect.getdoc(value) or ""
+    return doc.split("\n\n")[0].replace("\n", " ").strip() or "(no documentation)"
+
+
+def _entry(dotted: str, value: object) -> str:
+    doc = inspect.getdoc(value) or ""
+    summary = _summary(value)
+    # A docstring is shown as written: a text block inside a dropdown, so a reader opens only what they need.
+    return (f"- `{dotted}`: {summary}\n\n"
+            f"  :::{{admonition}} Documentation of `{dotted.rpartition('.')[2]}`\n"
+            f"  :class: dropdown\n\n  ```text\n"
+            + "\n".join(f"  {line}".rstrip() for line in doc.splitlines())
+            + "\n  ```\n  :::\n")
+
+
+def api_markdown(notebook_dir: str | os.PathLike[str], chapters: list[str]) -> str:
+    """The page's Markdown for ``chapters`` (notebook names, in reading order).
+
+    Parameters
+    ----------
+    notebook_dir : path
+        The folder of the chapters' notebooks.
+    chapters : list of str
+        Notebook names without suffix.
+
+    Returns
+    -------
+    str
+    """
+    lines = [f"({PAGE_LABEL})=", f"# {TITLE}", "",
+             "Every chapter computes its tables and figures by calling this package's functions; the calls are in",
+             "the chapter's collapsed cells. Here, chapter by chapter, are the package functions that compute its",
+             "numbers (the calls that lay out the page, phrase its findings or draw its figures stay in its cells),",
+             "with the first line of their documentation; open a dropdown for the whole docstring (parameters,",
+             "returns, an example, and a metric's formula and reference), or type `help(name)` in Python.",
+             "This page is generated from the chapters' code (`crsbench_lib.report.api_page`).", ""]
+    shown: dict[str, str] = {}  # function -> the chapter whose part shows its whole documentation
+    for chapter in chapters:
+        path = Path(notebook_dir) / f"{chapter}.ipynb"
+        title = _title(path)
+        lines += [f"({chapter_label(chapter)})=", f"## {title}", ""]
+        computing = [d for d in chapter_calls(path) if d.startswith(COMPUTING) and resolve(d) is not None]
+        if not computing:
+            lines += ["This chapter calls no computing function of its own; its cells lay out what the others compute.", ""]
+        for dotted in computing:
+            if dotted in shown:
+                summary = _summary(resolve(dotted))
+                lines.append(f"- `{dotted}`: {summary} (documentation under {shown[dotted]}, above)\n")
+            else:
+                shown[dotted] = title
+                lines.append(_entry(dotted, resolve(dotted)))
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_api_page(target: str | os.PathLike[str], notebook_dir: str | os.PathLike[str],
+                   chapters: list[str]) -> Path:
+    """Write :func:`api_markdown` to ``target`` (atomically); return its path."""
+    atomic_write_text(Path(target), api_markdown(notebook_dir, chapters))
+    return Path(target)
