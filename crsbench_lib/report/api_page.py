@@ -143,7 +143,8 @@ def api_markdown(notebook_dir: str | os.PathLike[str], chapters: list[str]) -> s
         lines += [f"({chapter_label(chapter)})=", f"## {title}", ""]
         computing = [d for d in chapter_calls(path) if d.startswith(COMPUTING) and resolve(d) is not None]
         if not computing:
-            lines += ["This chapter calls no computing function of its own; its cells lay out what the others compute.", ""]
+            lines += ["This chapter's cells call no computing function of the package: its numbers come from a "
+                      "command its collapsed cells run (and show), whose documentation is its `--help`.", ""]
         for dotted in computing:
             if dotted in shown:
                 summary = _summary(resolve(dotted))
