@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import inspect
 import json
 import os
@@ -99,9 +100,15 @@ def _title(path: Path) -> str:
     return path.stem
 
 
+# A Sphinx role of a docstring (":func:`~a.b`") read as the code span it names ("`b`"): the page is MyST, not rST.
+_ROLE = re.compile(r":(?:py:)?(?:func|class|mod|meth|attr|data|obj|exc):`(~?)([^`]+)`")
+
+
 def _summary(value: object) -> str:
     doc = inspect.getdoc(value) or ""
-    return doc.split("\n\n")[0].replace("\n", " ").strip() or "(no documentation)"
+    first = doc.split("\n\n")[0].replace("\n", " ").strip() or "(no documentation)"
+    # "~" asks for the last part of the name only, as Sphinx shows it.
+    return _ROLE.sub(lambda m: f"`{m.group(2).rpartition('.')[2] if m.group(1) else m.group(2)}`", first)
 
 
 def _entry(dotted: str, value: object) -> str:

@@ -134,7 +134,8 @@ def short_paragraphs(text: str, longest: int = LONGEST_PARAGRAPH, aim: int = PAR
     """
     out = []
     for block in str(text).split("\n\n"):
-        plain = "\n" not in block.strip() and not block.lstrip().startswith(("-", "*", ">", "|", "#", "1.", "`"))
+        # A list item starts with "- ", "* " or "1. "; "**In this build**" opens a paragraph of prose.
+        plain = "\n" not in block.strip() and not block.lstrip().startswith(("- ", "* ", ">", "|", "#", "1. ", "`"))
         if not plain or len(block.split()) <= longest:
             out.append(block)
             continue

@@ -49,3 +49,9 @@ def test_each_function_is_documented_once_in_full():
     names = re.findall(r":::\{admonition\} Documentation of `(\w+)`", page)
     full = re.findall(r"^- `([\w.]+)`: .*?\n\n  :::\{admonition\}", page, flags=re.M)
     assert len(full) == len(set(full)) == len(names) > 20
+
+
+def test_summaries_read_as_markdown_not_as_sphinx_roles():
+    page = (ROOT / "book" / "api.md").read_text(encoding="utf-8")
+    summaries = [line for line in page.splitlines() if line.startswith("- `")]
+    assert summaries and not [line for line in summaries if re.search(r":(func|class|mod|meth|attr):`", line)]

@@ -99,6 +99,8 @@ def test_short_paragraphs_keep_every_word_and_break_only_long_ones(sentences):
 def test_short_paragraphs_keep_lists_tables_and_abbreviations():
     listed = "\n".join(f"- item {k} " + "word " * 20 for k in range(10))
     assert short_paragraphs(listed) == listed
+    bold = "**In this build** " + " ".join(["A sentence of exactly seven words here."] * 30)
+    assert len(short_paragraphs(bold).split("\n\n")) > 1  # bold opening words are prose, not a list item
     citing = " ".join(["Calibration after Kumar et al. Kumar showed it, e.g. Figure 2 vs. AUROC."] * 20)
     for part in short_paragraphs(citing).split("\n\n"):
         assert not part.startswith(("Kumar showed", "Figure 2", "AUROC."))
