@@ -6,7 +6,7 @@ that enter ``L``, the ECE binning, and the reference panel (names and
 *normalised* profiles). It is a YAML file::
 
     format: crs-standard/1
-    version: crs-default-v5
+    version: crs-default-v6
     created: '2026-11-30T05:00:00Z'
     description: ...
     arm: frozen                       # arm the panel was frozen from
@@ -59,7 +59,7 @@ WEIGHT_KEYS: tuple[str, ...] = ("dominance", "balance", "floor")
 TEMPLATE_FILENAME = "crs-template.yaml"
 #: The shipped default standard's name: the ``standard:`` of the shipped profiles and
 #: ``crsbench score``'s default (a new version changes this one constant).
-DEFAULT_STANDARD = "crs-default-v5"
+DEFAULT_STANDARD = "crs-default-v6"
 DEFAULT_FILENAME = f"{DEFAULT_STANDARD}.yaml"
 # Weights must sum to one up to float rounding of the decimal values in the file.
 WEIGHT_SUM_TOLERANCE = 1e-9
@@ -78,6 +78,10 @@ R_SCALES: tuple[str, ...] = ("points", "chance")
 #: the noise-aware count, each member weighted by the probability that the candidate
 #: dominates it given the axes' measurement noise (method section 9, amendment 20).
 DOMINANCE_FORMS: tuple[str, ...] = ("pareto", "noise_aware")
+#: Estimators of the calibration axis: the study's plug-in binned ECE, or the same
+#: ECE with its finite-sample bias estimated and removed (method section 9, amendment 21;
+#: :func:`crsbench_lib.metrics.calibration.debiased_ece`).
+ECE_ESTIMATORS: tuple[str, ...] = ("plugin", "debiased")
 
 
 @dataclass(frozen=True)
@@ -237,6 +241,9 @@ class ReferenceStandard:
         The scales of ``L`` and ``R`` (default: the study's).
     dominance : Dominance
         How dominance counts panel members (default: the study's Pareto count).
+    ece_estimator : {"plugin", "debiased"}
+        The calibration axis's estimator (default: the study's plug-in ECE; a
+        standard without the field keeps its meaning and its content hash).
     """
 
     version: str
@@ -252,6 +259,7 @@ class ReferenceStandard:
     source_results_hash: str = ""
     axis_scales: AxisScales = field(default_factory=AxisScales)
     dominance: Dominance = field(default_factory=Dominance)
+    ece_estimator: str = "plugin"
 
     def __post_init__(self) -> None:
         # Normalise containers so a standard built in code equals one read from disk.
@@ -326,6 +334,7 @@ class ReferenceStandard:
             "ece_bins": int(self.ece_bins),
             **({} if self.axis_scales.is_study else {"axis_scales": self.axis_scales.to_dict()}),
             **({} if self.dominance.is_pareto else {"dominance": self.dominance.to_dict()}),
+            **({} if self.ece_estimator == "plugin" else {"ece_estimator": self.ece_estimator}),
             "source_results_hash": self.source_results_hash,
             "panel": [
                 {"name": name, **{a: float(v) for a, v in zip(AXES, row, strict=True)}}
@@ -363,7 +372,7 @@ def validate_standard(std: ReferenceStandard, source: str = "reference standard"
         on D and L, and lie below it on C and R); weights not exactly
         dominance/balance/floor, negative, or not summing to 1 within 1e-9;
         label fractions outside (0, 1], repeated, or without 1.0; ece_bins not a
-        positive integer; panel names empty or repeated; panel profiles outside
+        positive integer; ece_estimator not one of :data:`ECE_ESTIMATORS`; panel names empty or repeated; panel profiles outside
         [0, 1] or not of shape (k, 4).
     """
     if not isinstance(std.version, str) or not std.version.strip():
@@ -399,6 +408,8 @@ def validate_standard(std: ReferenceStandard, source: str = "reference standard"
         raise _fail(source, "label_fractions", "must include 1.0")
     if isinstance(std.ece_bins, bool) or not isinstance(std.ece_bins, (int, np.integer)) or std.ece_bins < 1:
         raise _fail(source, "ece_bins", f"must be a positive integer, found {std.ece_bins!r}")
+    if std.ece_estimator not in ECE_ESTIMATORS:
+        raise _fail(source, "ece_estimator", f"must be one of {', '.join(ECE_ESTIMATORS)}, found {std.ece_estimator!r}")
     names = std.panel_names
     if any(not n.strip() for n in names):
         raise _fail(source, "panel", "has a member with an empty name")
@@ -536,6 +547,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
             source_results_hash=str(data.get("source_results_hash", "") or ""),
             axis_scales=scales,
             dominance=dominance,
+            ece_estimator=str(data.get("ece_estimator", "plugin")),
         )
     except ReferenceStandardError as exc:
         raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
@@ -651,6 +663,7 @@ __all__ = [
     "AXES",
     "AxisScales",
     "DOMINANCE_FORMS",
+    "ECE_ESTIMATORS",
     "Dominance",
     "CHANCE_AUROC",
     "L_SCALES",

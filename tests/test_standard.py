@@ -208,6 +208,28 @@ def test_dominance_round_trip_and_leave_older_standards_unchanged(tmp_path):
     assert pareto.content_hash != noisy.content_hash
 
 
+def test_ece_estimator_round_trip_and_leave_older_standards_unchanged(tmp_path):
+    # A standard with the plug-in ECE writes no ece_estimator field, so v1-v5 keep their hashes.
+    plugin_mapping = {k: v for k, v in _mapping().items() if k != "ece_estimator"}
+    assert "ece_estimator" not in standard_from_dict(plugin_mapping).to_dict()
+    for name in ("crs-default-v1", "crs-default-v2", "crs-default-v3", "crs-default-v4", "crs-default-v5"):
+        shipped = load_standard(PACKAGE_DIR.parent / "standards" / f"{name}.yaml")
+        assert shipped.ece_estimator == "plugin"
+    debiased = standard_from_dict(_mapping() | {"ece_estimator": "debiased"})
+    assert debiased.to_dict()["ece_estimator"] == "debiased"
+    again = load_standard(save_standard(debiased, tmp_path / "d.yaml"))
+    assert again.ece_estimator == "debiased" and again.content_hash == debiased.content_hash
+    plugin = standard_from_dict(_mapping() | {"ece_estimator": "plugin"})
+    assert plugin.content_hash == standard_from_dict(plugin_mapping).content_hash != debiased.content_hash
+
+
+@pytest.mark.parametrize("value", ["unbiased", 1, None])
+def test_invalid_ece_estimator_is_named(value):
+    with pytest.raises(ReferenceStandardError, match=re.escape("s.yaml: field 'ece_estimator' must be one of plugin, "
+                                                               "debiased")):
+        standard_from_dict(_mapping() | {"ece_estimator": value}, source="s.yaml")
+
+
 @pytest.mark.parametrize(
     ("value", "field"),
     [
@@ -226,16 +248,21 @@ def test_invalid_dominance_is_named(value, field):
         standard_from_dict(_mapping() | {"dominance": value}, source="s.yaml")
 
 
-def test_crs_default_v5_is_frozen_from_the_template_on_the_v3_world():
-    # v5 copies every setting of the template (chance scales, noise-aware dominance with the template's noise
-    # scale) and holds the default zoo's peers: every encoder but the in-task reference.
+def test_crs_default_v6_is_frozen_from_the_template_on_the_v3_world():
+    # v6 copies every setting of the template (the debiased ECE, chance scales, noise-aware dominance with the
+    # template's noise scale) and holds the default zoo's peers: every encoder but the in-task reference.
     from crsbench_lib.encoders.zoo import DEFAULT_ZOO, zoo_families
 
-    v5 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v5.yaml")
+    v6 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v6.yaml")
     template = load_template()
-    assert (v5.anchors, v5.weights, v5.axis_scales, v5.dominance) == (
-        template.anchors, template.weights, template.axis_scales, template.dominance)
-    assert (v5.label_fractions, v5.ece_bins) == (template.label_fractions, template.ece_bins)
+    assert (v6.anchors, v6.weights, v6.axis_scales, v6.dominance, v6.ece_estimator) == (
+        template.anchors, template.weights, template.axis_scales, template.dominance, template.ece_estimator)
+    assert (v6.label_fractions, v6.ece_bins) == (template.label_fractions, template.ece_bins)
+    assert v6.ece_estimator == "debiased"
     families = zoo_families()
-    assert set(v5.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
-    assert "generator 8" in v5.description
+    assert set(v6.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
+    assert "generator 8" in v6.description
+    # v5, the same world on the plug-in ECE, stays shipped with its own noise scale.
+    v5 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v5.yaml")
+    assert v5.ece_estimator == "plugin" and v5.dominance_noise.tolist() == [0.0082, 0.0203, 0.0156, 0.0167]
+    assert (v5.anchors, v5.axis_scales, set(v5.panel_names)) == (v6.anchors, v6.axis_scales, set(v6.panel_names))

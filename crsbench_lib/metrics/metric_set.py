@@ -23,6 +23,7 @@ class MetricSet:
     auroc: float
     ece: float
     ece_floor: float
+    ece_debiased: float
     brier: float
     nll: float
     accuracy: float
@@ -38,6 +39,7 @@ class MetricSet:
             "ece": self.ece,
             "ece_floor": self.ece_floor,
             "ece_excess": self.ece - self.ece_floor,
+            "ece_debiased": self.ece_debiased,
             "brier": self.brier,
             "nll": self.nll,
             "accuracy": self.accuracy,
@@ -57,7 +59,8 @@ def evaluate_predictions(
     -------
     MetricSet
         AUROC (:func:`~crsbench_lib.metrics.auroc.macro_auroc`), ECE (:func:`~crsbench_lib.metrics.calibration.expected_calibration_error`)
-        and its floor (:func:`~crsbench_lib.metrics.calibration.ece_floor`), Brier, NLL, accuracy, ``n_test``, ``n_skipped``, ``ece_bins`` and
+        its floor (:func:`~crsbench_lib.metrics.calibration.ece_floor`), the debiased ECE
+        (:func:`~crsbench_lib.metrics.calibration.debiased_ece`), Brier, NLL, accuracy, ``n_test``, ``n_skipped``, ``ece_bins`` and
         ``ece_variant``.
 
     Raises
@@ -72,6 +75,7 @@ def evaluate_predictions(
         auroc=auroc.value,
         ece=_ece_checked(y, p, task, n_bins),
         ece_floor=_ece_floor_checked(p, task, n_bins),
+        ece_debiased=_ece_checked(y, p, task, n_bins, debias=True),
         brier=_brier_checked(y, p, task),
         nll=_nll_checked(y, p, task),
         accuracy=_accuracy_checked(y, p, task),

@@ -135,6 +135,8 @@ COLUMNS: tuple[Column, ...] = (
         np.nan,
     ),
     Column("ece_excess", "float", "ece - ece_floor: the miscalibration the sample size does not explain.", False, np.nan),
+    Column("ece_debiased", "float", "ECE with its finite-sample bias estimated and removed (Kumar et al. 2019; same bins "
+           "and variant as ece; may be slightly negative); NaN in tables written before the column.", False, np.nan),
     Column("c_rule", "str", "Rule that chose the probe's C on the validation split: auroc or log_loss.", False, ""),
     Column("probe_c", "float", "The probe's inverse regularisation strength C chosen on validation.", False, np.nan),
     Column("calibrator_split", "str", "Split the post-hoc calibrators were fitted on.", False, ""),

@@ -85,6 +85,8 @@ def synthetic_results(
         # A finite test set gives even a calibrated predictor an ECE of a few hundredths.
         row["ece_floor"] = float(floor_rng.uniform(0.01, 0.03))
         row["ece_excess"] = ece - row["ece_floor"]
+        # The debiased ECE removes about sqrt(2) - 1 of a calibrated bin's floor (metrics.calibration.debiased_ece).
+        row["ece_debiased"] = ece - (np.sqrt(2.0) - 1.0) * row["ece_floor"]
         if row["condition"] == "corruption":
             row["ece_reference"] = float(np.clip(ece_clean + floor_rng.normal(0, 0.005), 0.001, 0.5))
         rows.append(row)

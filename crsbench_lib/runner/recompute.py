@@ -25,7 +25,8 @@ from crsbench_lib.runner.prediction_store import PredictionStore
 #: Default file name of a recomputed table (beside the run's own table).
 RECOMPUTED_FILE = "results_recomputed.parquet"
 #: Columns compared between the recomputed and the stored table.
-COMPARED_COLUMNS: tuple[str, ...] = METRIC_COLUMNS + ("ece_floor", "ece_excess", "auroc_reference", "ece_reference")
+COMPARED_COLUMNS: tuple[str, ...] = METRIC_COLUMNS + ("ece_floor", "ece_excess", "ece_debiased", "auroc_reference",
+                                                   "ece_reference")
 
 
 @dataclass(frozen=True)

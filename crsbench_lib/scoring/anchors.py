@@ -40,10 +40,12 @@ import pandas as pd
 
 from crsbench_lib.standard import AXES, ReferenceStandard
 
-#: The raw unit of each axis, per scale (D and C have one scale; L and R are keyed by the standard's scale names).
+#: The raw unit of each axis, per scale (D has one scale; C is keyed by the ECE estimator when it is not the
+#: plug-in, L and R by the standard's scale names).
 AXIS_UNITS: dict[str, str] = {
     "D": "macro-AUROC",
     "C": "ECE",
+    "C:debiased": "debiased ECE",
     "L:ratio": "AUROC retention ratio",
     "L:chance": "share of above-chance AUROC kept",
     "R:points": "AUROC loss",
@@ -53,6 +55,8 @@ AXIS_UNITS: dict[str, str] = {
 ANCHOR_REASONS: dict[str, str] = {
     "D": "worst = chance ranking (AUROC 0.5); best = perfect ranking",
     "C": "worst = stated risk off by 20 percentage points on average, no longer readable as a risk; best = perfectly calibrated",
+    "C:debiased": "worst = stated risk off by 20 percentage points on average, no longer readable as a risk; best = perfectly "
+                  "calibrated (a calibrated encoder's estimate scatters around 0)",
     "L:ratio": "worst = at most chance discrimination left with scarce labels; best = no loss at scarce labels",
     "L:chance": "worst = nothing above chance left with scarce labels; best = all of it kept (the normalised value is the share kept)",
     "R:points": "worst = a good encoder (0.85) turned weak (0.65) by routine acquisition changes; best = no loss",
@@ -63,19 +67,21 @@ ANCHOR_COLUMNS: tuple[str, ...] = ("axis", "unit", "worst", "best", "per_point",
 
 
 def scale_key(axis: str, standard: ReferenceStandard) -> str:
-    """The key of ``axis`` in :data:`AXIS_UNITS` and :data:`ANCHOR_REASONS` under ``standard``'s scales.
+    """The key of ``axis`` in :data:`AXIS_UNITS` and :data:`ANCHOR_REASONS` under ``standard``'s scales and ECE estimator.
 
     Examples
     --------
     >>> from crsbench_lib.standard import load_template
     >>> [scale_key(axis, load_template()) for axis in AXES]
-    ['D', 'C', 'L:chance', 'R:chance']
+    ['D', 'C:debiased', 'L:chance', 'R:chance']
     """
     scales = standard.axis_scales
     if axis == "L":
         return f"L:{scales.label_efficiency}"
     if axis == "R":
         return f"R:{scales.robustness}"
+    if axis == "C" and standard.ece_estimator != "plugin":
+        return f"C:{standard.ece_estimator}"
     return axis
 
 

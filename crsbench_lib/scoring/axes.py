@@ -69,6 +69,24 @@ def _check_arm(arm: str) -> None:
         raise SchemaError(f"unknown arm {arm!r} (expected one of {', '.join(ARMS)})")
 
 
+def _calibration_axis(clean: pd.DataFrame, ece_estimator: str, arm: str) -> np.ndarray:
+    """The raw ``C`` of each cell's clean row: its ``ece``, or its ``ece_debiased`` (amendment 21)."""
+    if ece_estimator == "plugin":
+        return clean["ece"].to_numpy(dtype=float)
+    if ece_estimator != "debiased":
+        raise SchemaError(f"unknown ECE estimator {ece_estimator!r} (expected plugin or debiased)")
+    column = clean["ece_debiased"] if "ece_debiased" in clean.columns else pd.Series(np.nan, index=clean.index)
+    missing = column.isna().to_numpy()
+    if missing.any():
+        cell = clean.index[int(np.argmax(missing))]
+        raise SchemaError(
+            f"results table: column 'ece_debiased' is missing or NaN for {_cell_name(cell)} (arm '{arm}'), which "
+            "the standard's debiased calibration axis needs; recompute the table from its predictions "
+            "(crsbench recompute RUN) or rerun it with this version"
+        )
+    return column.to_numpy(dtype=float)
+
+
 def label_retention(fraction_rows: pd.DataFrame, clean_auroc: pd.Series) -> np.ndarray:
     """AUROC retention of label-fraction rows: ``AUROC_f / AUROC_1.0`` of the same cell.
 
@@ -200,7 +218,8 @@ def standard_axes(
     The one call every score against a standard should use, so that a
     standard's scales can never be applied to axes of another scale.
     """
-    return raw_axes(results, arm=arm, label_fractions=standard.label_fractions, scales=standard.axis_scales)
+    return raw_axes(results, arm=arm, label_fractions=standard.label_fractions, scales=standard.axis_scales,
+                    ece_estimator=standard.ece_estimator)
 
 
 def raw_axes(
@@ -208,6 +227,7 @@ def raw_axes(
     arm: str = "frozen",
     label_fractions: Sequence[float] | None = None,
     scales: AxisScales | None = None,
+    ece_estimator: str = "plugin",
 ) -> pd.DataFrame:
     """Raw D, C, L, R per encoder x dataset x seed of one arm.
 
@@ -231,6 +251,10 @@ def raw_axes(
         The scales of ``L`` and ``R`` (:func:`chance_scaled`); ``None``: the
         study's. Pass a standard's ``axis_scales`` (or call
         :func:`standard_axes`).
+    ece_estimator : {"plugin", "debiased"}
+        ``C`` from the column ``ece`` (the study's plug-in ECE) or
+        ``ece_debiased`` (method section 9, amendment 21); a standard's
+        ``ece_estimator``.
 
     Returns
     -------
@@ -252,7 +276,8 @@ def raw_axes(
     _check_arm(arm)
     table = as_validated(results)
     fractions = None if label_fractions is None else tuple(float(f) for f in label_fractions)
-    kept = table.memo(("raw_axes", arm, fractions), lambda: _raw_axes(table.frame, arm, fractions))
+    kept = table.memo(("raw_axes", arm, fractions, ece_estimator),
+                      lambda: _raw_axes(table.frame, arm, fractions, ece_estimator))
     out = kept.copy()
     scaled, near = chance_scaled(out[list(AXES)].to_numpy(dtype=float), AxisScales() if scales is None else scales)
     out[list(AXES)] = scaled
@@ -260,7 +285,8 @@ def raw_axes(
     return out
 
 
-def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] | None) -> pd.DataFrame:
+def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] | None,
+              ece_estimator: str = "plugin") -> pd.DataFrame:
     """:func:`raw_axes` of a validated table."""
     rows = table[(table["arm"] == arm) & (table["calibration"] == "none")]
     if rows.empty:
@@ -290,7 +316,7 @@ def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] 
 
     out = pd.DataFrame(index=index)
     out["D"] = clean_auroc.to_numpy()
-    out["C"] = clean["ece"].to_numpy(dtype=float)
+    out["C"] = _calibration_axis(clean, ece_estimator, arm)
 
     # Label efficiency.
     lf_rows = rows[(condition == "label_fraction").to_numpy()]

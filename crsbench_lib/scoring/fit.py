@@ -99,6 +99,11 @@ def anchor_excess(scores: pd.DataFrame, standard: ReferenceStandard) -> list[Anc
             ("worst", worst, sign * (values - worst) < 0),
             ("best", best, sign * (values - best) > 0),
         ):
+            if axis == "C" and side == "best" and standard.ece_estimator == "debiased":
+                # The debiased ECE estimates a non-negative error without bias, so a
+                # well-calibrated encoder's estimate scatters below 0 by sampling noise
+                # alone: that is no value beyond the scale, and normalising clips it to 1.
+                continue
             if beyond.any():
                 picked = values[beyond]
                 extreme = picked.min() if (side == "worst") == HIGHER_IS_BETTER[axis] else picked.max()

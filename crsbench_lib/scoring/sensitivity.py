@@ -59,12 +59,13 @@ PANEL_SUBSET_SHARE = 2.0 / 3.0
 #: Worst anchors tried per axis by :func:`anchor_sweep`, per scale (keys of
 #: :func:`crsbench_lib.scoring.anchors.scale_key`; each grid holds the method's default for its
 #: scale). D and L on the ratio scale are AUROC-like (worst between chance and a weak encoder);
-#: C and R in points are ECE and AUROC losses (worst from a tenth to four tenths). On the chance
+#: C (either ECE estimator) and R in points are ECE and AUROC losses (worst from a tenth to four tenths). On the chance
 #: scales L's worst is a share of the above-chance AUROC kept (none to four tenths) and R's a
 #: share lost (four tenths to all of it).
 DEFAULT_WORST_SWEEP: dict[str, tuple[float, ...]] = {
     "D": (0.5, 0.55, 0.6, 0.65, 0.7),
     "C": (0.1, 0.15, 0.2, 0.3, 0.4),
+    "C:debiased": (0.1, 0.15, 0.2, 0.3, 0.4),
     "L:ratio": (0.5, 0.55, 0.6, 0.65, 0.7),
     "L:chance": (0.0, 0.1, 0.2, 0.3, 0.4),
     "R:points": (0.1, 0.15, 0.2, 0.3, 0.4),

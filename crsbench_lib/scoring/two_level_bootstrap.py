@@ -75,7 +75,7 @@ def _draw_images(rng: np.random.Generator, n_images: int, n_draws: int) -> np.nd
 
 def _fill_seed(
     out: np.ndarray, data: DatasetPredictions, s: int, weights: np.ndarray, shift_weights: np.ndarray | None,
-    fractions: Sequence[float], seed_counts: np.ndarray,
+    fractions: Sequence[float], seed_counts: np.ndarray, debias_ece: bool = False,
 ) -> None:
     """Write seed ``s``'s raw axes into ``out`` (E, S, B, 4), in the draws that pick the seed only.
 
@@ -92,12 +92,13 @@ def _fill_seed(
         shift_proba=None if data.shift_proba is None else data.shift_proba[:, s : s + 1],
     )
     out[:, s, drawn] = _seed_axes(
-        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions
+        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, debias_ece
     )[:, 0]
 
 
 def _seed_axes(
     data: DatasetPredictions, weights: np.ndarray, shift_weights: np.ndarray | None, fractions: Sequence[float],
+    debias_ece: bool = False,
 ) -> np.ndarray:
     """Raw axes (E, S, B, 4) of every encoder and seed of ``data`` under multiplicities (B, n)."""
     n_enc, n_seed = len(data.encoders), len(data.seeds)
@@ -109,7 +110,7 @@ def _seed_axes(
 
     clean = flat(data.clean)
     d_axis = weighted_macro_auroc(clean, data.labels, data.task, weights)
-    c_axis = weighted_ece(clean, data.labels, data.task, weights, data.ece_bins)
+    c_axis = weighted_ece(clean, data.labels, data.task, weights, data.ece_bins, debias=debias_ece)
 
     wanted = [f for f in (round(float(x), 9) for x in fractions) if f < 1.0]
     l_axis = np.full((items, n_draws), np.nan)
@@ -493,7 +494,7 @@ def two_level_bootstrap(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [
             pool.submit(_fill_seed, axes[name], predictions[name], s, *image_weights[name], fractions,
-                        seed_counts)
+                        seed_counts, std.ece_estimator == "debiased")
             for name, s in tasks
         ]
         for future in futures:

@@ -11,6 +11,7 @@ from crsbench_lib.errors import EvaluationError
 from crsbench_lib.metrics.calibration import (
     adaptive_ece,
     classwise_ece,
+    debiased_ece,
     ece_floor,
     expected_calibration_error,
     reliability_diagram,
@@ -216,3 +217,109 @@ def test_weighted_ece_equals_the_metric_on_resampled_images():
             expected = expected_calibration_error(labels[idx], proba[t, idx].astype(np.float32).astype(float),
                                                   "multiclass", 10)
             assert ece[t, b] == pytest.approx(expected, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- debiased ECE
+
+
+def ref_debiased_gap(confidence: list[float], correct: list[float], n_bins: int, draws: int = 0,
+                     rng: np.random.Generator | None = None) -> float:
+    """Kumar et al.'s normal debiasing per bin, its expectation by plain Monte Carlo when ``draws`` > 0.
+
+    ``2 |g| - E|g*|`` with ``g* = y* - conf`` and ``y* ~ N(acc, acc (1 - acc) / n_b)``;
+    with ``draws == 0`` the folded-normal mean by numerical integration.
+    """
+    from scipy import integrate
+
+    n = len(confidence)
+    total = 0.0
+    for m in range(n_bins):
+        lo, hi = m / n_bins, (m + 1) / n_bins
+        members = [i for i in range(n) if (lo < confidence[i] <= hi) or (m == 0 and confidence[i] == 0.0)]
+        if not members:
+            continue
+        acc = sum(correct[i] for i in members) / len(members)
+        conf = sum(confidence[i] for i in members) / len(members)
+        gap, sd = acc - conf, (acc * (1 - acc) / len(members)) ** 0.5
+        if sd == 0:
+            folded = abs(gap)
+        elif draws:
+            folded = float(np.abs(rng.normal(gap, sd, draws)).mean())
+        else:
+            density = lambda x: abs(x) * np.exp(-0.5 * ((x - gap) / sd) ** 2) / (sd * np.sqrt(2 * np.pi))  # noqa: E731
+            folded = integrate.quad(density, gap - 12 * sd, gap + 12 * sd, points=[0.0], limit=200)[0]
+        total += len(members) / n * (2 * abs(gap) - folded)
+    return total
+
+
+@SETTINGS
+@given(multiclass_case(require_all_classes=False), st.sampled_from([1, 5, 15]))
+def test_debiased_ece_equals_the_integrated_reference(case, n_bins):
+    y, p, _ = case
+    confidence = p.max(axis=1)
+    correct = (p.argmax(axis=1) == y).astype(float)
+    expected = ref_debiased_gap(confidence.tolist(), correct.tolist(), n_bins)
+    assert debiased_ece(y, p, "multiclass", n_bins) == pytest.approx(expected, abs=1e-7)
+
+
+@SETTINGS
+@given(st.one_of(multiclass_case(require_all_classes=False).map(lambda c: (c[0], c[1], "multiclass")),
+                 binary_case().map(lambda c: (c[0], c[1], "binary")),
+                 multilabel_case().map(lambda c: (c[0], c[1], "multilabel"))))
+def test_debiased_ece_never_exceeds_the_plugin_ece(case):
+    y, p, task = case
+    assert debiased_ece(y, p, task) <= expected_calibration_error(y, p, task) + 1e-12
+
+
+def test_debiased_ece_matches_monte_carlo_debiasing():
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(4) * 0.7, 300)
+    y = rng.integers(0, 4, 300)
+    confidence, correct = p.max(axis=1), (p.argmax(axis=1) == y).astype(float)
+    sampled = ref_debiased_gap(confidence.tolist(), correct.tolist(), 15, draws=200_000, rng=rng)
+    assert debiased_ece(y, p, "multiclass") == pytest.approx(sampled, abs=2e-3)
+
+
+def test_debiased_ece_hand_computed():
+    # One bin of four predictions at 0.5 with two positives: gap 0, sd sqrt(0.25 / 4) = 0.25.
+    y, p = np.array([0, 1, 0, 1]), np.full(4, 0.5)
+    assert debiased_ece(y, p, "binary", n_bins=2) == pytest.approx(-0.25 * np.sqrt(2 / np.pi), abs=1e-12)
+    # Certain outcomes (frequency 0 or 1) have no sampling variance: the plug-in gap stays.
+    y, p = np.array([1, 1, 1, 1]), np.full(4, 0.9)
+    assert debiased_ece(y, p, "binary", n_bins=10) == pytest.approx(0.1, abs=1e-12)
+
+
+def test_debiased_ece_removes_most_of_the_plugin_bias():
+    """A miscalibrated model scored on 2,000 images, 200 times: the debiased mean lies nearer the population value."""
+    rng = np.random.default_rng(5)
+
+    def model(n: int) -> tuple[np.ndarray, np.ndarray]:
+        truth = rng.dirichlet(np.ones(5) * 0.6, n)  # the true class probabilities
+        labels = (truth.cumsum(axis=1) > rng.random((n, 1))).argmax(axis=1)
+        shown = truth ** 1.15  # a slightly overconfident model
+        return labels, shown / shown.sum(axis=1, keepdims=True)
+
+    population = expected_calibration_error(*model(400_000), "multiclass")
+    plugin, debiased = np.array([[expected_calibration_error(*case, "multiclass"), debiased_ece(*case, "multiclass")]
+                                 for case in (model(2000) for _ in range(200))]).mean(axis=0)
+    assert plugin - population > 0.002  # the plug-in's bias is visible at this size
+    assert abs(debiased - population) < 0.5 * (plugin - population)
+
+
+def test_weighted_debiased_ece_equals_the_metric_on_resampled_images():
+    rng = np.random.default_rng(4)
+    n = 150
+    weights = _draw_images(rng, n, 5)
+    labels = rng.integers(0, 3, n)
+    proba = rng.dirichlet(np.ones(3), size=(2, n))
+    ece = weighted_ece(proba.astype(np.float32), labels, "multiclass", weights, 10, debias=True)
+    for b in range(5):
+        idx = np.repeat(np.arange(n), weights[b])
+        for t in range(2):
+            expected = debiased_ece(labels[idx], proba[t, idx].astype(np.float32).astype(float), "multiclass", 10)
+            assert ece[t, b] == pytest.approx(expected, abs=1e-12)
+    multilabel = rng.integers(0, 2, (n, 2))
+    ece = weighted_ece(proba[:, :, :2].astype(np.float32), multilabel, "multilabel", weights, 15, debias=True)
+    idx = np.repeat(np.arange(n), weights[0])
+    assert ece[1, 0] == pytest.approx(
+        debiased_ece(multilabel[idx], proba[1, idx, :2].astype(np.float32).astype(float), "multilabel"), abs=1e-12)

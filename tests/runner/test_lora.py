@@ -21,6 +21,7 @@ from crsbench_lib.runner.lora import (
     AdaptationSession,
     AdaptedEncoder,
     LoraReport,
+    LowRankConv,
     adaptation_facts,
     adapted_training_copy,
     derived_seed,
@@ -279,6 +280,9 @@ def test_adapters_on_the_folded_copy_compute_lora_on_the_original(seed: int, wid
     with torch.no_grad():
         expected, got = reference(x), folded(x)
     torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
+    # Under autograd the convolutions run the low-rank path instead of the adapted weight: the same function.
+    torch.testing.assert_close(folded(x).detach(), expected, rtol=1e-9, atol=1e-9)
+    assert sum(isinstance(m, LowRankConv) for m in folded.modules()) == 2  # the two convolutions; "7" is linear
     assert module_hash(net) == before  # the copy shares no storage with the original
     merged = copy.deepcopy(net)
     merge_adapters(merged, adapters, rank, alpha)

@@ -36,3 +36,10 @@ def test_the_standards_readme_table_matches_the_template() -> None:
         cells = [c.strip() for c in line.strip("|").split("|")]
         assert float(cells[2]) == table.at[axis, "worst"] and float(cells[3]) == table.at[axis, "best"], axis
         assert float(cells[4].split()[0]) == pytest.approx(table.at[axis, "per_point"]), axis
+
+
+def test_the_calibration_unit_names_the_ece_estimator() -> None:
+    template = load_template()
+    units = {e: anchor_table(replace(template, ece_estimator=e)).set_index("axis").at["C", "unit"]
+             for e in ("plugin", "debiased")}
+    assert units == {"plugin": "ECE", "debiased": "debiased ECE"}

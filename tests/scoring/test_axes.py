@@ -189,3 +189,19 @@ def test_a_validated_table_is_not_checked_again_and_keeps_its_axes(synthetic_tab
     pd.testing.assert_frame_equal(again, expected)
     again["D"] = 0.0  # each call has its own copy: the kept axes stay as computed
     pd.testing.assert_frame_equal(raw_axes(table, label_fractions=fractions), expected)
+
+
+def test_debiased_calibration_axis_reads_its_own_column():
+    table = tiny_table().assign(ece_debiased=lambda t: t["ece"] - 0.03)
+    plugin = raw_axes(table, label_fractions=[1.0, 0.5]).set_index(["dataset", "seed"])
+    debiased = raw_axes(table, label_fractions=[1.0, 0.5], ece_estimator="debiased").set_index(["dataset", "seed"])
+    np.testing.assert_allclose(debiased["C"], plugin["C"] - 0.03, atol=1e-12)
+    pd.testing.assert_frame_equal(debiased.drop(columns="C"), plugin.drop(columns="C"))
+
+
+def test_debiased_calibration_axis_without_its_column_is_named():
+    with pytest.raises(SchemaError, match=r"column 'ece_debiased' is missing or NaN for encoder 'a', dataset 'x', "
+                                          r"seed 0 .*crsbench recompute"):
+        raw_axes(tiny_table(), ece_estimator="debiased")
+    with pytest.raises(SchemaError, match="unknown ECE estimator 'binned'"):
+        raw_axes(tiny_table(), ece_estimator="binned")

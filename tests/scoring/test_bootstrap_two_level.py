@@ -244,6 +244,23 @@ def test_chance_scales_give_the_table_profiles_on_the_same_scales(predictions, t
     assert not np.allclose(expected["L"], ratio["L"])
 
 
+def test_the_debiased_calibration_axis_is_the_tables_on_both_routes(predictions, table):
+    # The results table's ece_debiased (point route) and the weighted kernel (bootstrap route) agree.
+    from dataclasses import replace
+
+    from crsbench_lib.scoring.axes import standard_axes
+
+    plain = standard({e: np.full(4, 0.5) for e in ENCODERS})
+    debiased = replace(plain, version="debiased-v1", ece_estimator="debiased")
+    expected = encoder_profiles(standard_axes(table, debiased))
+    result = two_level_bootstrap(dataset_arrays(predictions), debiased, n_draws=10, random_state=0)
+    np.testing.assert_allclose(result.point_profiles.loc[list(ENCODERS)].to_numpy(),
+                               expected.loc[list(ENCODERS)].to_numpy(), atol=1e-12)
+    plugin = encoder_profiles(standard_axes(table, plain))
+    assert (expected["C"] < plugin["C"]).all()
+    pd.testing.assert_frame_equal(expected.drop(columns="C"), plugin.drop(columns="C"))
+
+
 def _binormal_predictions(rng, n, separation):
     """One dataset, two fixed scorers (identical over seeds), binary labels; population AUROC Phi(sep / sqrt 2)."""
     labels = rng.integers(0, 2, n)

@@ -34,7 +34,7 @@ def test_a_table_is_inside_its_own_panel(table: pd.DataFrame) -> None:
 
 def test_a_worse_calibrated_table_is_outside_the_panel(table: pd.DataFrame) -> None:
     own = freeze_standard(table, "own-v1")
-    worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0))
+    worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0), ece_debiased=table["ece_debiased"] + 0.25)
     scores = score_results(worse, own)
     assert (scores["dominance"] < 1e-12).all()  # noise-aware: a vanishing probability, not exactly 0
     assert axes_below_panel(scores, own) == ["C"]
@@ -77,7 +77,7 @@ def test_absent_terms(table: pd.DataFrame) -> None:
 
 def test_the_anchor_remedy_only_when_an_anchor_is_passed(table: pd.DataFrame) -> None:
     own = freeze_standard(table, "own-v1")
-    worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0))
+    worse = table.assign(ece=np.clip(table["ece"] + 0.25, 0.0, 1.0), ece_debiased=table["ece_debiased"] + 0.25)
     # Anchors no value passes (ECE and AUROC loss in [0, 1]; retention can exceed 1).
     wide = replace(own, anchors={**own.anchors, "C": (1.0, 0.0), "L": (0.0, 2.0), "R": (1.0, -1.0)})
     lines = fit_warnings(score_results(worse, wide), wide)
@@ -102,3 +102,11 @@ def test_partial_terms_give_the_weight_a_term_has_in_the_profile_r():
     assert slope.to_numpy() == pytest.approx(stated, abs=0.005)
     assert partial_terms(only_cxr.assign(shift_loss=float("nan"))) == []  # absent everywhere: absent_terms says so
     assert partial_terms(only_cxr.assign(shift_loss=0.1)) == []  # measured everywhere
+
+
+def test_a_debiased_calibration_error_below_zero_is_no_anchor_excess() -> None:
+    # The debiased ECE of a well-calibrated encoder scatters below 0 by sampling noise alone.
+    std = load_template()
+    scores = pd.DataFrame({"D": [0.8, 0.9], "C": [-0.004, 0.01], "L": [0.9] * 2, "R": [0.1] * 2})
+    assert [(e.axis, e.side) for e in anchor_excess(scores, replace(std, ece_estimator="plugin"))] == [("C", "best")]
+    assert anchor_excess(scores, replace(std, ece_estimator="debiased")) == []

@@ -300,7 +300,8 @@ def retention_on_scale(results: "pd.DataFrame | object", standard: "object", arm
     fractions = [float(f) for f in standard.label_fractions if float(f) < 1.0]
     parts = []
     for fraction in fractions:
-        raw = axes.raw_axes(results, arm=arm, label_fractions=[fraction], scales=standard.axis_scales)
+        raw = axes.raw_axes(results, arm=arm, label_fractions=[fraction], scales=standard.axis_scales,
+                             ece_estimator=standard.ece_estimator)
         level = axes.encoder_profiles(raw)["L"]
         parts.append(pd.DataFrame({"encoder": level.index.astype(str), "label_fraction": fraction,
                                    "retention": level.to_numpy(dtype=float)}))
