@@ -26,7 +26,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     template = load_template()
     tight = dataclasses.replace(template, anchors={**template.anchors, "D": (0.5, 0.7), "L": (0.5, 0.85)})
     v2 = freeze_standard(results, "cli-v2", panel=["enc02"], base=tight)
-    changed = results.assign(ece=results["ece"] * 0.95)
+    changed = results.assign(ece=results["ece"] * 0.95, ece_debiased=results["ece_debiased"] * 0.95)
     bad = results.copy()
     bad.loc[3, "auroc"] = 1.7
     bad_csv = root / "bad.csv"

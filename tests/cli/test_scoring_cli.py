@@ -62,7 +62,7 @@ def test_score_lists_absent_terms_and_warns_outside_the_panel(results_path, stan
     assert "absent terms: none" in captured.out and "dominance 0" not in captured.err
     table = synthetic_results(n_encoders=4, corruptions=("noise",), shift_dataset=None, random_state=2)
     worse = tmp_path / "worse.parquet"
-    write_results(table.assign(ece=(table["ece"] + 0.3).clip(0.0, 1.0)), worse)
+    write_results(table.assign(ece=(table["ece"] + 0.3).clip(0.0, 1.0), ece_debiased=table["ece_debiased"] + 0.3), worse)
     assert main(["score", str(worse), "--standard", str(standard_path)]) == 0
     captured = capsys.readouterr()
     assert "absent terms: R: no shift term (no dataset has a second site)" in captured.out

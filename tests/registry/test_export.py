@@ -19,7 +19,7 @@ from crsbench_lib.registry.export import export_registry, export_text
 def registry_path(tmp_path_factory: pytest.TempPathFactory, small_results: pd.DataFrame,
                   files: dict[str, Path]) -> Path:
     path = tmp_path_factory.mktemp("export") / "registry.sqlite"
-    corrected = small_results.assign(ece=small_results["ece"] * 0.99)
+    corrected = small_results.assign(ece=small_results["ece"] * 0.99, ece_debiased=small_results["ece_debiased"] * 0.99)
     with Registry(path, create=True) as reg:
         reg.add(small_results, files["v1"], encoders=["enc00", "enc01"])
         reg.add(corrected, files["v1"], encoders=["enc01"], correct=True)

@@ -230,7 +230,7 @@ def test_value_on_a_lower_is_better_worst_anchor_round_trips(
 
     from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 
-    raw_c = float(encoder_profiles(raw_axes(small_results)).loc["enc03", "C"])
+    raw_c = float(encoder_profiles(raw_axes(small_results, ece_estimator=standard_v1.ece_estimator)).loc["enc03", "C"])
     anchors = {**standard_v1.anchors, "C": (raw_c, 0.0)}
     edge = dataclasses.replace(standard_v1, version="edge", anchors=anchors,
                                panel_profiles=standard_v1.panel_profiles.clip(0.0, 1.0))

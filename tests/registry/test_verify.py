@@ -140,7 +140,8 @@ def test_batched_recomputation_equals_one_by_one(populated: Path, small_results:
     from crsbench_lib.registry.entries import SCORE_FIELDS, recompute, recompute_many, same_float
 
     with Registry(populated) as reg:
-        corrected = small_results.assign(ece=small_results["ece"] * 0.97)
+        corrected = small_results.assign(ece=small_results["ece"] * 0.97,
+                                          ece_debiased=small_results["ece_debiased"] * 0.97)
         reg.add(corrected, "test-v1", encoders=["enc00"], correct=True)  # same encoder twice under test-v1
         rows = reg.connection.execute(
             "SELECT id, rows_blob FROM entries WHERE standard_version = 'test-v1' AND arm = 'frozen'"
