@@ -620,7 +620,7 @@ def cohort_takeaway(overview: "pd.DataFrame", floor: "pd.DataFrame", zoo: "pd.Da
     >>> print(cohort_takeaway(overview, floor, zoo))  # doctest: +NORMALIZE_WHITESPACE
     Every number of this book comes from 2 of the zoo's 3 encoders on 2 datasets (cxr and derm), 200 test images
     each; only cxr has a second site. At that size a perfectly calibrated probe still measures an ECE of 0.062 to
-    0.072: an ECE near that is mostly sampling bias.
+    0.072: a plug-in ECE near that is mostly sampling bias.
     """
     datasets = [str(d) for d in overview["dataset"]]
     sizes = sorted({int(n) for n in overview["test images"]})
@@ -633,7 +633,7 @@ def cohort_takeaway(overview: "pd.DataFrame", floor: "pd.DataFrame", zoo: "pd.Da
     floors = [float(v) for v in floor["ece_floor"] if not _is_missing(v)] if "ece_floor" in floor else []
     if floors:
         text += (f" At that size a perfectly calibrated probe still measures an ECE of {value_range(floors, digits)}: "
-                 "an ECE near that is mostly sampling bias.")
+                 "a plug-in ECE near that is mostly sampling bias.")
     else:
         text += " This table records no ECE floor, so how much of each ECE is sampling bias is not stated here."
     return text

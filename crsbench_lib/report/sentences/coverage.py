@@ -48,7 +48,8 @@ BOOK_INTERVALS: dict[str, tuple[str | None, str]] = {
 #: What each quantity's estimator is, where a bias has a known source.
 BIAS_SOURCES: dict[str, str] = {
     "axis_C": "binned ECE is biased upward on a finite test set (each bin's absolute gap between confidence and "
-              "accuracy turns sampling noise into excess)",
+              "accuracy turns sampling noise into excess; the debiased ECE of amendment 21 removes only part of it "
+              "where a bin is calibrated)",
     "crs": "the CRS's dominance share and floor are non-smooth functions of the profile",
     "crs_difference": "the CRS's dominance share and floor are non-smooth functions of the profile",
 }

@@ -355,7 +355,7 @@ def describe_bias_sources(decomposition: "pd.DataFrame", encoder: str, digits: i
              "standard deviations of its draws")
     if worst == "C":
         text += (" (binned ECE sums absolute gaps, and resampling the images with replacement adds noise to "
-                 "every gap)")
+                 "every gap; the debiased ECE takes out only part of that where a bin is calibrated)")
     if recentred:
         return text + "; the recentring subtracts that shift before the draws meet the panel entries, measured once."
     return text + ", while the panel entries stay as measured once."

@@ -259,7 +259,8 @@ def calibration_lessons(
             f"uncalibrated probes' mean ECE is {fmt(before, 3)} and its floor {fmt(floor, 3)}, so "
             f"{percent(min(floor / before, 1.0))} of the measured ECE is what the test set's size alone produces. Only "
             "the excess over the floor is miscalibration a calibrator can remove; any benchmark that reports binned "
-            "ECE on test sets of this size carries the floor, and only more test images lower it.")))
+            "ECE on test sets of this size carries the floor; more test images lower it, and a debiased estimator "
+            "(the axis C, method section 9, amendment 21) removes part of it.")))
     rows = excess.set_index(excess["calibration"].astype(str))
     parts = []
     if "temperature" in rows.index:

@@ -273,7 +273,7 @@ def test_cohort_takeaway_states_the_run_and_its_floor():
     assert check_takeaway(text) == text
     assert text.startswith("Every number of this book comes from 6 of the zoo's 20 encoders on 3 datasets "
                            "(cxr, derm and fundus), 200 test images each; only cxr has a second site.")
-    assert "an ECE of 0.062 to 0.077: an ECE near that is mostly sampling bias." in text
+    assert "an ECE of 0.062 to 0.077: a plug-in ECE near that is mostly sampling bias." in text
     # The floor is a bias the encoders share, not the noise of their difference (lecturer's item 2).
     assert "cannot be told from noise" not in text and "smaller calibration difference" not in text
 
