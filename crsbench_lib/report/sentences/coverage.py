@@ -332,7 +332,8 @@ def describe_methods(table: pd.DataFrame, world: str = "this build's simulated w
     For calibration (C) the percentile interval falls short (24 of 80 cover the truth, a share of 0.300, error 0.054) while the
     basic interval holds (0.960, error 0.054): its estimate lies +0.012 from the truth on average (error 0.001, 80 %
     of the interval's half-width), because binned ECE is biased upward on a finite test set (each bin's absolute gap
-    between confidence and accuracy turns sampling noise into excess); the draws add the bias again, the basic
+    between confidence and accuracy turns sampling noise into excess; the debiased ECE of amendment 21 removes only
+    part of it where a bin is calibrated); the draws add the bias again, the basic
     interval reflects them about the point and takes it out. Both intervals hold for discrimination (D). That a
     biased estimator's percentile interval falls short while the basic one holds belongs to the interval methods
     (any benchmark of this design); how large the bias is belongs to this build's simulated world.
