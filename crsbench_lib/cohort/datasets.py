@@ -47,7 +47,7 @@ from crsbench_lib.data.base import DEVELOPMENT_SPLITS, SPLITS, ImageDataset, Ima
 from crsbench_lib.errors import DataError
 
 #: Bump whenever any generator's output changes (part of every dataset version).
-GENERATOR_VERSION = "8"
+GENERATOR_VERSION = "9"
 #: Root entropy of every phantom stream (an arbitrary fixed 128-bit number).
 ROOT_ENTROPY = 0x6372_7362_656E_6368_2D63_6F68_6F72_7431
 #: Images per independently seeded chunk.

@@ -1,7 +1,8 @@
 """The generators' design choices that make class evidence visible at 32 px, and what each costs in realism.
 
-World v3 (generator 8) changed no task, label or site: it made findings that
-were drawn below a pixel visible at the working resolution, and gave the
+World v3 (generators 8 and 9) changed no task, label or site: it made findings
+that were drawn below a pixel visible at the working resolution, framed each
+dermoscopy lesion closer (generator 9), and gave the
 radiology pool the attributes a report would carry. Each choice trades some
 realism for an image in which an encoder *can* learn what the label means;
 the cohort chapter prints this table so that a reader sees both sides. The
@@ -57,6 +58,7 @@ def design_choices() -> pd.DataFrame:
     """
     cm = cxr.FIELD_CM / 2.0  # centimetres per normalised unit (the field spans 2 units)
     px_cm = cxr.FIELD_CM / 32.0
+    zoom = derm.LESION_ZOOM  # derm sizes as drawn (the module's constants are those of a lesion at zoom 1)
     finding_targets = [name for name in cxr.ATTRIBUTES if name.endswith(("_amount", "_conspicuity"))]
     rows = [
         ("cxr", "nodule size", _range(tuple(2 * r for r in cxr.NODULE_RADIUS), " cm diameter", cm, 1),
@@ -72,9 +74,14 @@ def design_choices() -> pd.DataFrame:
          "size and about none of the other three findings",
          "the broad multi-task encoder is report-supervised on chest films, as generalists trained on "
          "image-report pairs are: on cxr it is close to an in-task model"),
-        ("derm", "structure sizes", f"network period {derm.NETWORK_PERIOD_PX:g} px, streaks "
-         f"{derm.STREAK_WIDTH_PX:g} px, vessels {derm.VESSEL_WIDTH_PX:g} px wide, dots sigma "
-         + ", ".join(f"{k} {v:g} px" for k, v in derm.DOT_SIGMA_PX.items()),
+        ("derm", "lesion framing", f"every lesion size x{zoom:g}: median diameter "
+         f"{_range((float(derm.RADIUS.min()), float(derm.RADIUS.max())), ' % of the frame width (by class)', 100 * zoom, 0)}",
+         "framed at a tenth of the image area, a lesion was 11-13 px wide and its asymmetry, border and colour "
+         "regions a pixel or less",
+         "every image a close-up: less surrounding skin, and a large lesion cut by the frame more often"),
+        ("derm", "structure sizes", f"network period {zoom * derm.NETWORK_PERIOD_PX:g} px, streaks "
+         f"{zoom * derm.STREAK_WIDTH_PX:g} px, vessels {zoom * derm.VESSEL_WIDTH_PX:g} px wide, dots sigma "
+         + ", ".join(f"{k} {zoom * v:g} px" for k, v in derm.DOT_SIGMA_PX.items()),
          "at smaller sizes the dermoscopic structures fell below a pixel in lesions a few pixels wide",
          "a 32-px thumbnail showing structures a real thumbnail would blur away"),
         ("derm", "structure strength", f"uniform {_range(derm.STRUCTURE_STRENGTH)} of full contrast",

@@ -208,8 +208,11 @@ class NeuralSpec:
 # 0.005 / 0.001 clean macro-AUROC (cxr / derm / fundus) from 2x steps, for
 # about 300 s more CPU; four times the steps of a small encoder moved it by
 # -0.013 to +0.039 (docs/default-cohort.md, "What a v3 prototype measured"),
-# so more steps than this buy little. The whole zoo at 2x stays far inside the
-# 2-hour pretraining budget of the world issue (benchmarks/bench_pretrain.py).
+# so more steps than this buy little. Measured again on generator 8 (derm,
+# 3 seeds, frozen arm): the multi-task encoders at 7,200 steps reached 0.844
+# (large, from 0.847) and 0.841 (small, from 0.836) for twice their CPU, so
+# the steps stayed. The whole zoo at 2x stays far inside the 2-hour
+# pretraining budget of the world issue (benchmarks/bench_pretrain.py).
 # The supervised recipes (multi-task, in-task) had got 1.5 times the steps of
 # the first v2 build when their views stopped cropping and recolouring.
 SIMCLR_STEPS, SIMCLR_PAIRS = 2000, 128

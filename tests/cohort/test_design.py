@@ -24,7 +24,23 @@ def test_settings_follow_the_constants(monkeypatch) -> None:
     table = design_choices().set_index("choice")
     assert table.at["nodule size", "setting"] == "2-4 cm diameter"  # 2 x 0.05 x 20 cm per unit
     assert table.at["microaneurysm size", "setting"] == "blob sigma 0.4 px"
+    assert table.at["structure sizes", "setting"].startswith(f"network period {3.0 * derm.LESION_ZOOM:g} px")
+    monkeypatch.setattr(derm, "LESION_ZOOM", 1.0)
+    table = design_choices().set_index("choice")
     assert table.at["structure sizes", "setting"].startswith("network period 3 px")
+    assert table.at["lesion framing", "setting"].startswith("every lesion size x1: median diameter 34-42 %")
+
+
+def test_the_lesion_zoom_scales_the_drawn_lesions(monkeypatch) -> None:
+    # The same draws at two zooms: every radius inside both clips scales by the zoom.
+    def radii(zoom: float) -> np.ndarray:
+        monkeypatch.setattr(derm, "LESION_ZOOM", zoom)
+        return np.asarray(derm.generate(np.random.default_rng(11), 64, 32).attributes["lesion_radius"])
+
+    near, far = radii(1.5), radii(1.0)
+    inside = (far > 0.14) & (near < 1.0)
+    assert inside.sum() > 40
+    np.testing.assert_allclose(near[inside], 1.5 * far[inside], rtol=1e-6)
 
 
 def test_finding_targets_are_pool_attributes_gated_by_presence() -> None:
