@@ -248,21 +248,30 @@ def test_invalid_dominance_is_named(value, field):
         standard_from_dict(_mapping() | {"dominance": value}, source="s.yaml")
 
 
-def test_crs_default_v6_is_frozen_from_the_template_on_the_v3_world():
-    # v6 copies every setting of the template (the debiased ECE, chance scales, noise-aware dominance with the
+def test_crs_default_v7_is_frozen_from_the_template_on_generator_9():
+    # v7 copies every setting of the template (the debiased ECE, chance scales, noise-aware dominance with the
     # template's noise scale) and holds the default zoo's peers: every encoder but the in-task reference.
     from crsbench_lib.encoders.zoo import DEFAULT_ZOO, zoo_families
 
-    v6 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v6.yaml")
+    v7 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v7.yaml")
     template = load_template()
-    assert (v6.anchors, v6.weights, v6.axis_scales, v6.dominance, v6.ece_estimator) == (
+    assert (v7.anchors, v7.weights, v7.axis_scales, v7.dominance, v7.ece_estimator) == (
         template.anchors, template.weights, template.axis_scales, template.dominance, template.ece_estimator)
-    assert (v6.label_fractions, v6.ece_bins) == (template.label_fractions, template.ece_bins)
-    assert v6.ece_estimator == "debiased"
+    assert (v7.label_fractions, v7.ece_bins) == (template.label_fractions, template.ece_bins)
+    assert v7.ece_estimator == "debiased"
     families = zoo_families()
-    assert set(v6.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
-    assert "generator 8" in v6.description
-    # v5, the same world on the plug-in ECE, stays shipped with its own noise scale.
+    assert set(v7.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
+    assert "generator 9" in v7.description
+    assert DEFAULT_STANDARD == v7.version
+
+
+def test_crs_default_v6_and_v5_stay_shipped_on_generator_8():
+    # v6 (the debiased ECE) and v5 (the plug-in ECE) keep generator 8's panel and each its own noise scale.
+    v6 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v6.yaml")
+    v7 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v7.yaml")
+    assert "generator 8" in v6.description and v6.ece_estimator == "debiased"
+    assert v6.dominance_noise.tolist() == [0.0082, 0.0234, 0.0155, 0.0166]
+    assert (v6.anchors, v6.weights, v6.axis_scales) == (v7.anchors, v7.weights, v7.axis_scales)
     v5 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v5.yaml")
     assert v5.ece_estimator == "plugin" and v5.dominance_noise.tolist() == [0.0082, 0.0203, 0.0156, 0.0167]
     assert (v5.anchors, v5.axis_scales, set(v5.panel_names)) == (v6.anchors, v6.axis_scales, set(v6.panel_names))

@@ -60,20 +60,21 @@ default stays at 32 px (``image_side`` remains configurable).
 Default sizes: train 2000, validation 1000, test 2000 (cxr site B test 2000),
 each corruption condition (family, severity) on its own block of 125 test images. The ECE floor, the mean 15-bin ECE of a
 perfectly calibrated predictor with the probabilities of the pixel probe or of
-the attribute probe, is about 0.010-0.024 at 2000 test images (sd 0.001-0.006;
-generator 8, ``benchmarks/bench_cohort.py --difficulty``) where 1000 images
+the attribute probe, is about 0.010-0.025 at 2000 test images (sd 0.001-0.007;
+generator 9, ``benchmarks/bench_cohort.py --difficulty``) where 1000 images
 gave about 0.036 in v1: clean ECE differences of a few hundredths are above the
 floor.
 
-Difficulty at 32 px (generator 8; train 2000, test 2000, seed 0): clean
-macro-AUROC of a linear probe on pixels 0.704 (derm), 0.621 (fundus), 0.672
+Difficulty at 32 px (generator 9; train 2000, test 2000, seed 0): clean
+macro-AUROC of a linear probe on pixels 0.733 (derm), 0.621 (fundus), 0.672
 (cxr; 0.637 at site B); of the same probe on the generator's scene attributes
 0.969 (derm), 0.920 (fundus) and 0.941 (cxr, whose attributes now include the
 findings' amounts): the room a learned encoder has. Generator 7 drew several
 findings below a pixel (pixel probe 0.662 / 0.595 / 0.640 with the same
 protocol, the v3 prototype's measurement); generator 8 draws
 them visibly (:mod:`crsbench_lib.cohort.design`), which lifts the pixel probe a
-little and the learned encoders a lot (``docs/default-cohort.md``). On
+little and the learned encoders a lot (``docs/default-cohort.md``); generator 9
+frames the derm lesion 1.5 times closer (derm pixel probe 0.704 -> 0.733). On
 generator 7 a small CNN (three conv layers, global max pooling) trained end to
 end on the 2000 training labels (``benchmarks/bench_world.py``) reached 0.791
 (derm), 0.822 (fundus) and 0.693 (cxr; 0.691 at site B).
