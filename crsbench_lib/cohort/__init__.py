@@ -1,4 +1,4 @@
-"""The offline phantom cohort (world v3, generator 8): three procedural datasets, sites, pools and corruptions.
+"""The offline phantom cohort (world v3, generator 9): three procedural datasets, sites, pools and corruptions.
 
 Public entry points:
 

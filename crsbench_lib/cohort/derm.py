@@ -119,11 +119,11 @@ NETWORK_PERIOD_PX = 4.0
 STREAK_WIDTH_PX = 0.6
 VESSEL_WIDTH_PX = 0.6
 DOT_SIGMA_PX: dict[str, float] = {"globules": 0.8, "cysts": 0.8, "nests": 1.4}
-#: Magnification of the lesion in the frame (generator 9): every size of the lesion above (its radius and the clip of
-#: it, border ramp, colour regions, structures) is drawn this many times larger, as when the dermoscope frames the
+#: Magnification of the lesion in the frame (generator 9): every size of the lesion above (its radius and its lower
+#: clip; the upper clip is the frame, 1.0; border ramp, colour regions, structures) is drawn this many times larger, as when the dermoscope frames the
 #: lesion closer. Generator 8 drew a median lesion 34-42 % of the frame wide (11-13 px at 32 px): its asymmetry,
 #: border irregularity and border sharpness were a pixel or less, an encoder trained to regress them recovered them
-#: at R^2 0.08-0.18, and four different encoders (the in-task reference among them) stopped at clean macro-AUROC
+#: at R^2 0.08-0.18, and three different encoders (the in-task reference among them) stopped at clean macro-AUROC
 #: 0.846-0.848 while the scene attributes without any structure reach 0.95. Evaluated at 48 px, the same
 #: 32-px-pretrained broad encoders gained 0.004-0.043 (the in-task reference lost 0.004); 1.5 is that factor,
 #: drawn into the 32-px frame at no cost to the run (docs/default-cohort.md, "World v3, generator 9").
