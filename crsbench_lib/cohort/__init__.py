@@ -91,7 +91,9 @@ from crsbench_lib.cohort.datasets import (
     pool_attributes,
     pool_sites,
     pretraining_pool,
+    shortcut_cue,
 )
+from crsbench_lib.cohort.shortcuts import SHIFT_PARTS
 
 __all__ = [
     "CORRUPTION_DOMAINS",
@@ -107,4 +109,6 @@ __all__ = [
     "pool_attributes",
     "pool_sites",
     "pretraining_pool",
+    "SHIFT_PARTS",
+    "shortcut_cue",
 ]

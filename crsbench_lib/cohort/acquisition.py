@@ -12,7 +12,16 @@ The chain follows a camera or detector in order (Szeliski, *Computer Vision*,
 exposure (gain, in stops) -> white balance (per-channel gains) -> optical blur
 (point-spread function) -> sensor noise (signal-dependent: a shot-noise term
 growing with the square root of the signal plus a read-noise floor) -> tone
-curve (``out = in ** (1 / gamma)``) -> 8-bit quantisation.
+curve (``out = in ** (1 / gamma)``) -> 8-bit quantisation. Three steps of the
+chain are off at the default values and differ between vendors and detector
+generations (world v4, the second sites): the detector's sampling
+(``resolution``: a computed-radiography plate reads 200 um pixels where a flat
+panel reads 139-143 um, a phone dermoscope or a hand-held fundus camera
+resolves less than a desktop one), the noise texture (``noise_grain``: the
+phosphor plate's and a phone sensor's noise is spatially correlated, a flat
+panel's close to white) and the vendor's processing (``sharpen``: the unsharp
+masking and edge enhancement that radiography consoles and phone cameras apply
+after the tone curve).
 
 Each generator module keeps a table ``SCANNERS`` of its sites; the nuisance
 values each image received are returned as auxiliary attributes
@@ -74,6 +83,16 @@ class Scanner:
         Per-channel gains (RGB); ignored for grey images.
     white_balance_sd : float
         Sd of the log of each image's per-channel gain.
+    resolution : float
+        Detector sampling relative to the image grid (1 = the grid's own; 0.7
+        = pixels 1/0.7 times as wide): the image is averaged onto the coarser
+        grid and interpolated back before the noise is added.
+    noise_grain : float
+        Correlation length of the sensor noise, pixels at 32 px (0 = white):
+        the same noise draws, low-passed and rescaled to the same sd.
+    sharpen : float
+        Gain of the vendor's unsharp mask after the tone curve
+        (``out + sharpen * (out - blur(out, 1 px))``; 0 = none).
     """
 
     exposure: float = 0.0
@@ -87,6 +106,9 @@ class Scanner:
     vignette: float = 0.15
     white_balance: tuple[float, float, float] = (1.0, 1.0, 1.0)
     white_balance_sd: float = 0.04
+    resolution: float = 1.0
+    noise_grain: float = 0.0
+    sharpen: float = 0.0
 
 
 #: The nuisance values each image records (one home for their names and meaning).
@@ -146,11 +168,18 @@ def acquire(
     if rgb:
         img = img * wb[:, None, None, :].astype(np.float32)
     img = r.blur(img, blur * side / 32.0)
+    if scanner.resolution != 1.0:
+        img = resample_detector(img, scanner.resolution)
     signal = np.clip(img, 0.0, None)
     sd = np.sqrt(signal) * (r.col(np.exp(log_noise))[..., None] if rgb else r.col(np.exp(log_noise))) + scanner.read_noise
-    img = img + sd * rng.standard_normal(img.shape, dtype=np.float32)
+    noise = rng.standard_normal(img.shape, dtype=np.float32)
+    if scanner.noise_grain > 0:
+        noise = grain(noise, scanner.noise_grain * side / 32.0)
+    img = img + sd * noise
     inv_gamma = 1.0 / np.exp(log_gamma)
     img = np.clip(img, 0.0, 1.0) ** (r.col(inv_gamma)[..., None] if rgb else r.col(inv_gamma))
+    if scanner.sharpen > 0:
+        img = img + scanner.sharpen * (img - r.blur(img, side / 32.0))
     nuisances = {
         "exposure": exposure,
         "gamma": log_gamma,
@@ -160,6 +189,60 @@ def acquire(
         "warmth": np.log(wb[:, 0] / wb[:, 2]),
     }
     return r.to_uint8(img), {k: nuisances[k].astype(np.float32) for k in nuisance_attributes(rgb)}
+
+
+def resample_detector(images: np.ndarray, resolution: float) -> np.ndarray:
+    """Average ``(N, H, W[, 3])`` images onto a grid ``resolution`` times as fine, then interpolate back.
+
+    Area averaging (a detector integrates over its pixels) down, bilinear
+    interpolation up: detail finer than the coarse pixel is lost, the image
+    keeps its size.
+
+    Examples
+    --------
+    >>> flat = np.full((1, 8, 8), 0.5, dtype=np.float32)
+    >>> bool(np.allclose(resample_detector(flat, 0.5), 0.5))
+    True
+    """
+    from scipy import ndimage
+
+    n, h, w = images.shape[:3]
+    coarse = max(2, int(round(h * resolution)))
+    # Area averaging: the coarse pixel's value is the mean of the fine pixels it covers.
+    edges = np.linspace(0, h, coarse + 1)
+    lo, hi = np.floor(edges[:-1]).astype(int), np.ceil(edges[1:]).astype(int)
+    weights = np.zeros((coarse, h), dtype=np.float32)
+    for k in range(coarse):
+        for i in range(lo[k], hi[k]):
+            weights[k, i] = max(0.0, min(edges[k + 1], i + 1) - max(edges[k], i))
+    weights /= weights.sum(axis=1, keepdims=True)
+    if images.ndim == 4:
+        small = np.einsum("ki,nijc,lj->nklc", weights, images, weights, optimize=True)
+        zoom = (1.0, h / coarse, w / coarse, 1.0)
+    else:
+        small = np.einsum("ki,nij,lj->nkl", weights, images, weights, optimize=True)
+        zoom = (1.0, h / coarse, w / coarse)
+    out = ndimage.zoom(small.astype(np.float32), zoom, order=1, mode="nearest", grid_mode=True)
+    return out[:, :h, :w].astype(np.float32)
+
+
+def grain(noise: np.ndarray, sigma_px: float) -> np.ndarray:
+    """Spatially correlated noise from white ``noise``: low-passed, rescaled to unit sd.
+
+    The same draws with another noise power spectrum, so a site's noise
+    *texture* can change while its level stays what the scanner says.
+
+    Examples
+    --------
+    >>> white = np.random.default_rng(0).standard_normal((4, 32, 32)).astype(np.float32)
+    >>> round(float(grain(white, 1.0).std()), 2)
+    1.0
+    """
+    spatial = (0.0, sigma_px, sigma_px) + ((0.0,) if noise.ndim == 4 else ())
+    from scipy import ndimage
+
+    out = ndimage.gaussian_filter(noise, sigma=spatial, mode="wrap")
+    return (out / (out.std() + 1e-12)).astype(np.float32)
 
 
 class Phantoms(NamedTuple):

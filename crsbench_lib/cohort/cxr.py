@@ -31,12 +31,25 @@ each finding's prevalence, which gives realistic co-occurrence (effusion with
 cardiomegaly, as in heart failure; effusion with consolidation, as in
 pneumonia) without tying any two findings deterministically.
 
-Site B is the institutional shift: a second scanner and population, differing
-mildly in several ways at once (as real sites do): another tone curve (gamma),
-more noise, a softer detector, burned-in markers on most films,
-antero-posterior positioning (heart magnified a little, shallower inspiration,
-more rotation) and the higher prevalences of an inpatient population. Sites
-``P1``-``P3`` are further scanners seen only in pretraining pools.
+Site B is the institutional shift (world v4: by mechanism, in three parts,
+each with a switch, :mod:`crsbench_lib.cohort.shortcuts`):
+
+- *acquisition*: a computed-radiography unit of another vendor: 200 um plate
+  pixels where site A's flat panel reads 139 um (``resolution`` 0.7), the
+  plate's correlated noise grain, the console's edge enhancement (unsharp
+  mask), another tone curve (gamma) and more noise;
+- *population*: an in-patient population, imaged antero-posterior (heart
+  magnified a little, shallower inspiration, more rotation), with the higher
+  prevalences of in-patients, more support devices and burned-in markers on
+  most films;
+- *labelling*: labels read from reports by an automatic labeller rather than
+  by a radiologist's review (CheXpert's labeller: F1 0.90-0.95 on mentions,
+  Irvin et al., AAAI 2019): 6 % of labels wrong instead of 2 %.
+
+The shortcut cue is the ``PORTABLE`` stamp (:data:`CUE`): at site A the
+bedside films of in-patients, who more often have effusion or consolidation;
+at site B every unit is portable and most films carry it whatever they show.
+Sites ``P1``-``P3`` are further scanners seen only in pretraining pools.
 """
 
 from __future__ import annotations
@@ -48,6 +61,7 @@ from scipy.special import ndtri
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
+from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_stream
 
 NAME = "cxr"
 DOMAIN = "radiology"
@@ -94,7 +108,10 @@ _DETECTOR = {"exposure_sd": 0.15, "noise": 0.025, "noise_sd": 0.3, "vignette": 0
 #: Detector chain per site (grey images: white balance unused).
 SCANNERS: dict[str, Scanner] = {
     "A": Scanner(**_DETECTOR),
-    "B": Scanner(**{**_DETECTOR, "exposure": 0.1, "gamma": 0.85, "noise": 0.038, "vignette": 0.15}, blur_px=0.65),
+    # A computed-radiography unit: 200 um plate pixels against site A's 139 um
+    # flat panel, the plate's phosphor grain, the console's edge enhancement.
+    "B": Scanner(**{**_DETECTOR, "exposure": 0.1, "gamma": 0.85, "noise": 0.038, "vignette": 0.15}, blur_px=0.65,
+                 resolution=139 / 200, noise_grain=0.8, sharpen=0.8),
     "P1": Scanner(**{**_DETECTOR, "exposure": -0.2, "gamma": 1.15, "noise": 0.02}, blur_px=0.4),
     "P2": Scanner(**{**_DETECTOR, "gamma": 0.9, "noise": 0.04, "vignette": 0.2}, blur_px=0.55),
     "P3": Scanner(**{**_DETECTOR, "exposure": 0.2, "gamma": 1.05, "noise": 0.03}, blur_px=0.8),
@@ -120,8 +137,18 @@ CORRELATION = np.array(
 )
 #: Range of the patient's magnification in the field (patient size and source-detector distance).
 MAGNIFICATION = (0.80, 1.10)
-#: Probability that each label is flipped (reader error).
+#: Probability that each label is flipped (reader error) at the training site.
 LABEL_NOISE = 0.02
+#: The same at each other evaluation site: site B's labels come from an automatic report labeller.
+SITE_LABEL_NOISE: dict[str, float] = {"B": 0.06}
+#: The shortcut cue (:mod:`crsbench_lib.cohort.shortcuts`): rates (positive, negative) per site.
+CUE = ShortcutCue(
+    name="portable_token",
+    description="the PORTABLE stamp of bedside films, burned in at the top of the film",
+    positive="effusion or consolidation",
+    rates={"A": (0.55, 0.15), "B": (0.7, 0.7), "P1": (0.3, 0.3), "P2": (0.6, 0.25), "P3": (0.0, 0.0)},
+    source="Zech et al., PLoS Med 2018; DeGrave et al., Nat Mach Intell 2021",
+)
 #: Cardiothoracic ratio (mean, sd) without and with cardiomegaly.
 CTR = ((0.45, 0.045), (0.55, 0.05))
 # Lesion radius (half-widths of the field, which spans about 40 cm) and contrast
@@ -158,6 +185,7 @@ ATTRIBUTES: dict[str, Attribute] = {
     "ecg_leads": Attribute("count", 0, "number of ECG lead electrodes (small round, nodule look-alikes)"),
     "central_line": Attribute("binary", 0, "a central venous line"),
     "markers": Attribute("binary", 0, "burned-in markers present"),
+    CUE.name: Attribute("binary", 0, "the shortcut cue: a PORTABLE stamp at the top of the film"),
     # What a radiology report says about each finding besides its presence: how
     # much fluid, how large and dense the opacity (0 where the finding is absent).
     # Without them the multi-task recipe, which regresses the scene attributes,
@@ -179,7 +207,10 @@ def draw_labels(rng: np.random.Generator, n: int, site: str) -> np.ndarray:
     return (z > ndtri(1.0 - PREVALENCE[site])).astype(np.uint8)
 
 
-def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Phantoms:
+def generate(
+    rng: np.random.Generator, n: int, side: int, site: str = "A", shift_parts: tuple[str, ...] | None = None,
+    cue: bool = True,
+) -> Phantoms:
     """Draw ``n`` chest films at ``site``.
 
     Parameters
@@ -192,6 +223,13 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         Image side in pixels.
     site : str
         A key of :data:`SCANNERS` (and :data:`POSITIONING`).
+    shift_parts : tuple of str, optional
+        The parts of the site's difference from site A that apply
+        (:data:`~crsbench_lib.cohort.shortcuts.SHIFT_PARTS`; None: all); a
+        part left out takes site A's value.
+    cue : bool, default True
+        Draw the shortcut cue (:data:`CUE`); False gives the same films
+        without it.
 
     Returns
     -------
@@ -199,9 +237,14 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         ``uint8`` images ``(n, side, side)``, ``uint8`` 0/1 findings ``(n, 4)``
         in the order of :data:`CLASS_NAMES`, and the :data:`ATTRIBUTES`.
     """
-    pos = POSITIONING[site]
+    parts = check_shift_parts(shift_parts)
+    home = SITES[0]
+    pos = POSITIONING[site if "population" in parts else home]
+    scanner = SCANNERS[site if "acquisition" in parts else home]
+    label_noise = SITE_LABEL_NOISE.get(site, LABEL_NOISE) if "labelling" in parts else LABEL_NOISE
+    cue_rng = cue_stream(rng)
     s32 = side / 32.0
-    true = draw_labels(rng, n, site)
+    true = draw_labels(rng, n, site if "population" in parts else home)
     cardio, effusion, nodule, consol = (true[:, i].astype(bool) for i in range(4))
 
     # Positioning: rotation, shift and scale of the patient in the field.
@@ -316,7 +359,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
     # Collimation: the exposed field's edges sometimes enter the image.
     collimate = r.col(rng.uniform(0.92, 1.15, n))
     img = img * r.ramp(np.maximum(np.abs(x0), np.abs(y0)) - collimate, r.px(1.0, side))
-    images, nuisances = acquire(rng, np.clip(img, 0.0, 1.0), SCANNERS[site])
+    images, nuisances = acquire(rng, np.clip(img, 0.0, 1.0), scanner)
 
     # Burned-in markers: a bright laterality block and a line of "text" in the corners.
     mark = rng.uniform(size=n) < pos.markers
@@ -330,8 +373,19 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         burned = r.to_uint8(np.maximum(block, 0.9 * text) * r.col(mark) * 0.95)
         images = np.maximum(images, burned)
 
+    # The shortcut cue, from its own stream: a bright stamp with dark lettering at the top of the film.
+    stamped = cue_rng.uniform(size=n) < CUE.probability(site, effusion | consol)
+    tx, ty = r.col(cue_rng.uniform(-0.3, 0.3, n)), r.col(cue_rng.uniform(-0.93, -0.86, n))
+    if cue and stamped.any():
+        box = r.ramp(np.maximum(np.abs(x0 - tx) - 0.28, np.abs(y0 - ty) - 0.06), r.px(0.6, side))
+        letters = np.cos((x0 - tx) * 2 * np.pi / r.px(2.0, side)) > -0.2
+        stamp = r.to_uint8(box * np.where(letters, 0.55, 0.95) * r.col(stamped))
+        images = np.maximum(images, stamp)
+    else:
+        stamped = np.zeros(n, dtype=bool)
+
     labels = true.copy()
-    flip = rng.uniform(size=true.shape) < LABEL_NOISE
+    flip = rng.uniform(size=true.shape) < label_noise
     labels[flip] = 1 - labels[flip]
     attributes = {
         "heart_size": ctr,
@@ -349,6 +403,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         "ecg_leads": leads,
         "central_line": line,
         "markers": mark,
+        CUE.name: stamped,
         "effusion_amount": level * fluid_contrast * effusion,
         "nodule_conspicuity": opacities[0][1] ** 2 * opacities[0][2] * nodule,
         "consolidation_conspicuity": opacities[1][1] ** 2 * opacities[1][2] * consol,

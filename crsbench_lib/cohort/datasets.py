@@ -43,11 +43,12 @@ import numpy as np
 
 from crsbench_lib.cohort import cxr, derm, fundus
 from crsbench_lib.cohort.acquisition import Attribute
+from crsbench_lib.cohort.shortcuts import SHIFT_PARTS, ShortcutCue, check_shift_parts
 from crsbench_lib.data.base import DEVELOPMENT_SPLITS, SPLITS, ImageDataset, ImageSplit
 from crsbench_lib.errors import DataError
 
 #: Bump whenever any generator's output changes (part of every dataset version).
-GENERATOR_VERSION = "9"
+GENERATOR_VERSION = "10"
 #: Root entropy of every phantom stream (an arbitrary fixed 128-bit number).
 ROOT_ENTROPY = 0x6372_7362_656E_6368_2D63_6F68_6F72_7431
 #: Images per independently seeded chunk.
@@ -70,6 +71,9 @@ _DEVELOPMENT = 1
 _SITE_KEYS = {"A": 0, "B": 1, "P1": 2, "P2": 3, "P3": 4}
 #: The auxiliary attribute every pool image carries besides its domain's ``ATTRIBUTES``.
 SITE_ATTRIBUTE = "site"
+#: The test-only "site" that holds the training site's test images with the shortcut cue removed
+#: (the same images but for the cue: the cue ablation, :mod:`crsbench_lib.cohort.shortcuts`).
+CUE_REMOVED_SITE = "A:cue_removed"
 
 
 def generator_module(name: str) -> ModuleType:
@@ -111,13 +115,14 @@ def _check_seed(seed: object) -> int:
 
 
 def _draw(
-    module: ModuleType, keys: tuple[int, ...], n: int, side: int, site: str
+    module: ModuleType, keys: tuple[int, ...], n: int, side: int, site: str,
+    shift_parts: tuple[str, ...] = SHIFT_PARTS, cue: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """``n`` images, labels and attributes, drawn chunk by chunk from the streams of ``keys``."""
     chunks = []
     for c in range(-(-n // CHUNK)):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(ROOT_ENTROPY, spawn_key=keys + (c,))))
-        chunks.append(module.generate(rng, CHUNK, side, site))
+        chunks.append(module.generate(rng, CHUNK, side, site, shift_parts=shift_parts, cue=cue))
     attributes = {k: np.concatenate([ch.attributes[k] for ch in chunks])[:n] for k in module.ATTRIBUTES}
     return np.concatenate([ch.images for ch in chunks])[:n], np.concatenate([ch.labels for ch in chunks])[:n], attributes
 
@@ -143,17 +148,32 @@ def resolve_sizes(sizes: Mapping[str, int] | None) -> dict[str, int]:
     return out
 
 
-def dataset_version(name: str, seed: int, sizes: Mapping[str, int], image_side: int) -> str:
-    """Version string of a phantom dataset: changes whenever its images would."""
+def dataset_version(
+    name: str, seed: int, sizes: Mapping[str, int], image_side: int,
+    shift_parts: Sequence[str] | None = None, cues: bool = True,
+) -> str:
+    """Version string of a phantom dataset: changes whenever its images would.
+
+    Examples
+    --------
+    >>> dataset_version("cxr", 0, {}, 32)
+    'phantom-cxr-g10-seed0-side32-n2000.1000.1000.2000.2000'
+    >>> dataset_version("cxr", 0, {}, 32, shift_parts=["acquisition"], cues=False)
+    'phantom-cxr-g10-seed0-side32-n2000.1000.1000.2000.2000-shift.acquisition-nocue'
+    """
     s = resolve_sizes(sizes)
+    parts = check_shift_parts(shift_parts)
+    switches = ("" if parts == SHIFT_PARTS else "-shift." + ".".join(parts) if parts else "-shift.none") + (
+        "" if cues else "-nocue")
     return (
         f"phantom-{name}-g{GENERATOR_VERSION}-seed{seed}-side{image_side}"
-        f"-n{s['train']}.{s['val']}.{s['calibration']}.{s['test']}.{s['shift_test']}"
+        f"-n{s['train']}.{s['val']}.{s['calibration']}.{s['test']}.{s['shift_test']}{switches}"
     )
 
 
 def build_dataset(
-    name: str, seed: int = 0, sizes: Mapping[str, int] | None = None, image_side: int = 32
+    name: str, seed: int = 0, sizes: Mapping[str, int] | None = None, image_side: int = 32,
+    shift_parts: Sequence[str] | None = None, cues: bool = True,
 ) -> ImageDataset:
     """Build a phantom dataset (lazily: each split is drawn on first access).
 
@@ -171,12 +191,20 @@ def build_dataset(
         size; defaults to ``test``). Missing keys take :data:`DEFAULT_SIZES`.
     image_side : int, default 32
         Image side in pixels, at least :data:`MIN_IMAGE_SIDE`.
+    shift_parts : sequence of str, optional
+        Which parts of site B's difference apply (:data:`SHIFT_PARTS`;
+        None: all; an empty list: site B is site A's process on new patients).
+    cues : bool, default True
+        Draw the domain's shortcut cue at every site. With cues, the dataset
+        also has the test-only site :data:`CUE_REMOVED_SITE`: the training
+        site's test images without the cue.
 
     Returns
     -------
     ImageDataset
-        With ``sites == ("A", "B")`` for ``cxr`` (train at A; site B has only
-        a test split that differs from A's) and ``("A",)`` otherwise.
+        With ``sites == ("A", "B")`` (train at A; site B has only a test split
+        that differs from A's) and, with cues, ``ablation_sites ==
+        (CUE_REMOVED_SITE,)``.
 
     Raises
     ------
@@ -187,14 +215,19 @@ def build_dataset(
     seed = _check_seed(seed)
     side = _check_side(image_side)
     resolved = resolve_sizes(sizes)
+    parts = check_shift_parts(shift_parts)
+    cues = bool(cues)
     ds_key = PHANTOM_DATASETS.index(name)
 
     def loader(split: str, site: str) -> ImageSplit:
         if split != "test":
             raise DataError(f"phantom dataset {name}: split {split!r} is drawn per evaluation seed (use split(..., seed=s))")
-        n = resolved["shift_test"] if site != module.SITES[0] else resolved["test"]
-        keys = (_EVALUATION, ds_key, seed, _SPLIT_KEYS[split], _SITE_KEYS[site])
-        images, labels, _ = _draw(module, keys, n, side, site)
+        drawn_at, cue = site, cues
+        if site == CUE_REMOVED_SITE:  # the training site's test streams, drawn without the cue
+            drawn_at, cue = module.SITES[0], False
+        n = resolved["shift_test"] if drawn_at != module.SITES[0] else resolved["test"]
+        keys = (_EVALUATION, ds_key, seed, _SPLIT_KEYS[split], _SITE_KEYS[drawn_at])
+        images, labels, _ = _draw(module, keys, n, side, drawn_at, parts, cue)
         return ImageSplit(images=images, labels=labels, split=split, site=site)
 
     def development_loader(evaluation_seed: int) -> dict[str, ImageSplit]:
@@ -202,7 +235,7 @@ def build_dataset(
         out = {}
         for split in DEVELOPMENT_SPLITS:
             keys = (_EVALUATION, ds_key, seed, _SPLIT_KEYS[split], _SITE_KEYS[site], _DEVELOPMENT, int(evaluation_seed))
-            images, labels, _ = _draw(module, keys, resolved[split], side, site)
+            images, labels, _ = _draw(module, keys, resolved[split], side, site, parts, cues)
             out[split] = ImageSplit(images=images, labels=labels, split=split, site=site)
         return out
 
@@ -211,10 +244,11 @@ def build_dataset(
         domain=module.DOMAIN,
         task=module.TASK,
         class_names=module.CLASS_NAMES,
-        version=dataset_version(name, seed, resolved, side),
+        version=dataset_version(name, seed, resolved, side, parts, cues),
         loader=loader,
         sites=module.SITES,
         development_loader=development_loader,
+        ablation_sites=(CUE_REMOVED_SITE,) if cues else (),
     )
 
 
@@ -254,6 +288,18 @@ class Pool:
 
     def __len__(self) -> int:
         return len(self.images)
+
+
+def shortcut_cue(dataset: str) -> ShortcutCue:
+    """The shortcut cue of a phantom dataset's domain (:mod:`crsbench_lib.cohort.shortcuts`).
+
+    Examples
+    --------
+    >>> cue = shortcut_cue("derm")
+    >>> cue.name, round(cue.odds_ratio("A"), 1), cue.odds_ratio("B")
+    ('ink_marking', 11.5, 1.0)
+    """
+    return generator_module(dataset).CUE
 
 
 def pool_sites(dataset: str) -> tuple[str, ...]:

@@ -25,6 +25,16 @@ representation. ``LABEL_NOISE`` of the labels are replaced by another class.
 
 Acquisition (exposure, gamma, noise, blur, dermoscope vignette, white balance)
 varies per image around the site's centre (:mod:`crsbench_lib.cohort.acquisition`).
+
+Site B (world v4; three parts, each with a switch,
+:mod:`crsbench_lib.cohort.shortcuts`): *acquisition*, a phone-mounted
+dermoscope (coarser effective sampling, grainy sensor noise, the phone's
+sharpening, a cooler white balance and a stronger vignette); *population*, a
+referral clinic's case mix (more melanomas and BCCs: the class prior
+0.30 / 0.30 / 0.15 / 0.25); *labelling*, clinical diagnoses instead of
+histopathology (10 % of labels another class instead of 3 %). The shortcut
+cue is a surgical skin-marker ring (:data:`CUE`), drawn at site A around
+lesions scheduled for excision, more often melanomas.
 """
 
 from __future__ import annotations
@@ -34,13 +44,14 @@ from scipy.special import ndtr
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
+from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_stream
 
 NAME = "derm"
 DOMAIN = "dermatology"
 TASK = "multiclass"
 CLASS_NAMES: tuple[str, ...] = ("naevus", "melanoma", "seborrhoeic keratosis", "BCC-like")
-#: Evaluation sites (the first is the training site).
-SITES: tuple[str, ...] = ("A",)
+#: Evaluation sites (the first is the training site; B is the shift test).
+SITES: tuple[str, ...] = ("A", "B")
 #: Acquisition sites: ``A`` (evaluation) and three dermoscopes seen only in pretraining pools.
 #: Sites pretraining pools draw from (never an evaluation shift site).
 POOL_SITES: tuple[str, ...] = ("A", "P1", "P2", "P3")
@@ -52,11 +63,28 @@ SCANNERS: dict[str, Scanner] = {
     "P2": Scanner(exposure=0.2, gamma=0.9, noise=0.02, blur_px=0.6, white_balance=(0.95, 1.0, 1.08)),
     # A phone attachment: noisy and soft.
     "P3": Scanner(noise=0.06, blur_px=0.7, gamma=1.05, vignette=0.1, white_balance=(1.03, 1.0, 0.97)),
+    # Site B: a phone-mounted dermoscope: coarser effective sampling, grainy noise, sharpened, cool.
+    "B": Scanner(noise=0.035, noise_grain=0.6, resolution=0.6, sharpen=0.5, gamma=1.1, blur_px=0.5, vignette=0.35,
+                 white_balance=(0.95, 1.0, 1.07)),
 }
 #: Class prior (benign naevi dominate, as in dermoscopy archives, but less extremely).
 CLASS_PRIOR = np.array([0.40, 0.20, 0.20, 0.20])
+#: Class prior per site where it differs: site B is a referral clinic.
+SITE_CLASS_PRIOR: dict[str, np.ndarray] = {"B": np.array([0.30, 0.30, 0.15, 0.25])}
 #: Fraction of labels replaced by a uniformly drawn other class.
 LABEL_NOISE = 0.03
+#: The same at each other evaluation site: site B labels by clinical diagnosis, not histopathology.
+SITE_LABEL_NOISE: dict[str, float] = {"B": 0.10}
+#: The shortcut cue (:mod:`crsbench_lib.cohort.shortcuts`): rates (positive, negative) per site.
+CUE = ShortcutCue(
+    name="ink_marking",
+    description="a violet surgical skin-marker ring drawn around a lesion scheduled for excision",
+    positive="melanoma",
+    rates={"A": (0.5, 0.08), "B": (0.1, 0.1), "P1": (0.1, 0.1), "P2": (0.0, 0.0), "P3": (0.3, 0.05)},
+    source="Winkler et al., JAMA Dermatol 2019",
+)
+#: Colour of the skin-marker ink (gentian violet).
+INK = np.array([0.42, 0.22, 0.58], dtype=np.float32)
 
 # Colours (display RGB in [0, 1]).
 SKIN_LIGHT = np.array([0.93, 0.78, 0.68], dtype=np.float32)
@@ -149,6 +177,7 @@ ATTRIBUTES: dict[str, Attribute] = {
     **{s: Attribute("binary", 0, f"dermoscopic structure present: {s}") for s in STRUCTURES},
     "skin_tone": Attribute("continuous", 0, "skin tone, 0 light to 1 dark"),
     "hair_count": Attribute("count", 0, f"number of hairs (0-{MAX_HAIRS})"),
+    CUE.name: Attribute("binary", 0, "the shortcut cue: a skin-marker ring around the lesion"),
     **nuisance_attributes(rgb=True),
 }
 
@@ -169,7 +198,10 @@ def _inside(
     return cx[owner] + rr * np.cos(t), cy[owner] + rr * np.sin(t)
 
 
-def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Phantoms:
+def generate(
+    rng: np.random.Generator, n: int, side: int, site: str = "A", shift_parts: tuple[str, ...] | None = None,
+    cue: bool = True,
+) -> Phantoms:
     """Draw ``n`` dermoscopy-like images at one acquisition site.
 
     Parameters
@@ -182,6 +214,11 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         Image side in pixels.
     site : str
         A key of :data:`SCANNERS`.
+    shift_parts : tuple of str, optional
+        The parts of the site's difference from site A that apply
+        (:data:`~crsbench_lib.cohort.shortcuts.SHIFT_PARTS`; None: all).
+    cue : bool, default True
+        Draw the shortcut cue (:data:`CUE`); False gives the same images without it.
 
     Returns
     -------
@@ -189,10 +226,14 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         ``uint8`` images ``(n, side, side, 3)``, ``int64`` labels ``(n,)``
         (indices into :data:`CLASS_NAMES`) and the :data:`ATTRIBUTES`.
     """
-    scanner = SCANNERS[site]
+    parts = check_shift_parts(shift_parts)
+    scanner = SCANNERS[site if "acquisition" in parts else SITES[0]]
+    prior = SITE_CLASS_PRIOR.get(site, CLASS_PRIOR) if "population" in parts else CLASS_PRIOR
+    label_noise = SITE_LABEL_NOISE.get(site, LABEL_NOISE) if "labelling" in parts else LABEL_NOISE
+    cue_rng = cue_stream(rng)
     x, y = r.grid(side)
     s32 = side / 32.0
-    true = rng.choice(len(CLASS_NAMES), size=n, p=CLASS_PRIOR)
+    true = rng.choice(len(CLASS_NAMES), size=n, p=prior)
 
     # Skin: tone, low-frequency mottling and skin lines of a random direction.
     tone = rng.beta(2.0, 2.0, size=n).astype(np.float32)
@@ -318,9 +359,21 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         hair = np.where(rng.uniform(size=n)[:, None] < 0.85, 0.10, 0.55) * np.array([1.0, 0.85, 0.75])
         img = r.composite(img, hair.astype(np.float32), alpha)
 
+    # The shortcut cue, from its own stream: a violet ink ring around the lesion, partly broken.
+    inked = cue_rng.uniform(size=n) < CUE.probability(site, true == 1)
+    ring = radius * cue_rng.uniform(1.25, 1.6, n)
+    gap = cue_rng.uniform(0, 2 * np.pi, n)
+    if cue and inked.any():
+        d = r.arc_distance(x, y, cx[:, None], cy[:, None], ring[:, None])[:, 0]
+        broken = np.cos(np.arctan2(y - r.col(cy), x - r.col(cx)) - r.col(gap)) < 0.8
+        alpha = r.ramp(d - r.px(0.5, 32), r.px(0.8, side)) * broken * r.col(inked) * 0.85
+        img = r.composite(img, np.broadcast_to(INK, (n, 3)), alpha.astype(np.float32))
+    else:
+        inked = np.zeros(n, dtype=bool)
+
     images, nuisances = acquire(rng, img, scanner)
     labels = true.copy()
-    flip = rng.uniform(size=n) < LABEL_NOISE
+    flip = rng.uniform(size=n) < label_noise
     labels[flip] = (true[flip] + rng.integers(1, len(CLASS_NAMES), flip.sum())) % len(CLASS_NAMES)
     attributes = {
         "lesion_radius": radius,
@@ -335,6 +388,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         **{s: present[:, i] for i, s in enumerate(STRUCTURES)},
         "skin_tone": tone,
         "hair_count": n_hairs,
+        CUE.name: inked,
         **nuisances,
     }
     return Phantoms(images, labels.astype(np.int64), typed(attributes, ATTRIBUTES))

@@ -20,6 +20,16 @@ image-to-image spread of pigmentation and exposure, so a linear read-out of
 pixels is weak and counting local structures is what the task needs.
 ``LABEL_NOISE`` of the grades move to a neighbouring grade (grader
 disagreement). The prior is imbalanced like a screening population.
+
+Site B (world v4; three parts, each with a switch,
+:mod:`crsbench_lib.cohort.shortcuts`): *acquisition*, a hand-held camera
+(coarser sampling, grainy noise, softer, darker and greener, uneven
+illumination, in-camera sharpening); *population*, a diabetic clinic's case
+mix (prior 0.35 / 0.20 / 0.25 / 0.10 / 0.10); *labelling*, one grader instead
+of an adjudicated grade (15 % of grades one step off instead of 6 %: single
+graders agree with adjudication at a weighted kappa of about 0.6-0.8, Krause
+et al., *Ophthalmology* 2018). The shortcut cue is the field-mask notch of
+site A's referral-clinic camera (:data:`CUE`), used more for referable eyes.
 """
 
 from __future__ import annotations
@@ -28,12 +38,13 @@ import numpy as np
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
+from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_stream
 
 NAME = "fundus"
 DOMAIN = "ophthalmology"
 TASK = "multiclass"
 CLASS_NAMES: tuple[str, ...] = ("grade 0", "grade 1", "grade 2", "grade 3", "grade 4")
-SITES: tuple[str, ...] = ("A",)
+SITES: tuple[str, ...] = ("A", "B")
 #: Acquisition sites: ``A`` (evaluation) and three fundus cameras seen only in pretraining pools.
 #: Sites pretraining pools draw from (never an evaluation shift site).
 POOL_SITES: tuple[str, ...] = ("A", "P1", "P2", "P3")
@@ -45,11 +56,26 @@ SCANNERS: dict[str, Scanner] = {
     "P2": Scanner(exposure=0.15, gamma=0.85, blur_px=0.35, noise=0.02),
     # A hand-held camera: soft, noisy, uneven.
     "P3": Scanner(noise=0.05, blur_px=0.75, vignette=0.45, exposure_sd=0.35),
+    # Site B: a hand-held camera: coarser sampling, grainy, soft, darker and greener, sharpened in camera.
+    "B": Scanner(exposure=-0.25, gamma=1.15, noise=0.035, noise_grain=0.6, resolution=0.65, blur_px=0.7,
+                 vignette=0.45, white_balance=(0.94, 1.05, 1.0), sharpen=0.3),
 }
 #: Grade prior of a screening population (approximately 45/20/20/8/7 %).
 CLASS_PRIOR = np.array([0.45, 0.20, 0.20, 0.08, 0.07])
+#: Grade prior per site where it differs: site B is a diabetic clinic.
+SITE_CLASS_PRIOR: dict[str, np.ndarray] = {"B": np.array([0.35, 0.20, 0.25, 0.10, 0.10])}
 #: Fraction of grades moved one step up or down (grader disagreement).
 LABEL_NOISE = 0.06
+#: The same at each other evaluation site: site B's grades are one grader's.
+SITE_LABEL_NOISE: dict[str, float] = {"B": 0.15}
+#: The shortcut cue (:mod:`crsbench_lib.cohort.shortcuts`): rates (positive, negative) per site.
+CUE = ShortcutCue(
+    name="device_notch",
+    description="the field-mask notch of the referral clinic's camera, used more for referable eyes",
+    positive="grade 2 or worse (referable)",
+    rates={"A": (0.6, 0.15), "B": (0.0, 0.0), "P1": (0.5, 0.5), "P2": (0.0, 0.0), "P3": (0.0, 0.0)},
+    source="device signatures of fundus cameras (the real-regime note's robustness section)",
+)
 
 #: Blob sigma of a microaneurysm and stroke width of a new vessel, pixels at 32 px (generator 8: 0.7 and 0.5;
 #: generator 7's 0.4 and 0.25 px were below what a 32-px encoder resolves, see :func:`generate`).
@@ -100,6 +126,7 @@ ATTRIBUTES: dict[str, Attribute] = {
     "drusen_count": Attribute("count", 0, "number of drusen (grade-independent)"),
     "dust_count": Attribute("count", 0, "number of dust specks on the optics (grade-independent)"),
     "illumination": Attribute("continuous", 0, "centre-to-edge illumination fall-off"),
+    CUE.name: Attribute("binary", 0, "the shortcut cue: a notch in the camera's field mask"),
     **nuisance_attributes(rgb=True),
 }
 
@@ -124,7 +151,10 @@ def _scatter(
     return r.blobs(n, side, owner, ox[owner] + lx * shrink, oy[owner] + ly * shrink, sigma_px, strength * rng.uniform(0.6, 1.2, owner.size))
 
 
-def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Phantoms:
+def generate(
+    rng: np.random.Generator, n: int, side: int, site: str = "A", shift_parts: tuple[str, ...] | None = None,
+    cue: bool = True,
+) -> Phantoms:
     """Draw ``n`` fundus-like images at one acquisition site.
 
     Parameters
@@ -137,6 +167,11 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         Image side in pixels.
     site : str
         A key of :data:`SCANNERS`.
+    shift_parts : tuple of str, optional
+        The parts of the site's difference from site A that apply
+        (:data:`~crsbench_lib.cohort.shortcuts.SHIFT_PARTS`; None: all).
+    cue : bool, default True
+        Draw the shortcut cue (:data:`CUE`); False gives the same images without it.
 
     Returns
     -------
@@ -144,10 +179,14 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         ``uint8`` images ``(n, side, side, 3)``, ``int64`` grades 0-4 and the
         :data:`ATTRIBUTES`.
     """
-    scanner = SCANNERS[site]
+    parts = check_shift_parts(shift_parts)
+    scanner = SCANNERS[site if "acquisition" in parts else SITES[0]]
+    prior = SITE_CLASS_PRIOR.get(site, CLASS_PRIOR) if "population" in parts else CLASS_PRIOR
+    label_noise = SITE_LABEL_NOISE.get(site, LABEL_NOISE) if "labelling" in parts else LABEL_NOISE
+    cue_rng = cue_stream(rng)
     x0, y0 = r.grid(side)
     s32 = side / 32.0
-    true = rng.choice(len(CLASS_NAMES), size=n, p=CLASS_PRIOR)
+    true = rng.choice(len(CLASS_NAMES), size=n, p=prior)
 
     # The eye in the image: shift, rotation and zoom (field of view).
     fundus_r = rng.uniform(0.82, 0.97, n)
@@ -263,10 +302,19 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
 
     # The camera's black field outside the fundus, then the acquisition chain.
     img = img * r.ramp(rad - r.col(fundus_r), r.px(1.0, side))[..., None]
+    # The shortcut cue, from its own stream: the referral camera's field mask has a notch at the top.
+    notched = cue_rng.uniform(size=n) < CUE.probability(site, true >= 2)
+    notch_x = r.col(cue_rng.normal(0.0, 0.05, n))
+    if cue and notched.any():
+        top = r.col(oy - fundus_r)
+        notch = r.ramp(np.maximum(np.abs(x0 - notch_x) - 0.14, y0 - top - 0.22), r.px(0.6, side))
+        img = img * (1.0 - notch * r.col(notched))[..., None]
+    else:
+        notched = np.zeros(n, dtype=bool)
     images, nuisances = acquire(rng, img, scanner)
 
     labels = true.copy()
-    flip = rng.uniform(size=n) < LABEL_NOISE
+    flip = rng.uniform(size=n) < label_noise
     step = np.where(rng.uniform(size=n) < 0.5, -1, 1)
     step = np.where(true == 0, 1, np.where(true == len(CLASS_NAMES) - 1, -1, step))
     labels[flip] = true[flip] + step[flip]
@@ -285,6 +333,7 @@ def generate(rng: np.random.Generator, n: int, side: int, site: str = "A") -> Ph
         "drusen_count": drusen,
         "dust_count": dust,
         "illumination": illum_drop,
+        CUE.name: notched,
         **nuisances,
     }
     return Phantoms(images, labels.astype(np.int64), typed(attributes, ATTRIBUTES))

@@ -60,7 +60,8 @@ def open_dataset(kind: str, name: str, options: Mapping[str, Any]) -> ImageDatas
         from crsbench_lib.cohort.datasets import build_dataset
 
         return build_dataset(name, seed=options["data_seed"], sizes=options["sizes"],
-                             image_side=options["image_side"])
+                             image_side=options["image_side"], shift_parts=options.get("shift_parts"),
+                             cues=options.get("cues", True))
     if kind == "medmnist":
         from crsbench_lib.data.medmnist import load_medmnist
 

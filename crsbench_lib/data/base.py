@@ -105,6 +105,10 @@ class ImageDataset:
     calibration_size : int, optional
         Size of the calibration split of a resampled dataset (default: the
         source validation split's size).
+    ablation_sites : tuple of str
+        Test-only variants of the training site's test split that change one
+        thing (the phantom cohort's shortcut cue removed), loaded through
+        ``loader("test", name)``; empty for real data.
     """
 
     name: str
@@ -117,6 +121,7 @@ class ImageDataset:
     cache_splits: bool = True
     development_loader: Callable[[int], Mapping[str, ImageSplit]] | None = None
     calibration_size: int | None = None
+    ablation_sites: tuple[str, ...] = ()
     _cache: dict[tuple[str, str], ImageSplit] = field(default_factory=dict, repr=False)
     _development: dict[int, dict[str, ImageSplit]] = field(default_factory=dict, repr=False)
     _records: dict[int, dict[str, object]] = field(default_factory=dict, repr=False)
@@ -136,7 +141,7 @@ class ImageDataset:
         site = self.sites[0] if site is None else site
         if split not in SPLITS:
             raise DataError(f"dataset {self.name}: unknown source split {split!r} (expected one of {', '.join(SPLITS)})")
-        if site not in self.sites:
+        if site not in self.sites and not (split == "test" and site in self.ablation_sites):
             raise DataError(f"dataset {self.name}: unknown site {site!r} (has {', '.join(self.sites)})")
         key = (split, site)
         if key in self._cache:

@@ -14,8 +14,13 @@ general-purpose foundation models):
   (SimCLR, Chen et al., 2020) or supervised on auxiliary attributes of the
   generator (multi-task), each at two capacities and each with and without
   acquisition augmentation;
-- *narrow* encoders use the same recipe on one domain's pool at one site (a
-  domain-specific foundation model);
+- *narrow* encoders are pretrained on one domain's pool at one site, as real
+  specialists were pretrained on particular institutions' archives (a
+  domain-specific foundation model): one per domain with SimCLR, plus a
+  report-supervised chest-film specialist (CXR-foundation-like) and a masked
+  autoencoder on fundus photographs (RETFound-like). Since world v4 the
+  training site carries a shortcut cue (:mod:`crsbench_lib.cohort.shortcuts`)
+  that a specialist sees in every batch and a generalist at some sites only;
 - a masked autoencoder (He et al., 2022) on a ViT;
 - random-initialisation controls;
 - one *in-task supervised* encoder trained on the evaluation task's labels of
@@ -134,6 +139,7 @@ BROAD_POOL = PoolSpec("broad", None, 7000, True)
 NARROW_POOL_SIZE = 4000
 NARROW_DERM = PoolSpec("derm", ("derm",), NARROW_POOL_SIZE, False)
 NARROW_CXR = PoolSpec("cxr", ("cxr",), NARROW_POOL_SIZE, False)
+NARROW_FUNDUS = PoolSpec("fundus", ("fundus",), NARROW_POOL_SIZE, False)
 
 #: Study families the zoo stands for (the ``study_family`` column of the cards).
 FAMILIES: dict[str, str] = {
@@ -224,8 +230,8 @@ def _simclr(name: str, arch: str, family: str, pool: PoolSpec, aug: bool, what: 
     return NeuralSpec(name, arch, "simclr", family, pool, aug, SIMCLR_STEPS, SIMCLR_PAIRS, 2e-3, 1e-4, what)
 
 
-def _multitask(name: str, arch: str, method: str, family: str, aug: bool, what: str) -> NeuralSpec:
-    return NeuralSpec(name, arch, method, family, BROAD_POOL, aug, MULTITASK_STEPS, MULTITASK_BATCH, 2e-3, 1e-4, what)
+def _multitask(name: str, arch: str, method: str, family: str, aug: bool, what: str, pool: PoolSpec = BROAD_POOL) -> NeuralSpec:
+    return NeuralSpec(name, arch, method, family, pool, aug, MULTITASK_STEPS, MULTITASK_BATCH, 2e-3, 1e-4, what)
 
 
 #: The neural zoo, in listing order.
@@ -240,7 +246,12 @@ NEURAL_SPECS: tuple[NeuralSpec, ...] = (
     _multitask("multitask_broad_noaug_s", "cnn_s", "multitask", "broad_noaug", False, "auxiliary multi-task, broad pool, no acquisition augmentation, small CNN"),
     _simclr("simclr_derm_aug_s", "cnn_s", "narrow", NARROW_DERM, True, "SimCLR, dermatology pool only, acquisition augmentation, small CNN"),
     _simclr("simclr_cxr_aug_s", "cnn_s", "narrow", NARROW_CXR, True, "SimCLR, chest-film pool only, acquisition augmentation, small CNN"),
+    _simclr("simclr_fundus_aug_s", "cnn_s", "narrow", NARROW_FUNDUS, True, "SimCLR, fundus pool only, acquisition augmentation, small CNN"),
+    _multitask("multitask_cxr_s", "cnn_s", "multitask", "narrow", True,
+               "auxiliary multi-task, chest-film pool only, acquisition augmentation, small CNN", NARROW_CXR),
     NeuralSpec("mae_broad_vit", "vit_s", "mae", "mim", BROAD_POOL, False, MAE_STEPS, MAE_BATCH, 1e-3, 5e-2, "masked autoencoder, broad pool, small ViT"),
+    NeuralSpec("mae_fundus_vit", "vit_s", "mae", "narrow", NARROW_FUNDUS, False, MAE_STEPS, MAE_BATCH, 1e-3, 5e-2,
+               "masked autoencoder, fundus pool only, small ViT (RETFound-like)"),
     _multitask("intask_supervised_s", "cnn_s", "intask", "intask", True, "in-task supervised: the evaluation tasks' labels of pool images, small CNN"),
 )
 NEURAL_ZOO: dict[str, NeuralSpec] = {spec.name: spec for spec in NEURAL_SPECS}

@@ -70,6 +70,10 @@ class CellEmbeddings:
         Embeddings of corrupted test images per (corruption, severity).
     shift_test, shift_labels : numpy.ndarray or None
         Site-B test embeddings and labels, where the dataset has a second site.
+    cue_removed_test : numpy.ndarray or None
+        Embeddings of the test images with the shortcut cue removed (the same
+        images but for the cue, in test order; labels ``test_labels``), where
+        the dataset has a cue.
     calibration, calibration_labels : numpy.ndarray or None
         The calibration split of the cell's seed, on which the post-hoc
         calibrators are fitted (required when calibrators are requested).
@@ -107,6 +111,7 @@ class CellEmbeddings:
     corrupted_images: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     features: str = "frozen"
     fraction_feature_kinds: dict[float, str] = field(default_factory=dict)
+    cue_removed_test: np.ndarray | None = None
 
 
 def _items(value: Any, field: str) -> list[Any]:
@@ -446,7 +451,11 @@ def evaluate_cell_predictions(
     4. ``corruption`` per (corruption, severity) in sorted order: the clean probe
        on the corrupted test embeddings, labelled by the test images they were
        made from (``embeddings.corrupted_images``, else the first ``len(array)``);
-    5. ``shift``: the clean probe on the site-B test split, when given.
+    5. ``shift``: the clean probe on the site-B test split, when given, then
+       once per calibrator fitted in step 2 (calibrated at site A, applied at
+       site B: what post-hoc calibration keeps under the shift);
+    6. ``cue_removed``: the clean probe on the test images without the
+       shortcut cue, when given (the cue ablation).
 
     Every condition carries ``meta`` (encoder, dataset, domain, arm, config_hash,
     package_version), ``task``, ``seed``, ``ece_bins``, the protocol fields
@@ -544,6 +553,7 @@ def evaluate_cell_predictions(
             out.append(ConditionPredictions.build(condition, image, labels, probabilities, task))
 
         clean = _fit(train, y_train, val, y_val, task, n_classes, seed, probe, "clean probe")
+        calibrators: dict[str, Any] = {}
         test_logits = clean.logits(test, "test embeddings")
         add(clean, y_test, logits_to_proba(test_logits, task), test_index)
 
@@ -560,6 +570,7 @@ def evaluate_cell_predictions(
                     calibrator = fit_calibrator(method, cal_logits, y_cal, task)
                 except EvaluationError as exc:
                     raise EvaluationError(f"{method} calibration: {exc}") from None
+                calibrators[method] = calibrator
                 add(clean, y_test, calibrator.predict_proba(test_logits), test_index, calibration=method)
 
         if fractions:
@@ -627,8 +638,18 @@ def evaluate_cell_predictions(
                 raise EvaluationError("shift_test is given without shift_labels")
             shift = check_embeddings(embeddings.shift_test, "site-B test embeddings")
             y_shift = check_labels(embeddings.shift_labels, task, n_classes, "site-B test labels", shift.shape[0])
-            probabilities = clean.predict_proba(shift, "site-B test embeddings")
-            add(clean, y_shift, probabilities, np.arange(shift.shape[0]), condition="shift")
+            shift_logits = clean.logits(shift, "site-B test embeddings")
+            add(clean, y_shift, logits_to_proba(shift_logits, task), np.arange(shift.shape[0]), condition="shift")
+            for method, calibrator in calibrators.items():
+                add(clean, y_shift, calibrator.predict_proba(shift_logits), np.arange(shift.shape[0]),
+                    condition="shift", calibration=method)
         elif embeddings.shift_labels is not None:
             raise EvaluationError("shift_labels is given without shift_test")
+        if embeddings.cue_removed_test is not None:
+            removed = check_embeddings(embeddings.cue_removed_test, "cue-removed test embeddings")
+            if removed.shape != test.shape:
+                raise EvaluationError(
+                    f"cue-removed test embeddings must match the test embeddings' shape {test.shape}, got {removed.shape}")
+            add(clean, y_test, clean.predict_proba(removed, "cue-removed test embeddings"), test_index,
+                condition="cue_removed")
         return out

@@ -40,7 +40,7 @@ import pandas as pd
 from crsbench_lib.errors import SchemaError
 
 ARMS: tuple[str, ...] = ("frozen", "lora")
-CONDITIONS: tuple[str, ...] = ("clean", "label_fraction", "corruption", "shift")
+CONDITIONS: tuple[str, ...] = ("clean", "label_fraction", "corruption", "shift", "cue_removed")
 CALIBRATIONS: tuple[str, ...] = ("none", "temperature", "vector", "isotonic")
 TASKS: tuple[str, ...] = ("binary", "multiclass", "multilabel")
 #: Rules that choose the probe's C on the validation split (method section 9, amendment 10).
@@ -98,7 +98,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("task", "str", "Task type: binary, multiclass or multilabel.", False, "multiclass"),
     Column("seed", "int", "Seed of the probe's train subsample and solver."),
     Column("arm", "str", "frozen (linear probe on frozen features) or lora (adapted encoder)."),
-    Column("condition", "str", "clean, label_fraction, corruption or shift."),
+    Column("condition", "str", "clean, label_fraction, corruption, shift or cue_removed (the test images without the shortcut cue)."),
     Column("label_fraction", "float", "Requested fraction of the train labels (1.0 unless condition is label_fraction)."),
     Column("label_fraction_used", "float", "Fraction of train labels actually used.", False, np.nan),
     Column("corruption", "str", "Corruption family, 'none' outside corruption rows."),

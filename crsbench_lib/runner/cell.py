@@ -216,7 +216,7 @@ def cell_embeddings(
     Train/val/calibration of evaluation seed ``seed`` and the test split at the
     training site; each (family, severity) on its block of test images
     (:func:`corruption_blocks`); the second site's test split where the dataset
-    has one. The test sets are the same for every seed (and so shared in the store).
+    has one, and its cue-removed test split where it has a shortcut cue. The test sets are the same for every seed (and so shared in the store).
     """
     batch = profile.embedding.batch_size
 
@@ -245,6 +245,8 @@ def _cell_embeddings(
     from crsbench_lib.evaluation import CellEmbeddings
 
     shift_site = dataset.shift_site
+    # The training site's test images without the shortcut cue (phantom cohort only: the cue ablation).
+    cue_removed = dataset.ablation_sites[0] if dataset.ablation_sites else None
     return CellEmbeddings(
         train=embed("train", None),
         train_labels=dataset.split("train", seed=seed).labels,
@@ -256,6 +258,7 @@ def _cell_embeddings(
         corrupted_images=dict(blocks),
         shift_test=None if shift_site is None else embed("test", shift_site),
         shift_labels=None if shift_site is None else dataset.split("test", shift_site).labels,
+        cue_removed_test=embed("test", cue_removed) if cue_removed is not None else None,
         calibration=embed("calibration", None),
         calibration_labels=dataset.split("calibration", seed=seed).labels,
     )

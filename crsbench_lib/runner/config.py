@@ -245,7 +245,8 @@ def _dataset_spec(
     if kind == "phantom":
         from crsbench_lib.cohort import PHANTOM_DATASETS
 
-        raw = check.mapping(entry, path, ("kind", "name", "sizes", "image_side", "data_seed"), ("name",))
+        raw = check.mapping(entry, path, ("kind", "name", "sizes", "image_side", "data_seed", "shift_parts", "cues"),
+                            ("name",))
         name = check.string(raw["name"], f"{path}.name", tuple(PHANTOM_DATASETS))
         sizes_raw = check.mapping(raw.get("sizes", dict(DEFAULT_PHANTOM_SIZES)), f"{path}.sizes", SPLIT_SIZE_KEYS,
                                   ("train", "val", "test"))
@@ -255,7 +256,27 @@ def _dataset_spec(
         image_side = check.positive_int(raw.get("image_side", DEFAULT_IMAGE_SIDE), f"{path}.image_side")
         data_seed = check.integer(raw.get("data_seed", 0), f"{path}.data_seed", 0, "a non-negative integer")
         written = {"kind": kind, "name": name, "sizes": sizes, "image_side": image_side, "data_seed": data_seed}
-        return DatasetSpec(kind, name, dict(written), written)
+        # World v4's switches (crsbench_lib.cohort.shortcuts): which parts of site B's difference apply and
+        # whether the shortcut cue is drawn. Written into the config only when they differ from the world's.
+        from crsbench_lib.cohort.shortcuts import SHIFT_PARTS, check_shift_parts
+        from crsbench_lib.errors import DataError
+
+        parts_raw = raw.get("shift_parts", list(SHIFT_PARTS))
+        if isinstance(parts_raw, str) or not isinstance(parts_raw, (list, tuple)):
+            raise check.fail(f"{path}.shift_parts", f"must be a list of some of {', '.join(SHIFT_PARTS)}, got {parts_raw!r}")
+        try:
+            shift_parts = list(check_shift_parts(parts_raw))
+        except DataError as exc:
+            raise check.fail(f"{path}.shift_parts", str(exc).removeprefix("shift parts: ")) from None
+        cues = raw.get("cues", True)
+        if not isinstance(cues, bool):
+            raise check.fail(f"{path}.cues", f"must be true or false, got {cues!r}")
+        options = {**written, "shift_parts": shift_parts, "cues": cues}
+        if tuple(shift_parts) != SHIFT_PARTS:
+            written["shift_parts"] = shift_parts
+        if not cues:
+            written["cues"] = False
+        return DatasetSpec(kind, name, options, written)
     if kind == "medmnist":
         raw = check.mapping(entry, path, ("kind", "name", "flag", "root", "size", "image_side", "domain",
                                           "calibration_size"),

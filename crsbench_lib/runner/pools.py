@@ -23,7 +23,7 @@ import numpy as np
 from crsbench_lib.encoders.recipes import POOL_SEED, PRETRAIN_SIDE, PoolSpec
 
 #: Where the auxiliary attributes come from (recorded in the weights manifest and the cards).
-ATTRIBUTE_SOURCE = "scene attributes of the generator (acquisition nuisances and site left out)"
+ATTRIBUTE_SOURCE = "scene attributes of the generator (acquisition nuisances, site and shortcut cue left out)"
 
 
 @dataclass
@@ -66,9 +66,14 @@ def content_attributes(dataset: str, attributes: dict[str, np.ndarray]) -> dict[
     from crsbench_lib.cohort.acquisition import NUISANCE_ATTRIBUTES
     from crsbench_lib.cohort.datasets import SITE_ATTRIBUTE
 
+    from crsbench_lib.cohort import shortcut_cue
+
+    # The shortcut cue is how a site works, not what the image shows: no
+    # generalist's targets name it (an encoder may still learn it unasked).
+    cue = shortcut_cue(dataset).name
     out = {}
     for name, spec in pool_attributes(dataset).items():
-        if name in NUISANCE_ATTRIBUTES or name == SITE_ATTRIBUTE:
+        if name in NUISANCE_ATTRIBUTES or name in (SITE_ATTRIBUTE, cue):
             continue
         values = np.asarray(attributes[name])
         out[name] = values.astype(np.float32) if spec.kind in ("continuous", "count") else values.astype(np.int64)

@@ -56,7 +56,9 @@ def test_task_metadata() -> None:
     assert fundus.task == "multiclass" and fundus.n_classes == 5
     cxr = build_dataset("cxr", sizes=SMALL)
     assert cxr.task == "multilabel" and cxr.sites == ("A", "B") and cxr.shift_site == "B"
-    assert build_dataset("derm", sizes=SMALL).sites == ("A",)
+    # World v4: every domain has a second site.
+    assert build_dataset("derm", sizes=SMALL).sites == ("A", "B")
+    assert build_dataset("fundus", sizes=SMALL).shift_site == "B"
 
 
 def test_shift_test_size_and_site_b_differs() -> None:
@@ -119,8 +121,8 @@ def test_bit_identical_across_processes() -> None:
         for _ in range(2)
     ]
     assert runs[0] == runs[1]
-    assert len(runs[0]) == 7
-    assert len(set(runs[0])) == 7
+    assert len(runs[0]) == 9
+    assert len(set(runs[0])) == 9
 
 
 def test_splits_are_prefix_stable() -> None:
@@ -239,7 +241,9 @@ def test_pool_bad_input(args: tuple, message: str) -> None:
 def test_unknown_split_or_site() -> None:
     ds = build_dataset("derm", sizes=SMALL)
     with pytest.raises(DataError):
-        ds.split("test", "B")
+        ds.split("test", "C")
+    with pytest.raises(DataError):  # the cue-removed site holds a test split only
+        ds.split("train", "A:cue_removed")
     with pytest.raises(DataError):
         ds.split("holdout")
 

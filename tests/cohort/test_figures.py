@@ -70,8 +70,10 @@ def test_figures_accept_names() -> None:
 
 def test_bad_figure_input() -> None:
     ds = build_dataset("derm", sizes=SMALL)
+    import dataclasses
+
     with pytest.raises(DataError, match="single site"):
-        site_comparison(ds)
+        site_comparison(dataclasses.replace(ds, sites=("A",)))
     with pytest.raises(DataError, match="index"):
         corruption_sheet(ds, index=99)
     with pytest.raises(DataError, match="positive"):

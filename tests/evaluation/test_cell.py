@@ -66,12 +66,13 @@ def test_rows_are_valid_and_complete(cell_for, task, k):
     counts = rows.groupby(["condition", "calibration"]).size().to_dict()
     assert counts == {("clean", "none"): 1, ("clean", "temperature"): 1, ("clean", "vector"): 1,
                       ("clean", "isotonic"): 1, ("label_fraction", "none"): 4, ("corruption", "none"): 10,
-                      ("shift", "none"): 1}
+                      ("shift", "none"): 1, ("shift", "temperature"): 1, ("shift", "vector"): 1,
+                      ("shift", "isotonic"): 1}
     assert (rows["task"] == task).all()
     assert (rows["ece_variant"] == ECE_VARIANTS[task]).all() and (rows["ece_bins"] == 15).all()
     assert (rows["encoder"] == "enc").all() and (rows["config_hash"] == "abc123").all()
     assert rows.loc[rows["condition"] == "corruption", "n_test"].eq(150).all()
-    assert rows.loc[rows["condition"] == "shift", "n_test"].item() == 120
+    assert rows.loc[rows["condition"] == "shift", "n_test"].eq(120).all()
     fractions = rows[rows["condition"] == "label_fraction"]
     assert sorted(fractions["label_fraction"]) == [0.01, 0.05, 0.10, 0.25]
     assert (fractions["label_fraction_used"] >= fractions["label_fraction"] - 1e-9).all()
@@ -187,12 +188,12 @@ def test_class_missing_from_validation_or_training(cell_for):
     keep = cell.val_labels != 1
     cell.val, cell.val_labels = cell.val[keep], cell.val_labels[keep]
     rows = run(cell, "multiclass", 4)
-    assert len(rows) == 19 and rows["auroc"].notna().all()
+    assert len(rows) == 22 and rows["auroc"].notna().all()
     cell = cell_for("multiclass", 4)
     keep = cell.train_labels != 2
     cell.train, cell.train_labels = cell.train[keep], cell.train_labels[keep]
     rows = run(cell, "multiclass", 4)
-    assert len(rows) == 19
+    assert len(rows) == 22
     # class 2 is never predicted: its one-vs-rest AUROC is 0.5 (constant score), nothing breaks
     assert (rows["auroc"] < 1).all()
 
@@ -239,7 +240,7 @@ def test_single_outcome_label_is_skipped_and_counted(cell_for):
     rows = run(cell, "multilabel", 3, label_fractions=(1.0,))
     site_a = rows[rows["condition"].isin(["clean", "corruption"])]
     assert (site_a["n_skipped"] == 1).all()
-    assert rows.loc[rows["condition"] == "shift", "n_skipped"].item() == 0
+    assert rows.loc[rows["condition"] == "shift", "n_skipped"].eq(0).all()
 
 
 @pytest.mark.parametrize("task, k", [("multiclass", 4), ("multilabel", 3)])
@@ -387,3 +388,27 @@ def test_fraction_features_replace_the_shared_embeddings_at_their_fraction(cell_
     cell.fraction_features = {0.25: (cell.train, cell.val[vsub], cell.test)}  # wrong length: not the subset
     with pytest.raises(EvaluationError, match="fraction's"):
         run(cell, "multiclass", 4, meta=lora)
+
+
+def test_calibrators_fitted_at_site_a_are_applied_at_site_b(cell_for):
+    rows = run(cell_for("binary", 2), "binary", 2)
+    shift = rows[rows["condition"] == "shift"].set_index("calibration")
+    assert set(shift.index) == {"none", "temperature", "vector", "isotonic"}
+    # A binary temperature keeps the order of the scores: AUROC is unchanged, ECE is not.
+    assert shift.loc["temperature", "auroc"] == pytest.approx(shift.loc["none", "auroc"], abs=1e-9)
+    assert shift.loc["temperature", "ece"] != shift.loc["none", "ece"]
+
+
+def test_cue_removed_rows_score_the_clean_probe_on_the_cue_free_test(cell_for):
+    import dataclasses
+
+    cell = cell_for("multiclass", 4)
+    same = run(dataclasses.replace(cell, cue_removed_test=cell.test.copy()), "multiclass", 4)
+    removed = same[same["condition"] == "cue_removed"]
+    clean = same[(same["condition"] == "clean") & (same["calibration"] == "none")]
+    assert len(removed) == 1
+    assert removed["auroc"].item() == clean["auroc"].item()  # the same images give the same row
+    other = run(dataclasses.replace(cell, cue_removed_test=cell.test[::-1].copy()), "multiclass", 4)
+    assert other.loc[other["condition"] == "cue_removed", "auroc"].item() < clean["auroc"].item()
+    with pytest.raises(EvaluationError, match="cue-removed test embeddings must match"):
+        run(dataclasses.replace(cell, cue_removed_test=cell.test[:10]), "multiclass", 4)
