@@ -192,7 +192,8 @@ def describe_leading_tier(
                     f"{percent(finite(p_rank1[leader], 'p_rank1'))} of draws.")
     if references:
         refs = [str(r) for r in references]
-        text += f" Not ranked: {name_references(refs, families)}, shown as {'a reference' if len(refs) == 1 else 'references'}"
+        shown_as = "a reference" if len(refs) == 1 else "references"
+        text += f" Not ranked: {name_references(refs, families)}, shown as {shown_as}"
         tied_refs = [r for r in refs if r in set(tied_references)]
         if tied_refs:
             text += (f"; the draws cannot separate {and_list(tied_refs)} from {leader} either")
