@@ -1,4 +1,9 @@
-"""``crsbench agree``: how far the CRS ranking departs from the AUROC ranking."""
+"""``crsbench agree``: how far the CRS ranking departs from the AUROC ranking.
+
+Like every page of the book it ranks the candidates only: the zoo's reference
+encoders (:mod:`crsbench_lib.report.roles`) are left out of every statistic, so
+that the comparison with the study (in brackets) counts the same population.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import argparse
 
 from crsbench_lib.cli import add_results_argument
 from crsbench_lib.cli.score import add_standard_argument, format_table, resolve_standard
+from crsbench_lib.encoders.zoo import zoo_families
+from crsbench_lib.report.roles import reference_encoders
 from crsbench_lib.results.io import read_results
 from crsbench_lib.scoring.agreement import rank_table, score_agreement
 from crsbench_lib.scoring.crs import score_results
@@ -14,13 +21,17 @@ from crsbench_lib.scoring.published import PUBLISHED
 
 def _run(args: argparse.Namespace) -> int:
     standard = resolve_standard(args.standard, args.results)
-    scores = score_results(read_results(args.results), standard, arm=args.arm)
+    scored = score_results(read_results(args.results), standard, arm=args.arm)
+    references = reference_encoders(zoo_families(), present=scored["encoder"].astype(str).tolist())
+    scores = scored[~scored["encoder"].astype(str).isin(references)]
     agreement = score_agreement(scores)
     indexed = scores.set_index("encoder")
     print(
-        f"aggregate AUROC vs CRS rankings: {agreement.n} encoders, "
+        f"aggregate AUROC vs CRS rankings: {agreement.n} candidates, "
         f"standard {standard.version}, arm {args.arm} (published study in brackets)"
     )
+    if references:
+        print(f"  reference encoders, scored but not ranked: {len(references)} ({', '.join(references)})")
     print(f"  Kendall tau-b             {agreement.tau_b:.3f}  [{PUBLISHED.kendall_tau:.3f}]")
     print(f"  Spearman rho              {agreement.rho:.3f}  [{PUBLISHED.spearman_rho:.3f}]")
     print(

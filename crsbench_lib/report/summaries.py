@@ -16,6 +16,8 @@ import pandas as pd
 from scipy import stats
 
 from crsbench_lib.errors import SchemaError
+# Who is ranked has one home, the roles module; the chapters read it through here as before.
+from crsbench_lib.report.roles import REFERENCE_FAMILIES, is_reference_family, reference_encoders  # noqa: F401
 from crsbench_lib.results.validated import as_validated
 from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.axes import CELL, label_retention
@@ -249,17 +251,13 @@ def untrained_encoders(zoo: pd.DataFrame | Sequence[dict]) -> list[str]:
     return zoo.loc[mask, "name"].astype(str).tolist()
 
 
-#: Study family keys (``crsbench_lib.encoders.recipes.FAMILIES``) of reference encoders: pretrained on the
-#: evaluation labels, so they show what the task allows, not what a candidate offers (outside the frozen panel).
-REFERENCE_FAMILIES: tuple[str, ...] = ("intask",)
-
-
 def candidate_ranks(scores: pd.DataFrame, references: Sequence[str], column: str = "crs") -> pd.Series:
     """Rank among the candidates only (1 = highest ``column``); a reference gets "–" (it is never ranked).
 
-    Every page ranks candidates the same way: an encoder pretrained on the
-    evaluation labels is shown beside them but takes no rank, so that the
-    candidates' ranks agree from page to page.
+    Every page ranks candidates the same way: a reference encoder (classical
+    features, a random network, the in-task reference: :mod:`crsbench_lib.report.roles`)
+    is shown beside them but takes no rank, so that the candidates' ranks agree
+    from page to page.
 
     Examples
     --------
@@ -272,40 +270,9 @@ def candidate_ranks(scores: pd.DataFrame, references: Sequence[str], column: str
     return ranks.reindex(scores.index).fillna("–").rename("rank")
 
 
-def reference_encoders(families: Mapping[str, str], present: Sequence[str] | None = None) -> list[str]:
-    """The encoders to show as references, not as candidates.
-
-    Parameters
-    ----------
-    families : mapping of str to str
-        Encoder -> study family key (``crsbench_lib.encoders.zoo.zoo_families()``,
-        which the chapter passes in: the report layer does not import the
-        encoders).
-    present : sequence of str, optional
-        The encoders of the chapter's table; references absent from it are
-        dropped, so a table of the user's own encoders has none.
-
-    Returns
-    -------
-    list of str
-        Sorted names whose family is one of :data:`REFERENCE_FAMILIES`.
-
-    Examples
-    --------
-    >>> reference_encoders({"intask_supervised_s": "intask", "mae_broad_vit": "mim"}, present=["mae_broad_vit"])
-    []
-    >>> reference_encoders({"intask_supervised_s": "intask", "mae_broad_vit": "mim"})
-    ['intask_supervised_s']
-    """
-    names = sorted(str(name) for name, family in families.items() if family in REFERENCE_FAMILIES)
-    if present is None:
-        return names
-    keep = {str(name) for name in present}
-    return [name for name in names if name in keep]
-
-
-def zoo_table(zoo: pd.DataFrame | Sequence[dict], results: pd.DataFrame) -> pd.DataFrame:
-    """The encoder zoo with what this run holds of it: ``name, family, in this run, LoRA arm``.
+def zoo_table(zoo: pd.DataFrame | Sequence[dict], results: pd.DataFrame,
+              families: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The encoder zoo with what this run holds of it: ``name, family, in this run, LoRA arm`` (and ``role``).
 
     Parameters
     ----------
@@ -313,11 +280,26 @@ def zoo_table(zoo: pd.DataFrame | Sequence[dict], results: pd.DataFrame) -> pd.D
         ``name, family`` per encoder (``crsbench_lib.encoders.zoo.describe_encoders()``).
     results : pandas.DataFrame
         The run's results table.
+    families : mapping of str to str, optional
+        Encoder -> study family key (``crsbench_lib.encoders.zoo.zoo_families()``);
+        given, a ``role`` column says which encoders are candidates and which
+        are references (:mod:`crsbench_lib.report.roles`): the list the other
+        chapters point to instead of naming every reference.
+
+    Examples
+    --------
+    >>> zoo = [{"name": "hog", "family": "handcrafted"}, {"name": "mae", "family": "neural"}]
+    >>> results = pd.DataFrame({"encoder": ["hog", "mae"], "arm": ["frozen", "frozen"]})
+    >>> zoo_table(zoo, results, {"hog": "classical", "mae": "mim"})["role"].tolist()
+    ['reference', 'candidate']
     """
     zoo = pd.DataFrame(zoo)
     if not {"name", "family"} <= set(zoo.columns):
         raise SchemaError("zoo_table: the zoo table needs columns 'name' and 'family'")
     table = zoo[["name", "family"]].copy()
+    if families is not None:
+        table["role"] = ["reference" if is_reference_family(families.get(str(name))) else "candidate"
+                         for name in table["name"]]
     table["in this run"] = table["name"].isin(set(results["encoder"].astype(str)))
     table["LoRA arm"] = table["name"].isin(set(results.loc[results["arm"] == "lora", "encoder"].astype(str)))
     return table.reset_index(drop=True)

@@ -33,7 +33,7 @@ from crsbench_lib.results.io import RESULTS_FILE
 from crsbench_lib.results.manifest import manifest_beside
 from crsbench_lib.results.predictions import DatasetPredictions
 from crsbench_lib.results.select import clean_rows, same_fraction
-from crsbench_lib.report.summaries import REFERENCE_FAMILIES
+from crsbench_lib.report.roles import CLASSICAL_FAMILY, IN_TASK_FAMILY
 from crsbench_lib.metrics.auroc import class_auroc
 
 #: Minimum clean macro-AUROC margin of the best broad encoder over the pixel and PCA probes.
@@ -54,8 +54,8 @@ MIN_NEURAL = 10
 MIN_LORA_RUNS = 90
 #: Families of the broad, augmented foundation-like encoders (encoders/recipes.py FAMILIES keys).
 BROAD_FAMILIES: frozenset[str] = frozenset({"broad_ssl", "broad_multitask"})
-#: Families that are not neural networks.
-CLASSICAL_FAMILIES: frozenset[str] = frozenset({"classical"})
+#: Families that are not neural networks (the family key's one home is :mod:`crsbench_lib.report.roles`).
+CLASSICAL_FAMILIES: frozenset[str] = frozenset({CLASSICAL_FAMILY})
 
 CHECK_COLUMNS: tuple[str, ...] = ("check", "dataset", "value", "rule", "holds")
 
@@ -222,9 +222,9 @@ def class_margins(
     The macro-AUROC is the mean of the per-class AUROCs, so the margin of the
     best broad encoder over a baseline is the mean of its per-class margins:
     this table shows which classes carry it and which hold it back, beside the
-    in-task reference (a family of
-    :data:`crsbench_lib.report.summaries.REFERENCE_FAMILIES`, pretrained on the
-    evaluation labels), which shows how much of a class this zoo's backbones
+    in-task reference (family :data:`crsbench_lib.report.roles.IN_TASK_FAMILY`,
+    pretrained on the evaluation labels; the other reference encoders, classical
+    features and random networks, are the baselines or absent here), which shows how much of a class this zoo's backbones
     can learn when they are taught it.
 
     AUROCs are means over seeds of the stored clean, uncalibrated test
@@ -271,7 +271,7 @@ def class_margins(
             continue
         # A class with a single outcome in the test split has no AUROC: the macro mean skips it.
         best = broad[int(np.argmax(np.nanmean(per_class[broad], axis=1)))]
-        reference = next((k for k, name in enumerate(encoders) if families.get(name) in REFERENCE_FAMILIES), None)
+        reference = next((k for k, name in enumerate(encoders) if families.get(name) == IN_TASK_FAMILY), None)
 
         def auroc_of(name: str | None, k: int) -> float:
             return float(per_class[encoders.index(name), k]) if name in encoders else float("nan")

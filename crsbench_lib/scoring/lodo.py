@@ -166,12 +166,13 @@ def lodo_predictions(
     standard: ReferenceStandard | None = None,
     scorer: Scorer | None = None,
     panel_raw: pd.DataFrame | None = None,
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Each reduced-profile predictor and the held-out AUROC, per held-out dataset and encoder.
 
     Parameters
     ----------
-    raw, standard, scorer, panel_raw
+    raw, standard, scorer, panel_raw, references
         See :func:`leave_one_dataset_out`.
 
     Returns
@@ -195,7 +196,8 @@ def lodo_predictions(
     if scorer is None and standard is None:
         raise ValueError("give a reference standard or a scorer to score the reduced profiles")
     datasets = sorted(table["dataset"].unique())
-    encoders = sorted(table["encoder"].unique())
+    excluded = {str(name) for name in references}
+    encoders = sorted(e for e in table["encoder"].unique() if str(e) not in excluded)
     if len(datasets) < 2:
         raise SchemaError(f"leave-one-dataset-out needs at least 2 datasets, found {len(datasets)}")
     if len(encoders) < 2:
@@ -204,7 +206,8 @@ def lodo_predictions(
     for held_out in datasets:
         target = table[table["dataset"] == held_out].groupby("encoder")["D"].mean()
         reduced = encoder_profiles(table[table["dataset"] != held_out])
-        shared = sorted(set(target.index) & set(reduced.index))
+        # References stay in the panel (refrozen from every profile) but are never ranked.
+        shared = sorted(set(target.index) & set(reduced.index) - excluded)
         if scorer is not None:
             crs_scores, panel_size = scorer(reduced.loc[shared]), 0
         else:
@@ -230,6 +233,7 @@ def leave_one_dataset_out(
     standard: ReferenceStandard | None = None,
     scorer: Scorer | None = None,
     panel_raw: pd.DataFrame | None = None,
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Kendall tau of each reduced-profile predictor against the held-out AUROC.
 
@@ -250,6 +254,9 @@ def leave_one_dataset_out(
         Raw axes of the standard's own arm, from which the panel is refrozen;
         default ``raw`` (right when ``raw`` comes from that arm; give the
         frozen arm's raw axes when predicting with the adapted arm).
+    references : sequence of str
+        Reference encoders: their profiles refreeze the panel they belong to,
+        but they are left out of every ranking (no tau counts them).
 
     Returns
     -------
@@ -269,7 +276,7 @@ def leave_one_dataset_out(
     ValueError
         If neither ``standard`` nor ``scorer`` is given.
     """
-    predictions = lodo_predictions(raw, standard, scorer=scorer, panel_raw=panel_raw)
+    predictions = lodo_predictions(raw, standard, scorer=scorer, panel_raw=panel_raw, references=references)
     taus = pd.DataFrame(_block_taus(predictions, "held_out", LODO_PREDICTORS))
     panel_size = predictions.groupby("held_out", sort=True)["panel_size"].first()
     taus["panel_size"] = panel_size.reindex(taus["held_out"]).to_numpy(dtype=np.int64)
@@ -373,7 +380,8 @@ def shift_free_scores(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     return score_profiles(profiles, lodo_standard(standard, panel_profiles, "shift"))
 
 
-def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
+def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen",
+                      references: Sequence[str] = ()) -> pd.DataFrame:
     """How well a shift-free CRS and clean AUROC rank encoders by AUROC on the second site.
 
     The predictor is :func:`shift_free_scores`: the CRS computed without the
@@ -390,6 +398,8 @@ def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: s
         The standard of the analysis.
     arm : {"frozen", "lora"}
         Which arm to read.
+    references : sequence of str
+        Reference encoders: scored (and in the refrozen panel), never ranked.
 
     Returns
     -------
@@ -403,7 +413,8 @@ def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     SchemaError
         If the table has no shift rows for the arm, or as :func:`shift_free_scores`.
     """
-    return pd.DataFrame(_block_taus(site_b_predictions(results, standard, arm=arm), "dataset", SITE_B_PREDICTORS))
+    return pd.DataFrame(_block_taus(site_b_predictions(results, standard, arm=arm, references=references), "dataset",
+                                    SITE_B_PREDICTORS))
 
 
 def _site_b_frame(table: pd.DataFrame, crs_scores: pd.Series, name: str, arm: str) -> pd.DataFrame:
@@ -427,12 +438,13 @@ def _site_b_frame(table: pd.DataFrame, crs_scores: pd.Series, name: str, arm: st
     return pd.concat(blocks, ignore_index=True)
 
 
-def site_b_predictions(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen") -> pd.DataFrame:
+def site_b_predictions(results: pd.DataFrame, standard: ReferenceStandard, arm: str = "frozen",
+                       references: Sequence[str] = ()) -> pd.DataFrame:
     """The shift-free CRS, the clean AUROC and the site-B AUROC of every encoder, per shift dataset.
 
     Parameters
     ----------
-    results, standard, arm
+    results, standard, arm, references
         See :func:`site_b_prediction`.
 
     Returns
@@ -452,6 +464,8 @@ def site_b_predictions(results: pd.DataFrame, standard: ReferenceStandard, arm: 
         raise SchemaError(f"results table: no shift rows for arm {arm!r}")
     scores = shift_free_scores(table, standard, arm=arm)
     crs_scores = pd.Series(scores["crs"].to_numpy(dtype=float), index=scores["encoder"].astype(str).to_numpy())
+    # Every encoder was scored against the panel (references included); only the candidates are ranked.
+    crs_scores = crs_scores.drop(index=[str(name) for name in references], errors="ignore")
     return _site_b_frame(table, crs_scores, SITE_B_PREDICTORS[0], arm)
 
 

@@ -261,6 +261,7 @@ def new_domain_predictions(
     seen_domains: Mapping[str, Collection[str]],
     domain_of: Mapping[str, str] | None = None,
     panel_raw: pd.DataFrame | None = None,
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Predictors from the other datasets and targets on the held-out one, for encoders new to its domain.
 
@@ -277,6 +278,9 @@ def new_domain_predictions(
         Dataset -> domain (default: each dataset is its own domain).
     panel_raw : pandas.DataFrame, optional
         Raw axes of the standard's own arm (default ``raw``).
+    references : sequence of str
+        Reference encoders: in the refrozen panel where they are members, never
+        ranked (and not needed in ``seen_domains``).
 
     Returns
     -------
@@ -296,7 +300,8 @@ def new_domain_predictions(
     """
     table = _check_raw(raw)
     panel_table = table if panel_raw is None else _check_raw(panel_raw, "panel raw axes table")
-    encoders = sorted(table["encoder"].astype(str).unique())
+    excluded = {str(name) for name in references}
+    encoders = sorted(set(table["encoder"].astype(str).unique()) - excluded)
     _check_seen(seen_domains, encoders)
     datasets = sorted(table["dataset"].astype(str).unique())
     if len(datasets) < 2:
@@ -385,6 +390,7 @@ def new_domain_retest(
     seen_domains: Mapping[str, Collection[str]],
     arm: str = "frozen",
     domain_of: Mapping[str, str] | None = None,
+    references: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Test-retest of each held-out target ranking, and the one-seed LoDO taus beside it.
 
@@ -414,6 +420,9 @@ def new_domain_retest(
     arm : {"frozen", "lora"}
     domain_of : mapping of str to str, optional
         Dataset -> domain (default: each dataset is its own domain).
+    references : sequence of str
+        Reference encoders: in the refrozen panel where they are members, never
+        ranked (and not needed in ``seen_domains``).
 
     Returns
     -------
@@ -431,7 +440,8 @@ def new_domain_retest(
     check_ece_bins(table.frame, standard, arm)
     raw = _check_raw(standard_axes(table, standard, arm=arm))
     panel_raw = raw if standard.arm == arm else _check_raw(standard_axes(table, standard, arm=standard.arm))
-    encoders = sorted(raw["encoder"].astype(str).unique())
+    excluded = {str(name) for name in references}
+    encoders = sorted(set(raw["encoder"].astype(str).unique()) - excluded)
     _check_seen(seen_domains, encoders)
     domains = _domains(sorted(raw["dataset"].astype(str).unique()), domain_of)
     frame = table.frame

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import Better, and_list, finite, fmt, value_range
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
+from crsbench_lib.report.sentences.references import MAX_NAMED, name_references, reference_verb
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -286,7 +287,8 @@ def describe_augmentation(effect: "object", digits: int = 3) -> str:
 
 
 def describe_leaders(
-    leaders: dict[str, str], what: str = "axis", candidates: int | None = None, excluded: Sequence[str] = ()
+    leaders: dict[str, str], what: str = "axis", candidates: int | None = None, excluded: Sequence[str] = (),
+    families: Mapping[str, str] | None = None,
 ) -> str:
     """Who leads each ranking (or axis), and whether one encoder leads them all.
 
@@ -300,8 +302,10 @@ def describe_leaders(
         How many candidates the leaders were chosen among; the sentence then
         says so.
     excluded : sequence of str
-        Encoders scored but excluded from leadership (an in-task reference),
-        named beside the candidates.
+        Encoders scored but excluded from leadership (the reference encoders),
+        named beside the candidates (by count and family when many).
+    families : mapping of str to str, optional
+        Encoder -> study family key, to name many excluded references by their families.
 
     Examples
     --------
@@ -318,8 +322,11 @@ def describe_leaders(
     if candidates is not None:
         among = f" among the {candidates} candidates"
         if excluded:
-            noun, verb = ("reference", "is") if len(excluded) == 1 else ("references", "are")
-            among += f" (the {noun} {and_list(list(excluded))} {verb} excluded from leadership)"
+            refs = [str(name) for name in excluded]
+            named = name_references(refs, families)
+            # A count names its own noun ("11 reference encoders"); a few names need one.
+            noun = "" if len(refs) > MAX_NAMED else ("the reference " if len(refs) == 1 else "the references ")
+            among += f" ({noun}{named} {reference_verb(refs)} excluded from leadership)"
     names = set(leaders.values())
     if len(names) == 1:
         (name,) = names

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import CLOSE_CORRELATION, and_list, fmt, pair_count
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
+from crsbench_lib.report.sentences.references import MAX_NAMED, name_references, reference_verb
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -290,9 +291,10 @@ def split_encoder_count(facts: "pd.DataFrame", n_scored: int, references: Sequen
                         study_candidates: int | None = None) -> "pd.DataFrame":
     """The cohort table with its ``encoders`` row split into the encoders scored and the candidates ranked.
 
-    A reference (pretrained on the evaluation labels) is scored but never
-    ranked, so the comparison's ``encoders`` row (candidates) can be one short
-    of the table's encoders; the two rows say which count is which. The
+    A reference encoder (classical features, a random network, the in-task
+    reference: :mod:`crsbench_lib.report.roles`) is scored but never ranked,
+    so the comparison's ``encoders`` row (candidates) can be short of the
+    table's encoders; the two rows say which count is which. The
     study's models were all candidates, so both its rows carry its count.
 
     Parameters
@@ -330,13 +332,27 @@ def split_encoder_count(facts: "pd.DataFrame", n_scored: int, references: Sequen
     return pd.concat([rest.iloc[:position], split, rest.iloc[position:]], ignore_index=True)
 
 
-def describe_encoder_counts(n_scored: int, references: Sequence[str]) -> str:
+def describe_encoder_counts(n_scored: int, references: Sequence[str], families: Mapping[str, str] | None = None) -> str:
     """Which count of encoders is which: scored (every encoder of the table) against ranked (the candidates).
+
+    Parameters
+    ----------
+    n_scored : int
+        Encoders of the results table (every one scored).
+    references : sequence of str
+        The reference encoders among them (scored, drawn, in the panel, never ranked).
+    families : mapping of str to str, optional
+        Encoder -> study family key: many references are then named by their
+        families (:func:`crsbench_lib.report.sentences.references.name_references`).
 
     Examples
     --------
     >>> describe_encoder_counts(20, ["intask_supervised_s"])
-    "This build scores 20 encoders and ranks 19 of them as candidates: intask_supervised_s, a reference pretrained on the evaluation labels, is scored but never ranked, so every rank statistic on this page, and the comparison's encoders row, counts the 19 candidates (the study's models were all candidates)."
+    "This build scores 20 encoders and ranks 19 of them as candidates: intask_supervised_s is scored but never ranked (a reference encoder), so every rank statistic on this page, and the comparison's encoders row, counts the 19 candidates, as the study ranks only the foundation models a team might adopt."
+    >>> families = {"pixels": "classical", "hog": "classical", "lbp": "classical", "cnn_random": "random",
+    ...             "intask_supervised_s": "intask"}
+    >>> describe_encoder_counts(12, sorted(families), families).split(": ", 1)[1]
+    "5 reference encoders (3 classical feature extractors, 1 random-initialisation network and 1 in-task reference; the zoo table of the cohort chapter lists them) are scored but never ranked, so every rank statistic on this page, and the comparison's encoders row, counts the 7 candidates, as the study ranks only the foundation models a team might adopt."
     >>> describe_encoder_counts(6, [])
     'This build scores and ranks the same 6 encoders: none is a reference.'
     """
@@ -345,11 +361,13 @@ def describe_encoder_counts(n_scored: int, references: Sequence[str]) -> str:
         return f"This build scores and ranks the same {n} encoders: none is a reference."
     names = sorted(str(name) for name in references)
     k = n - len(names)
-    what = "a reference" if len(names) == 1 else "references"
-    verb = "is" if len(names) == 1 else "are"
-    return (f"This build scores {n} encoders and ranks {k} of them as candidates: {and_list(names)}, {what} pretrained "
-            f"on the evaluation labels, {verb} scored but never ranked, so every rank statistic on this page, and the "
-            f"comparison's encoders row, counts the {k} candidates (the study's models were all candidates).")
+    which = name_references(names, families)
+    # Named one by one, the names do not say what they are; a count names its own noun.
+    what = "" if len(names) > MAX_NAMED else (" (a reference encoder)" if len(names) == 1 else " (reference encoders)")
+    return (f"This build scores {n} encoders and ranks {k} of them as candidates: {which} "
+            f"{reference_verb(names)} scored but never ranked{what}, so every rank statistic on this page, and the "
+            f"comparison's encoders row, counts the {k} candidates, as the study ranks only the foundation models a "
+            "team might adopt.")
 
 
 def differences_takeaway(facts: "pd.DataFrame", anchors: "pd.DataFrame", compared: "pd.DataFrame",

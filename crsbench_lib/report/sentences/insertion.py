@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import finite, fmt
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
+from crsbench_lib.report.sentences.references import name_references
 from crsbench_lib.report.sentences.noise import describe_tau_against_noise
 
 if TYPE_CHECKING:
@@ -38,29 +39,45 @@ def describe_displacement(largest_fixed: float, largest_cohort: float, digits: i
 
 
 def describe_registry_cohort(published: Sequence[str], newcomers: Sequence[str], references: Sequence[str],
-                             n_adapted: int) -> str:
+                             n_adapted: int, families: Mapping[str, str] | None = None) -> str:
     """Why the registry's insertion numbers differ from the insertion chapter's: another cohort.
 
-    The registry is a leaderboard of entries: every published encoder (an
-    in-task reference included, as an entry) and every newcomer (held-out
-    encoders and LoRA-adapted entries). The insertion chapter ranks the frozen
-    candidates only, references left out, so the cohort over which scores are
+    The registry is a leaderboard of entries: every published encoder and
+    every newcomer (held-out encoders and LoRA-adapted entries). The book's
+    registry publishes candidates only, as every page ranks them; a reference
+    encoder published by hand is named as an entry. The insertion chapter ranks
+    the frozen candidates only, so the cohort over which scores are
     renormalised, and the pairs counted, differ between the two pages.
+
+    Parameters
+    ----------
+    published, newcomers : sequence of str
+        The registry's published entries and the inserted ones.
+    references : sequence of str
+        The reference encoders of the zoo (:mod:`crsbench_lib.report.roles`).
+    n_adapted : int
+        LoRA-adapted newcomers.
+    families : mapping of str to str, optional
+        Encoder -> study family key, to name many references by their families.
 
     Examples
     --------
     >>> describe_registry_cohort(["a", "b", "ref"], ["c", "a+lora"], ["ref"], 1)
     "The registry ranks 5 entries: 3 published (the reference ref among them, as an entry, while every other page leaves references unranked) and 2 newcomers (1 LoRA-adapted). The insertion chapter ranks frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from this page's."
+    >>> describe_registry_cohort(["a", "b"], ["c"], ["ref"], 0).split(". ")[0]
+    'The registry ranks 3 entries: 2 published and 1 newcomer, candidates only (no reference encoder is an entry, as no page ranks one)'
     """
-    present = [r for r in references if r in set(published) | set(newcomers)]
+    present = [str(r) for r in references if r in set(published) | set(newcomers)]
     refs = ("" if not present else
-            f" (the reference{'s' if len(present) > 1 else ''} {', '.join(present)} among them, as "
+            f" (the reference{'s' if len(present) > 1 else ''} {name_references(present, families)} among them, as "
             f"{'entries' if len(present) > 1 else 'an entry'}, while every other page leaves references unranked)")
     adapted = f" ({n_adapted} LoRA-adapted)" if n_adapted else ""
+    only = (", candidates only (no reference encoder is an entry, as no page ranks one)"
+            if references and not present else "")
     return (f"The registry ranks {len(published) + len(newcomers)} entries: {len(published)} published{refs} and "
-            f"{len(newcomers)} newcomer{'s' if len(newcomers) != 1 else ''}{adapted}. The insertion chapter ranks "
-            "frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from this "
-            "page's.")
+            f"{len(newcomers)} newcomer{'s' if len(newcomers) != 1 else ''}{adapted}{only}. The insertion chapter "
+            "ranks frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from "
+            "this page's.")
 
 
 def describe_rank_changes(scheme: str, order_changes: int, n_pairs: int, positions_shifted: int, n_existing: int,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from crsbench_lib.report.grammar import and_list, finite, fmt, format_interval, interval_excludes_zero, percent
+from crsbench_lib.report.sentences.references import name_references
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -101,6 +102,7 @@ def describe_leading_tier(
     references: Sequence[str] = (),
     tied_references: Sequence[str] = (),
     digits: int = 3,
+    families: Mapping[str, str] | None = None,
 ) -> str:
     """Who is in the leading tier, with the simultaneous interval behind each comparison with the leader.
 
@@ -125,6 +127,10 @@ def describe_leading_tier(
         The references whose simultaneous interval with the leader includes zero.
     digits : int
         Fewest decimals of an interval's ends (more where an end would round to zero).
+    families : mapping of str to str, optional
+        Encoder -> study family key, so that many references are named by their
+        families (:func:`~crsbench_lib.report.sentences.references.name_references`);
+        the tied ones are always named.
 
     Returns
     -------
@@ -185,8 +191,9 @@ def describe_leading_tier(
                     f"{_comparison(row, digits)} that excludes zero, and it ranks first in "
                     f"{percent(finite(p_rank1[leader], 'p_rank1'))} of draws.")
     if references:
-        refs = list(references)
-        text += f" Not ranked: {and_list(refs)}, shown as {'a reference' if len(refs) == 1 else 'references'}"
+        refs = [str(r) for r in references]
+        shown_as = "a reference" if len(refs) == 1 else "references"
+        text += f" Not ranked: {name_references(refs, families)}, shown as {shown_as}"
         tied_refs = [r for r in refs if r in set(tied_references)]
         if tied_refs:
             text += (f"; the draws cannot separate {and_list(tied_refs)} from {leader} either")

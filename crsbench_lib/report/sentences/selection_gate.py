@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import and_list, finite, fmt
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
+from crsbench_lib.report.sentences.references import name_references
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,6 +29,8 @@ def describe_selection(
     untrained: Sequence[str] = (),
     references: Sequence[str] = (),
     level: float = 0.95,
+    references_clearing: Sequence[str] = (),
+    families: Mapping[str, str] | None = None,
 ) -> str:
     """The selection gate's outcome, with the caution its outcome calls for.
 
@@ -45,11 +48,18 @@ def describe_selection(
         Candidates screened (references not counted).
     untrained : sequence of str
         Encoders with no pretraining (random initialisation or no learning); one
-        of them advancing says the thresholds are too lax for this cohort.
+        of them advancing (a candidate of the user's), or clearing every
+        threshold as a reference, says the thresholds are too lax for this cohort.
     references : sequence of str
-        Encoders shown as references, not candidates: named, never advanced.
+        Encoders shown as references, not candidates: named (by count and family
+        when many), never advanced.
     level : float
         Simultaneous coverage of the tier's intervals.
+    references_clearing : sequence of str
+        The references that clear every threshold (gated like candidates); the
+        untrained ones among them earn the caution.
+    families : mapping of str to str, optional
+        Encoder -> study family key, to name many references by their families.
 
     Examples
     --------
@@ -57,6 +67,9 @@ def describe_selection(
     '1 of 15 candidates clears every threshold; the leading tier (95 % simultaneous coverage) is cnn_random and mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
     >>> describe_selection(["a"], ["a"], ["a", "b"], 2, references=["r"]).split(". ", 1)[1]
     'a advances for deployment evaluation. r is a reference, not a candidate: shown, never advanced.'
+    >>> describe_selection(["a"], ["a"], ["a"], 4, untrained=["pixels"], references=["pixels"],
+    ...                    references_clearing=["pixels"]).split(". ", 2)[2]
+    'Caution: pixels, a reference with no pretraining, clears every threshold too, so the thresholds do not separate learned representations from an untrained baseline on this cohort; raise them or question the cohort before acting on the gate. pixels is a reference, not a candidate: shown, never advanced.'
     """
     if n_encoders < 0:
         raise ValueError(f"n_encoders must be non-negative, got {n_encoders}")
@@ -72,11 +85,19 @@ def describe_selection(
             f"the leading tier ({finite(level, 'level') * 100:.0f} % simultaneous coverage) is "
             f"{and_list(list(tier)) if tier else 'empty'}. ")
     if references:
-        refs = list(references)
-        note = (f" {and_list(refs)} {'is a reference' if len(refs) == 1 else 'are references'}, not "
+        refs = [str(r) for r in references]
+        note = (f" {name_references(refs, families)} {'is a reference' if len(refs) == 1 else 'are references'}, not "
                 f"{'a candidate' if len(refs) == 1 else 'candidates'}: shown, never advanced.")
     else:
         note = ""
+    # An untrained reference never advances, but one that clears every threshold says the thresholds are too lax.
+    lax = [str(name) for name in references_clearing if name in set(untrained) and name in set(references)]
+    if lax:
+        one = len(lax) == 1
+        note = (f" Caution: {and_list(lax)}, {'a reference' if one else 'references'} with no pretraining, "
+                f"{'clears' if one else 'clear'} every threshold too, so the thresholds do not separate learned "
+                "representations from an untrained baseline on this cohort; raise them or question the cohort "
+                "before acting on the gate." + note)
     if not advance:
         if not clears:
             return text + "No encoder clears the gate: the thresholds ask more than any candidate offers; revisit the candidates or the clinical requirements." + note
@@ -176,7 +197,9 @@ def selection_gate_lessons(
     n_advance : int
         Candidates that advance.
     untrained_failed : mapping, optional
-        Each untrained candidate (no pretraining) and the axes it fails.
+        Each untrained encoder (no pretraining: a reference encoder of the zoo,
+        gated though never advanced, or a candidate of the user's) and the axes
+        it fails.
     robustness_scale : {"chance", "points"}, optional
         The standard's robustness scale (``standard.axis_scales.robustness``):
         what the number of an R threshold means.

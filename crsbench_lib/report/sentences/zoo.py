@@ -18,26 +18,21 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from crsbench_lib.report.grammar import and_list, fmt, noise_size_word, value_range
+# The families' roles have one home (classical baselines, random controls, the in-task reference).
+from crsbench_lib.report.roles import CLASSICAL_FAMILY, CONTROL_FAMILY, IN_TASK_FAMILY
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Families that are not neural networks (as :data:`crsbench_lib.report.world.CLASSICAL_FAMILIES`).
-CLASSICAL_FAMILY = "classical"
-#: Families of neural encoders that are not pretrained: controls (``encoders/recipes.py``).
-CONTROL_FAMILIES: frozenset[str] = frozenset({"random"})
-#: Families of references pretrained on the evaluation labels
-#: (as :data:`crsbench_lib.report.summaries.REFERENCE_FAMILIES`).
-REFERENCE_FAMILY_KEYS: frozenset[str] = frozenset({"intask"})
 #: A change within this share of another reads "about the same" (:func:`zoo_exercise_lora_augmentation`).
 SAME_SHARE = 0.2
 
 
 def _family_word(family: str | None) -> str:
-    if family in CONTROL_FAMILIES:
+    if family == CONTROL_FAMILY:
         return "a random-initialisation control"
-    if family in REFERENCE_FAMILY_KEYS:
+    if family == IN_TASK_FAMILY:
         return "the in-task reference"
     return "pretrained"
 

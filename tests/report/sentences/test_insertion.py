@@ -285,7 +285,10 @@ def test_the_registry_says_why_its_cohort_is_not_the_insertion_chapter_s():
     assert text.startswith("The registry ranks 6 entries: 3 published (the reference ref among them, as an entry")
     assert "3 newcomers (2 LoRA-adapted)" in text and "absent_ref" not in text
     plain = describe_registry_cohort(["a", "b"], ["c"], ["ref"], 0)
-    assert plain.startswith("The registry ranks 3 entries: 2 published and 1 newcomer. The insertion chapter")
+    assert plain.startswith("The registry ranks 3 entries: 2 published and 1 newcomer, candidates only (no reference "
+                            "encoder is an entry, as no page ranks one). The insertion chapter")
+    assert describe_registry_cohort(["a", "b"], ["c"], [], 0).startswith(
+        "The registry ranks 3 entries: 2 published and 1 newcomer. The insertion chapter")
 
 
 @pytest.mark.parametrize("simulated, world", [(True, "this build's simulated world"), (False, "this run's own data")])
