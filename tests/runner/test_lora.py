@@ -440,7 +440,7 @@ def test_rate_trials_choose_the_lowest_validation_loss_per_family(capsys) -> Non
     from crsbench_lib.runner.lora_rates import TRIAL_COLUMNS, learning_rate_trials, representative_encoders
 
     profile = load_profile("quick")
-    assert representative_encoders(profile) == {"broad_ssl": "simclr_broad_aug_s", "random": "vit_random"}
+    assert representative_encoders(profile) == {"broad_ssl": "simclr_broad_aug_s", "mim": "mae_broad_vit"}
     table = learning_rate_trials(profile, "derm", 0, grid=(1e-2, 1e-3), encoders=["simclr_broad_aug_s"])
     assert list(table.columns) == list(TRIAL_COLUMNS) and table["lr"].tolist() == [1e-3, 1e-2]
     assert table["chosen"].sum() == 1

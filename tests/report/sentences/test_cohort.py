@@ -83,11 +83,11 @@ def test_a_check_with_nothing_to_test_is_not_reported_as_passed() -> None:
 
 
     rule = "site B AUROC >= 0.60 where clean > 0.75"
-    rows = [("site-B floor", "cxr", float("nan"), rule, True), ("LoRA runs", "all", 90, ">= 90", True)]
+    rows = [("site-B median drop", "cxr", float("nan"), rule, True), ("LoRA runs", "all", 90, ">= 90", True)]
     text = describe_world_checks(pd.DataFrame(rows, columns=["check", "dataset", "value", "rule", "holds"]))
-    assert f"The check 'site-B floor' on cxr had nothing to test: no encoder falls under its rule ({rule})." in text
+    assert f"The check 'site-B median drop' on cxr had nothing to test: no encoder falls under its rule ({rule})." in text
     assert text.endswith("2 of 2 checks hold, 1 of them untested.")
-    tested = pd.DataFrame([("site-B floor", "cxr", 0.71, rule, True)], columns=["check", "dataset", "value", "rule", "holds"])
+    tested = pd.DataFrame([("site-B median drop", "cxr", 0.71, rule, True)], columns=["check", "dataset", "value", "rule", "holds"])
     assert describe_world_checks(tested) == "1 of 1 checks hold."
 
 
