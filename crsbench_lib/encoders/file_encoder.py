@@ -46,15 +46,12 @@ from torch import nn
 from crsbench_lib.encoders.imaging import to_tensor
 from crsbench_lib.encoders.torch_encoder import TorchEncoder
 from crsbench_lib.encoders.weights_manifest import params_hash
-from crsbench_lib.encoders.zoo import FILE_PREFIX, MODEL_FILE_FORMATS
+from crsbench_lib.encoders.zoo import FILE_NOT_ADAPTABLE, FILE_PREFIX, MODEL_FILE_FORMATS
 from crsbench_lib.errors import EncoderError
 from crsbench_lib.hashing import file_sha256
 
 #: Images per forward pass unless the caller says otherwise (as for hub models).
 FILE_DEFAULT_BATCH = 64
-#: Why the LoRA arm leaves a model file out.
-NOT_ADAPTABLE = ("an exported graph (torch.export, TorchScript or ONNX file) cannot be LoRA-adapted: "
-                 "it has no layers to attach adapters to")
 #: Why a ``torch.save`` pickle is refused.
 PICKLE_REFUSED = ("is a pickle (torch.save of a module), which is never loaded because unpickling runs arbitrary "
                   "code: export the module with torch.export.save (.pt2) or torch.jit.script/trace(...).save (.pt)")
@@ -301,7 +298,7 @@ class FileEncoder(TorchEncoder):
     """
 
     family = "file"
-    not_adaptable = NOT_ADAPTABLE
+    not_adaptable = FILE_NOT_ADAPTABLE
 
     def __init__(
         self,

@@ -24,6 +24,10 @@ FILE_PREFIX = "file"
 MODEL_FILE_FORMATS: dict[str, str] = {".pt2": "torch.export", ".pt": "TorchScript", ".torchscript": "TorchScript",
                                       ".onnx": "ONNX"}
 
+#: Why the LoRA arm leaves a model file out.
+FILE_NOT_ADAPTABLE = ("an exported graph (torch.export, TorchScript or ONNX file) cannot be LoRA-adapted: "
+                      "it has no layers to attach adapters to")
+
 
 def file_spec(spec: str) -> str | None:
     """The path text of a ``file:<path>`` spec, None for any other name.
