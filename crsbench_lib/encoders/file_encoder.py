@@ -180,7 +180,11 @@ class OnnxModule(nn.Module):
 
 
 def _onnx_parameters(path: Path) -> int | None:
-    """Values in an ONNX file's initializers (its weights), if the ``onnx`` package is there to read them."""
+    """Values in an ONNX file's initializers, if the ``onnx`` package is there to read them.
+
+    ONNX stores weights and constant tensors (a normalisation's mean and std)
+    alike as initializers, so the count includes those constants.
+    """
     try:
         onnx = importlib.import_module("onnx")
         model = onnx.load(str(path), load_external_data=False)
@@ -242,6 +246,38 @@ def load_model(path: str | Path, device: torch.device) -> tuple[nn.Module, str, 
     else:
         parameters = int(sum(p.numel() for p in module.parameters()))
     return module.eval(), fmt, parameters
+
+
+def model_identity(path: str | Path, fmt: str, image_side: int, amp: str, device: str, sha256: str | None = None) -> str:
+    """The identity of a model file's embeddings (a :attr:`FileEncoder.weights_hash`): its bytes and how it is fed.
+
+    The sha256 of the file's bytes, its format, the side fed to it, the mixed
+    precision and the device type: the same file gives the same identity
+    wherever it lies, and any changed byte another.
+
+    Parameters
+    ----------
+    path : path-like
+        The model file (read unless ``sha256`` is given).
+    fmt, image_side, amp, device
+        Format, input side, ``amp`` setting and device type.
+    sha256 : str, optional
+        The file's hash, when already read.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     file = pathlib.Path(folder) / "m.pt2"
+    ...     _ = file.write_bytes(b"weights")
+    ...     a = model_identity(file, "torch.export", 32, "none", "cpu")
+    ...     _ = file.write_bytes(b"weightz")
+    ...     a == model_identity(file, "torch.export", 32, "none", "cpu")
+    False
+    """
+    digest = sha256 if sha256 is not None else file_sha256(path)
+    return params_hash({"kind": FILE_PREFIX, "format": fmt, "sha256": digest, "input_side": int(image_side),
+                        "amp": amp, "device": device})
 
 
 def probe_images(n: int, side: int) -> np.ndarray:
@@ -328,8 +364,7 @@ class FileEncoder(TorchEncoder):
 
     @property
     def weights_hash(self) -> str:
-        return params_hash({"kind": FILE_PREFIX, "format": self.format, "sha256": self.sha256,
-                            "input_side": self.image_side, "amp": self.amp, "device": self.device.type})
+        return model_identity(self.path, self.format, self.image_side, self.amp, self.device.type, self.sha256)
 
     def preprocess(self, images: np.ndarray) -> torch.Tensor:
         """``uint8`` images -> float32 ``(N, 3, side, side)`` in ``[0, 1]`` (the model normalises itself)."""
