@@ -135,7 +135,7 @@ def code_fingerprint(modules: frozenset[str]) -> str:
 # ---------------------------------------------------------------------------
 
 _DATASETS: dict[str, ImageDataset] = {}
-_ENCODERS: dict[tuple[str, int, str], Encoder] = {}
+_ENCODERS: dict[tuple[Any, ...], Encoder] = {}
 # Encoders kept alive per process; a task needs one at a time, the rest is for reuse.
 _MAX_ENCODERS = 4
 
@@ -166,20 +166,25 @@ def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
 def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
     """Build (or reuse, within this process) encoder ``name`` at ``side`` pixels."""
     options = {k: getattr(profile.embedding, k) for k in TORCH_OPTIONS}
-    memo = (name, side, canonical_json(options))
+    file = profile.encoder_files.get(name)
+    # A model file rewritten in place is another encoder: its memo follows the file's size and time.
+    stamp = () if file is None or not file.path.is_file() else (str(file.path), file.path.stat().st_size,
+                                                                 file.path.stat().st_mtime_ns)
+    memo = (name, side, canonical_json(options), *stamp)
     if memo in _ENCODERS:
         return _ENCODERS[memo]
     from crsbench_lib.encoders.neural import NEURAL_ZOO
     from crsbench_lib.encoders.registry import build_encoder, hub_prefix
 
     hub = hub_prefix(name) is not None
-    file = profile.encoder_files.get(name)
     kwargs: dict[str, Any] = dict(options) if name in NEURAL_ZOO or hub or file is not None else {}
     if hub:
         kwargs["allow_download"] = profile.allow_download
     if file is not None:
+        from crsbench_lib.encoders.file_encoder import build_file_encoder
+
         # A model file is built from its resolved path, under the profile's name, at its own side if it has one.
-        encoder = build_encoder(file.spec, image_side=file.image_side or side, name=name, **kwargs)
+        encoder: Encoder = build_file_encoder(str(file.path), image_side=file.image_side or side, name=name, **kwargs)
     else:
         encoder = build_encoder(name, image_side=side, **kwargs)
     while len(_ENCODERS) >= _MAX_ENCODERS:
