@@ -27,6 +27,7 @@ def _list(args: argparse.Namespace) -> int:
         if row["name"] not in DEFAULT_ZOO:
             print(f"entry point: {row['name']}  {row['description']}")
     print("hub names: timm:<id or path>, open_clip:<arch>[:<pretrained>], hf:<id or path>")
+    print("model files: file:<path to .pt2, .pt, .torchscript or .onnx> (check one: crsbench encoder check file:<path>)")
     return 0
 
 

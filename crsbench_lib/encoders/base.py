@@ -28,11 +28,16 @@ class Encoder(ABC):
     weights_hash : str
         Content hash of everything that determines the embedding (weights,
         fitted PCA/k-means state, hyper-parameters). Part of the cache key.
+    not_adaptable : str or None
+        Why the LoRA arm cannot adapt it although it has a module (None: it can).
     """
 
     name: str
     family: str
     embedding_dim: int
+    #: Why the LoRA arm cannot adapt this encoder even though it has a :attr:`module`
+    #: (an exported graph), or None; see :func:`why_not_adaptable`.
+    not_adaptable: str | None = None
 
     @property
     @abstractmethod
@@ -51,3 +56,27 @@ class Encoder(ABC):
     def module(self) -> Any | None:
         """The ``torch.nn.Module`` of a neural encoder (for the LoRA arm), else ``None``."""
         return None
+
+
+#: Why an encoder without a torch module is not adapted by the LoRA arm.
+NO_MODULE = "no network to adapt (a hand-crafted descriptor)"
+
+
+def why_not_adaptable(encoder: Encoder) -> str | None:
+    """Why the LoRA arm cannot adapt ``encoder`` (None: it can).
+
+    An encoder can be adapted when it has a torch :attr:`~Encoder.module` and
+    does not say otherwise (:attr:`~Encoder.not_adaptable`, set by the encoders
+    of exported model files, whose graphs have no layers to attach adapters to).
+
+    Examples
+    --------
+    >>> from crsbench_lib.encoders.registry import build_encoder
+    >>> why_not_adaptable(build_encoder("pixels"))
+    'no network to adapt (a hand-crafted descriptor)'
+    >>> why_not_adaptable(build_encoder("cnn_random")) is None
+    True
+    """
+    if encoder.not_adaptable:
+        return encoder.not_adaptable
+    return NO_MODULE if encoder.module is None else None

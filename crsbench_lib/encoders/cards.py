@@ -10,7 +10,9 @@ torch, so a chapter can show the cards.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -156,6 +158,44 @@ def zoo_summary(cards: pd.DataFrame) -> str:
         f" its shipped state took {minutes:.0f} minutes of single-threaded pretraining, summed over pieces,"
         f" at a median load average of {load:.0f}."
     )
+
+
+#: Columns of :func:`file_cards`, in order.
+FILE_CARD_COLUMNS: tuple[str, ...] = ("name", "file", "format", "sha256", "embedding_dim", "parameters", "image_side")
+
+
+def file_cards(entries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """One card per encoder of a run that is an exported model file (a team's own encoder).
+
+    Everything on it was read from the file when the run loaded it and recorded
+    in the run manifest (:attr:`crsbench_lib.results.manifest.RunManifest.encoder_files`):
+    the format, the file's sha256 (which keys every cell of the encoder), the
+    feature width and, where the format tells, the number of weight values.
+
+    Parameters
+    ----------
+    entries : mapping
+        Encoder name -> its recorded facts (:meth:`crsbench_lib.encoders.file_encoder.FileEncoder.card`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`FILE_CARD_COLUMNS`, in the mapping's order; ``file`` is
+        the file's name (its folder is the run's machine's), ``sha256`` the
+        whole hex digest; empty when the run has no model files.
+
+    Examples
+    --------
+    >>> card = {"file": "/models/mine.pt2", "format": "torch.export", "sha256": "ab" * 32,
+    ...         "embedding_dim": 64, "parameters": 1200, "image_side": 32}
+    >>> file_cards({"mine": card})[["name", "file", "format"]].to_dict("records")
+    [{'name': 'mine', 'file': 'mine.pt2', 'format': 'torch.export'}]
+    """
+    rows = [{"name": str(name), "file": Path(str(card.get("file", ""))).name, "format": card.get("format"),
+             "sha256": card.get("sha256"), "embedding_dim": card.get("embedding_dim"),
+             "parameters": card.get("parameters"), "image_side": card.get("image_side")}
+            for name, card in entries.items()]
+    return pd.DataFrame(rows, columns=list(FILE_CARD_COLUMNS))
 
 
 #: Columns of :func:`augmentation_pairs`, in order.

@@ -8,6 +8,9 @@ Three sources of names:
 - hub adapters, by prefix: ``timm:<model id or path>``,
   ``open_clip:<arch>[:<pretrained tag or path>]`` and ``hf:<hub id or local path>``
   (:mod:`crsbench_lib.encoders.hub`);
+- exported model files, by prefix: ``file:<path>`` to a ``torch.export``
+  archive (``.pt2``), a TorchScript file (``.pt``, ``.torchscript``) or an ONNX
+  file (``.onnx``) (:mod:`crsbench_lib.encoders.file_encoder`);
 - third-party encoders registered under the entry-point group
   ``crsbench.encoders``: each entry point names a callable
   ``factory(image_side: int = 32, **options) -> Encoder``; its name is the
@@ -24,7 +27,7 @@ from crsbench_lib.encoders.base import Encoder
 from crsbench_lib.encoders.handcrafted import HANDCRAFTED
 from crsbench_lib.encoders.neural import NEURAL_ZOO, NeuralEncoder, count_parameters, make_backbone
 from crsbench_lib.encoders.weights import load_state, read_manifest, weights_dir
-from crsbench_lib.encoders.zoo import DEFAULT_ZOO, ENTRY_POINT_GROUP, entry_point_encoders
+from crsbench_lib.encoders.zoo import DEFAULT_ZOO, ENTRY_POINT_GROUP, entry_point_encoders, file_spec
 from crsbench_lib.errors import EncoderError
 
 HUB_PREFIXES: tuple[str, ...] = ("timm", "open_clip", "hf")
@@ -60,14 +63,16 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
     Parameters
     ----------
     name : str
-        A name of :func:`available_encoders`, or a hub name
-        (``timm:...``, ``open_clip:...``, ``hf:...``).
+        A name of :func:`available_encoders`, a hub name
+        (``timm:...``, ``open_clip:...``, ``hf:...``) or a model file
+        (``file:<path>``, relative to the working folder or absolute).
     image_side : int
         Working image side in pixels (32 by default; 64 works for the zoo).
     **options
         Passed to the encoder: ``weights_dir`` (zoo encoders with shipped
         state), ``device``, ``amp``, ``batch_size`` (torch encoders),
-        ``allow_download`` (hub encoders), or anything an entry-point factory takes.
+        ``allow_download`` (hub encoders), ``name`` (a model file's registry
+        name), or anything an entry-point factory takes.
 
     Returns
     -------
@@ -81,6 +86,11 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
     """
     if not isinstance(name, str) or not name:
         raise EncoderError(f"encoder name must be a non-empty string, got {name!r}")
+    path_text = file_spec(name)
+    if path_text is not None:
+        from crsbench_lib.encoders.file_encoder import build_file_encoder
+
+        return build_file_encoder(path_text, image_side=image_side, **options)
     prefix = hub_prefix(name)
     if prefix is not None:
         from crsbench_lib.encoders.hub import build_hub_encoder
@@ -109,7 +119,7 @@ def build_encoder(name: str, image_side: int = 32, **options: Any) -> Encoder:
         return encoder
     raise EncoderError(
         f"unknown encoder {name!r}; valid names: {', '.join(available_encoders())}"
-        f" (or a hub name {', '.join(p + ':<id>' for p in HUB_PREFIXES)})"
+        f" (or a hub name {', '.join(p + ':<id>' for p in HUB_PREFIXES)}, or file:<model file>)"
     )
 
 

@@ -26,13 +26,26 @@ AMP_DTYPES: dict[str, torch.dtype | None] = {"none": None, "bf16": torch.bfloat1
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None``/``"auto"`` -> CUDA if available, else CPU; otherwise the named device."""
+    """``None``/``"auto"`` -> CUDA if available, else CPU; otherwise the named device.
+
+    The one device path of every torch encoder (the zoo, hub adapters, model
+    files): a CUDA device that this torch lacks is refused here, in one line.
+
+    Examples
+    --------
+    >>> resolve_device("cpu").type
+    'cpu'
+    """
     if device is None or device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        return torch.device(device)
+        resolved = torch.device(device)
     except (RuntimeError, TypeError) as exc:
         raise EncoderError(f"unknown device {device!r}") from exc
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise EncoderError(f"device {str(device)!r}: this torch ({torch.__version__}) has no CUDA device; "
+                           "use device auto (or cpu)")
+    return resolved
 
 
 def fold_batch_norm(module: torch.nn.Module) -> torch.nn.Module:

@@ -18,6 +18,28 @@ from crsbench_lib.encoders.recipes import NEURAL_ZOO
 #: Group of the package entry points through which other packages add encoders.
 ENTRY_POINT_GROUP = "crsbench.encoders"
 
+#: Prefix of an exported model file's encoder spec (``file:<path>``; :mod:`crsbench_lib.encoders.file_encoder`).
+FILE_PREFIX = "file"
+#: Model file suffixes and the format each one names.
+MODEL_FILE_FORMATS: dict[str, str] = {".pt2": "torch.export", ".pt": "TorchScript", ".torchscript": "TorchScript",
+                                      ".onnx": "ONNX"}
+
+#: Why the LoRA arm leaves a model file out.
+FILE_NOT_ADAPTABLE = ("an exported graph (torch.export, TorchScript or ONNX file) cannot be LoRA-adapted: "
+                      "it has no layers to attach adapters to")
+
+
+def file_spec(spec: str) -> str | None:
+    """The path text of a ``file:<path>`` spec, None for any other name.
+
+    Examples
+    --------
+    >>> file_spec("file:models/mine.pt2"), file_spec("hog")
+    ('models/mine.pt2', None)
+    """
+    prefix, sep, rest = spec.partition(":")
+    return rest if sep and prefix == FILE_PREFIX else None
+
 #: The classical baselines, in zoo order, with the line that describes each.
 HANDCRAFTED_ZOO: dict[str, str] = {
     "pixels": "Raw pixels down-sampled to ``12 x 12`` RGB (432 values in ``[0, 1]``).",

@@ -91,6 +91,18 @@ class RunManifest:
         return tuple(data_check_warnings(self.data_checks))
 
     @property
+    def encoder_files(self) -> dict[str, Mapping[str, Any]]:
+        """Model-file encoder -> its card (file, format, sha256, width, parameters, side); empty without any."""
+        files = self.body.get("encoder_files")
+        return {str(k): v for k, v in files.items() if isinstance(v, Mapping)} if isinstance(files, Mapping) else {}
+
+    @property
+    def lora_not_adapted(self) -> dict[str, str]:
+        """Encoder -> why the run's LoRA arm left it out (empty: no LoRA arm, or a run that did not record it)."""
+        reasons = self.body.get("lora_not_adapted")
+        return {str(k): str(v) for k, v in reasons.items()} if isinstance(reasons, Mapping) else {}
+
+    @property
     def simulated(self) -> bool | None:
         """Whether every dataset is a phantom (``None``: the manifest records no datasets)."""
         if self.config is None or "datasets" not in self.config:

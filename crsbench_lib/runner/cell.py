@@ -29,7 +29,7 @@ from crsbench_lib import __version__
 from crsbench_lib.data.base import ImageDataset
 from crsbench_lib.data.checks import check_dataset
 from crsbench_lib.results.manifest import PHANTOM_KIND
-from crsbench_lib.encoders.base import Encoder
+from crsbench_lib.encoders.base import Encoder, why_not_adaptable
 from crsbench_lib.errors import ConfigError, CRSBenchError
 from crsbench_lib.hashing import canonical_json
 from crsbench_lib.imports import Import, import_closure, import_graph, package_modules, source_fingerprint
@@ -51,6 +51,7 @@ ENCODER_LOADERS: dict[str, str | None] = {
     "handcrafted": "crsbench_lib.encoders.handcrafted",
     "neural": "crsbench_lib.encoders.neural",
     "hub": "crsbench_lib.encoders.hub",
+    "file": "crsbench_lib.encoders.file_encoder",
     "plugin": None,  # an entry point's code lives outside the package
 }
 LORA_MODULE = "crsbench_lib.runner.lora"
@@ -58,12 +59,18 @@ LORA_MODULE = "crsbench_lib.runner.lora"
 TORCH_OPTIONS: tuple[str, ...] = ("device", "amp")
 
 
-def encoder_kind(name: str) -> str:
-    """``handcrafted``, ``neural`` (the zoo), ``hub`` or ``plugin`` (an entry point)."""
+def encoder_kind(name: str, profile: Profile | None = None) -> str:
+    """``handcrafted``, ``neural`` (the zoo), ``hub``, ``file`` (a model file) or ``plugin`` (an entry point).
+
+    A model file named in a profile's mapping form is known by ``profile`` only.
+    """
     from crsbench_lib.encoders.handcrafted import HANDCRAFTED
     from crsbench_lib.encoders.neural import NEURAL_ZOO
     from crsbench_lib.encoders.registry import hub_prefix
+    from crsbench_lib.encoders.zoo import file_spec
 
+    if (profile is not None and name in profile.encoder_files) or file_spec(name) is not None:
+        return "file"
     if name in HANDCRAFTED:
         return "handcrafted"
     if name in NEURAL_ZOO:
@@ -73,7 +80,7 @@ def encoder_kind(name: str) -> str:
     return "plugin"
 
 
-def cell_modules(dataset_kind: str, encoder_name: str, arm: str) -> frozenset[str]:
+def cell_modules(dataset_kind: str, encoder_name: str, arm: str, kind: str | None = None) -> frozenset[str]:
     """The package modules a cell of this kind runs, read from the package's imports.
 
     The walk starts at this module and the loaders of the cell's dataset kind,
@@ -87,6 +94,8 @@ def cell_modules(dataset_kind: str, encoder_name: str, arm: str) -> frozenset[st
     dataset_kind : {"phantom", "medmnist", "manifest"}
     encoder_name : str
     arm : {"frozen", "lora"}
+    kind : str, optional
+        The encoder's kind (:func:`encoder_kind`), where the name alone does not tell it.
 
     Returns
     -------
@@ -99,7 +108,7 @@ def cell_modules(dataset_kind: str, encoder_name: str, arm: str) -> frozenset[st
         If a loader named here is not a module of the package (it moved).
     """
     loaders = {*DATASET_LOADERS.values(), *ENCODER_LOADERS.values(), LORA_MODULE} - {None}
-    used = {DATASET_LOADERS[dataset_kind], ENCODER_LOADERS[encoder_kind(encoder_name)]}
+    used = {DATASET_LOADERS[dataset_kind], ENCODER_LOADERS[kind or encoder_kind(encoder_name)]}
     if arm == "lora":
         used.add(LORA_MODULE)
     used.discard(None)
@@ -126,7 +135,7 @@ def code_fingerprint(modules: frozenset[str]) -> str:
 # ---------------------------------------------------------------------------
 
 _DATASETS: dict[str, ImageDataset] = {}
-_ENCODERS: dict[tuple[str, int, str], Encoder] = {}
+_ENCODERS: dict[tuple[Any, ...], Encoder] = {}
 # Encoders kept alive per process; a task needs one at a time, the rest is for reuse.
 _MAX_ENCODERS = 4
 
@@ -157,17 +166,27 @@ def image_side(spec: DatasetSpec, dataset: ImageDataset) -> int:
 def get_encoder(name: str, side: int, profile: Profile) -> Encoder:
     """Build (or reuse, within this process) encoder ``name`` at ``side`` pixels."""
     options = {k: getattr(profile.embedding, k) for k in TORCH_OPTIONS}
-    memo = (name, side, canonical_json(options))
+    file = profile.encoder_files.get(name)
+    # A model file rewritten in place is another encoder: its memo follows the file's size and time.
+    stamp = () if file is None or not file.path.is_file() else (str(file.path), file.path.stat().st_size,
+                                                                 file.path.stat().st_mtime_ns)
+    memo = (name, side, canonical_json(options), *stamp)
     if memo in _ENCODERS:
         return _ENCODERS[memo]
     from crsbench_lib.encoders.neural import NEURAL_ZOO
     from crsbench_lib.encoders.registry import build_encoder, hub_prefix
 
     hub = hub_prefix(name) is not None
-    kwargs: dict[str, Any] = dict(options) if name in NEURAL_ZOO or hub else {}
+    kwargs: dict[str, Any] = dict(options) if name in NEURAL_ZOO or hub or file is not None else {}
     if hub:
         kwargs["allow_download"] = profile.allow_download
-    encoder = build_encoder(name, image_side=side, **kwargs)
+    if file is not None:
+        from crsbench_lib.encoders.file_encoder import build_file_encoder
+
+        # A model file is built from its resolved path, under the profile's name, at its own side if it has one.
+        encoder: Encoder = build_file_encoder(str(file.path), image_side=file.image_side or side, name=name, **kwargs)
+    else:
+        encoder = build_encoder(name, image_side=side, **kwargs)
     while len(_ENCODERS) >= _MAX_ENCODERS:
         _ENCODERS.pop(next(iter(_ENCODERS)))
     _ENCODERS[memo] = encoder
@@ -486,26 +505,37 @@ class RealBackend:
             if spec.kind != PHANTOM_KIND:
                 # Checked from the files before any cell: a prevalence shift moves every encoder's C alike.
                 checks[spec.name] = check_dataset(dataset).to_json()
+        not_adapted: dict[str, str] = {}
+        files: dict[str, dict[str, Any]] = {}
         for name in profile.encoders:
             for spec in profile.datasets:
                 encoder = get_encoder(name, sides[spec.name], profile)
                 hashes[(name, spec.name)] = encoder.weights_hash
-                if encoder.module is not None and name not in neural:
+                reason = why_not_adaptable(encoder)
+                if reason is None and name not in neural:
                     neural.append(name)
+                elif reason is not None:
+                    not_adapted[name] = reason
+                card = getattr(encoder, "card", None)
+                if name in profile.encoder_files and callable(card):
+                    files[name] = card()  # the file's sha256, width and parameters: the manifest and the zoo page
         return Preparation(
             dataset_versions=versions,
             dataset_domains=domains,
             corruption_families=families,
             weights_hashes=hashes,
             neural_encoders=tuple(neural),
+            not_adaptable=not_adapted,
             code_versions={
-                f"{name}|{spec.name}|{arm}": code_fingerprint(cell_modules(spec.kind, name, arm))
+                f"{name}|{spec.name}|{arm}": code_fingerprint(cell_modules(spec.kind, name, arm,
+                                                                            encoder_kind(name, profile)))
                 for name in profile.encoders
                 for spec in profile.datasets
                 for arm in profile.arms
             },
             library_versions=library_versions(),
             extra={"image_sides": sides, "development_splits": splits, **({"data_checks": checks} if checks else {})},
+            encoder_files=files,
         )
 
     def compute(self, profile: Profile, prep: Preparation, cells: Sequence[Cell]) -> Iterator[tuple[Cell, pd.DataFrame]]:

@@ -51,7 +51,7 @@ from crsbench_lib.cohort.datasets import DEFAULT_SIZES as DEFAULT_PHANTOM_SIZES
 from crsbench_lib.data.medmnist import DOWNLOAD_HINT, NAMING_RULE, medmnist_path
 from crsbench_lib.data.medmnist import FLAGS as MEDMNIST_FLAGS
 from crsbench_lib.data.medmnist import SIZES as MEDMNIST_SIZES
-from crsbench_lib.encoders.zoo import ZOO_GROUPS
+from crsbench_lib.encoders.zoo import DEFAULT_ZOO, FILE_NOT_ADAPTABLE, FILE_PREFIX, MODEL_FILE_FORMATS, ZOO_GROUPS, file_spec
 from crsbench_lib.errors import ConfigError, CRSBenchError, ProbeSettingError
 from crsbench_lib.evaluation.cell import ProbeConfig
 from crsbench_lib.paths import configs_dir, resolve_against, shipped_profiles, standards_dir
@@ -74,6 +74,7 @@ from crsbench_lib.runner.profile import (
     CorruptionSpec,
     DatasetSpec,
     EmbeddingSpec,
+    EncoderFileSpec,
     LoraSpec,
     Profile,
 )
@@ -172,11 +173,12 @@ def _resolve_standard(text: str, base: Path) -> Path:
     return _resolve(text, base)
 
 
-def _check_encoder_names(names: list[str], check: _Checker) -> None:
-    """Encoder names must be registered zoo names or hub ids (``timm:``, ``open_clip:``, ``hf:``)."""
+def _check_encoder_names(names: list[str], check: _Checker, files: Mapping[str, EncoderFileSpec] | None = None) -> None:
+    """Encoder names must be registered zoo names or hub ids (``timm:``, ``open_clip:``, ``hf:``), or model files."""
     from crsbench_lib.encoders.registry import HUB_PREFIXES, available_encoders, hub_prefix
 
-    local = [(i, n) for i, n in enumerate(names) if hub_prefix(n) is None]
+    files = files or {}
+    local = [(i, n) for i, n in enumerate(names) if hub_prefix(n) is None and n not in files]
     known = set(available_encoders())
     for i, name in local:
         if name not in known:
@@ -184,7 +186,7 @@ def _check_encoder_names(names: list[str], check: _Checker) -> None:
             raise check.fail(
                 f"encoders[{i}]",
                 f"names unknown encoder {name!r} (known: {', '.join(sorted(known))}; hub ids start with "
-                f"{', '.join(p + ':' for p in HUB_PREFIXES)}{hint})",
+                f"{', '.join(p + ':' for p in HUB_PREFIXES)}; model files with {FILE_PREFIX}:{hint})",
             )
     for i, name in enumerate(names):
         if hub_prefix(name) is not None and not name.partition(":")[2]:
@@ -433,11 +435,61 @@ def _encoder_names(value: Any, key: str, check: _Checker) -> tuple[str, ...]:
     return names
 
 
-def _encoders_section(value: Any, check: _Checker, check_files: bool) -> tuple[str, ...]:
-    encoders = _encoder_names(value, "encoders", check)
+#: Keys of the mapping form of a model-file encoder entry.
+FILE_ENTRY_KEYS: tuple[str, ...] = ("name", "file", "image_side")
+
+
+def _model_file(text: str, where: str, base: Path, check: _Checker, check_files: bool) -> Path:
+    """A model file's path as written: a known suffix, resolved against the profile's folder, present when checked."""
+    if Path(text).suffix.lower() not in MODEL_FILE_FORMATS:
+        raise check.fail(where, f"must name a model file ending in {', '.join(MODEL_FILE_FORMATS)}, got {text!r}")
+    path = _resolve(text, base)
+    if check_files and not path.is_file():
+        raise check.fail(where, f"names a missing model file: {path}")
+    return path
+
+
+def _file_entry(entry: Any, i: int, base: Path, check: _Checker, check_files: bool) -> EncoderFileSpec | None:
+    """A model-file encoder (``file:<path>`` or ``{name, file, image_side}``), None for a name of another kind."""
+    where = f"encoders[{i}]"
+    if isinstance(entry, Mapping):
+        raw = check.mapping(entry, where, FILE_ENTRY_KEYS, ("name", "file"))
+        name = check.string(raw["name"], f"{where}.name")
+        if ":" in name or name in DEFAULT_ZOO:
+            raise check.fail(f"{where}.name", f"must be a new name without ':' (not a zoo name or a hub id), got {name!r}")
+        text = check.string(raw["file"], f"{where}.file")
+        side = raw.get("image_side")
+        side = None if side is None else check.positive_int(side, f"{where}.image_side")
+        path = _model_file(text, f"{where}.file", base, check, check_files)
+        return EncoderFileSpec(name, path, side, {"name": name, "file": text, "image_side": side})
+    name = check.string(entry, where)
+    text = file_spec(name)
+    if text is None:
+        return None
+    if not text:
+        raise check.fail(where, f"is {FILE_PREFIX}: without a path, e.g. {FILE_PREFIX}:models/mine.pt2")
+    return EncoderFileSpec(name, _model_file(text, where, base, check, check_files), None, name)
+
+
+def _encoders_section(
+    value: Any, check: _Checker, check_files: bool, base: Path
+) -> tuple[tuple[str, ...], dict[str, EncoderFileSpec]]:
+    """The profile's encoder names, and the model-file encoders among them by name."""
+    if isinstance(value, str):
+        return _encoder_names(value, "encoders", check), {}
+    items = check.sequence(value, "encoders")
+    files: dict[str, EncoderFileSpec] = {}
+    names: list[str] = []
+    for i, entry in enumerate(items):
+        spec = _file_entry(entry, i, base, check, check_files)
+        names.append(entry if spec is None else spec.name)
+        if spec is not None:
+            files.setdefault(spec.name, spec)
+    check.unique(names, "encoders")
+    encoders = tuple(names)
     if check_files:
-        _check_encoder_names(list(encoders), check)
-    return encoders
+        _check_encoder_names(list(encoders), check, files)
+    return encoders, files
 
 
 def _seeds_section(value: Any, check: _Checker) -> tuple[int, ...]:
@@ -481,7 +533,9 @@ def _probe_section(value: Any, check: _Checker) -> ProbeConfig:
         raise check.fail(where, exc.problem) from None
 
 
-def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraSpec:
+def _lora_section(
+    value: Any, encoders: Sequence[str], check: _Checker, files: Mapping[str, EncoderFileSpec] | None = None
+) -> LoraSpec:
     raw = {**DEFAULT_LORA, **check.mapping(value, "lora", tuple(DEFAULT_LORA))}
     lora_encoders: str | tuple[str, ...]
     if raw["encoders"] == LORA_NEURAL:
@@ -494,6 +548,9 @@ def _lora_section(value: Any, encoders: Sequence[str], check: _Checker) -> LoraS
             if e not in encoders:
                 where = f"lora.encoders[{i}]" if group is None else f"lora.encoders (group {group!r})"
                 raise check.fail(where, f"names {e!r}, which is not among the profile's encoders")
+            if files and e in files:
+                raise check.fail(f"lora.encoders[{i}]", f"names {e!r}, a model file: {FILE_NOT_ADAPTABLE}; leave it out "
+                                 f"of lora.encoders (the default, {LORA_NEURAL}, adapts only encoders that can be)")
 
     def optional_count(key: str) -> int | None:
         return None if raw[key] is None else check.positive_int(raw[key], f"lora.{key}")
@@ -643,7 +700,7 @@ def validate_config(
     entries = check.sequence(top["datasets"], "datasets")
     datasets = tuple(_dataset_spec(e, i, base, check, check_files, allow_download) for i, e in enumerate(entries))
     check.unique([d.name for d in datasets], "datasets")  # message names the position of the repeat
-    encoders = _encoders_section(top["encoders"], check, check_files)
+    encoders, encoder_files = _encoders_section(top["encoders"], check, check_files, base)
     return Profile(
         name=name,
         source=None,
@@ -657,10 +714,11 @@ def validate_config(
         corruptions=_corruptions_section(top.get("corruptions", {}), check),
         arms=_arms_section(top.get("arms", ["frozen"]), check),
         probe=_probe_section(top.get("probe", {}), check),
-        lora=_lora_section(top.get("lora", {}), encoders, check),
+        lora=_lora_section(top.get("lora", {}), encoders, check, encoder_files),
         embedding=_embedding_section(top.get("embedding", {}), check, check_files),
         description=description,
         allow_download=allow_download,
+        encoder_files=encoder_files,
     )
 
 

@@ -61,7 +61,7 @@ class Preparation:
         (encoder, dataset) -> the encoder's weights hash as built for that dataset
         (encoders are built at the dataset's image side).
     neural_encoders : tuple of str
-        Encoders that expose a torch module (eligible for the LoRA arm).
+        Encoders that the LoRA arm can adapt (a torch module, not an exported graph).
     code_versions : dict
         Fingerprint of the code that computes a cell's rows, keyed by
         ``"encoder|dataset|arm"`` or, coarser, by arm (see :meth:`code_version`).
@@ -69,6 +69,10 @@ class Preparation:
         Library -> version, for the manifest.
     extra : dict
         Anything else a backend wants to record in the manifest.
+    not_adaptable : dict
+        Encoder -> why the LoRA arm cannot adapt it (no network, an exported graph).
+    encoder_files : dict
+        Model-file encoder -> its card (file, format, sha256, width, parameters), for the manifest.
     """
 
     dataset_versions: Mapping[str, str]
@@ -79,6 +83,8 @@ class Preparation:
     code_versions: Mapping[str, str]
     library_versions: Mapping[str, str] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    not_adaptable: Mapping[str, str] = field(default_factory=dict)
+    encoder_files: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def code_version(self, cell: Cell) -> str:
         """The code fingerprint of a cell (most specific key first)."""
@@ -111,6 +117,25 @@ def lora_encoders(profile: Profile, prep: Preparation) -> tuple[str, ...]:
         return ()
     wanted = profile.encoders if profile.lora.encoders == LORA_NEURAL else profile.lora.encoders
     return tuple(e for e in wanted if e in prep.neural_encoders)
+
+
+def not_adapted(profile: Profile, prep: Preparation) -> dict[str, str]:
+    """Encoders of a profile with a LoRA arm that the arm leaves out, and why (empty without the arm).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> profile = SimpleNamespace(arms=("frozen", "lora"), encoders=("hog", "a", "b"),
+    ...                           lora=SimpleNamespace(encoders=("a",)))
+    >>> prep = SimpleNamespace(neural_encoders=("a", "b"), not_adaptable={"hog": "no network to adapt"})
+    >>> not_adapted(profile, prep)
+    {'hog': 'no network to adapt', 'b': 'not listed under lora.encoders'}
+    """
+    if "lora" not in profile.arms:
+        return {}
+    adapted = set(lora_encoders(profile, prep))
+    return {e: prep.not_adaptable.get(e, "not listed under lora.encoders")
+            for e in profile.encoders if e not in adapted}
 
 
 def build_cells(profile: Profile, prep: Preparation) -> list[Cell]:

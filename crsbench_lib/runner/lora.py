@@ -408,11 +408,13 @@ class AdaptationSession:
     Raises
     ------
     EncoderError
-        If the encoder has no torch module or no layer to adapt, or
-        ``spec.dropout`` is not 0.
+        If the encoder has no torch module or no layer to adapt, is an
+        exported graph (a model file), or ``spec.dropout`` is not 0.
     """
 
     def __init__(self, encoder: Encoder, spec: LoraSpec, batch_size: int) -> None:
+        if encoder.not_adaptable:
+            raise EncoderError(f"encoder {encoder.name}: {encoder.not_adaptable}")
         if encoder.module is None or not hasattr(encoder, "features_through"):
             raise EncoderError(f"encoder {encoder.name}: the LoRA arm needs a neural encoder (torch module)")
         if spec.dropout != 0:

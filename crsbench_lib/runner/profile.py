@@ -60,6 +60,36 @@ class DatasetSpec:
 
 
 @dataclass(frozen=True)
+class EncoderFileSpec:
+    """An encoder of a profile that is an exported model file (``file:<path>`` or the mapping form).
+
+    Attributes
+    ----------
+    name : str
+        Encoder name in the results table: ``file:<path>`` as written, or the
+        mapping's ``name``.
+    path : pathlib.Path
+        The model file, resolved (a relative path is relative to the profile's folder).
+    image_side : int or None
+        The side fed to the model (None: the dataset's working side).
+    written : str or dict
+        The entry as written in the file (default-filled; the path as written):
+        what enters the config hash. The file's bytes enter every cell key
+        through the encoder's weights hash (its sha256), not here.
+    """
+
+    name: str
+    path: Path
+    image_side: int | None
+    written: str | Mapping[str, Any]
+
+    @property
+    def spec(self) -> str:
+        """The registry spec that builds it (``file:<absolute path>``)."""
+        return f"file:{self.path}"
+
+
+@dataclass(frozen=True)
 class CorruptionSpec:
     """Which corruptions are measured and on how many test images.
 
@@ -234,6 +264,9 @@ class Profile:
     description : str
     allow_download : bool
         Whether absent MedMNIST files and hub weights may be fetched (not hashed).
+    encoder_files : dict
+        Encoder name -> :class:`EncoderFileSpec`, for the encoders that are
+        exported model files (empty when there are none).
     config_hash : str
         SHA-256 hex digest of ``canonical_json(config)``, set on construction.
     """
@@ -254,6 +287,7 @@ class Profile:
     embedding: EmbeddingSpec
     description: str = ""
     allow_download: bool = False
+    encoder_files: Mapping[str, EncoderFileSpec] = field(default_factory=dict)
     config_hash: str = field(init=False, default="")
 
     def __post_init__(self) -> None:
@@ -273,7 +307,8 @@ class Profile:
             "description": self.description,
             "standard": self.standard_facts(),
             "datasets": [dict(d.written) for d in self.datasets],
-            "encoders": list(self.encoders),
+            # A model file's mapping entry stands as written; every other encoder (file:<path> too) by its name.
+            "encoders": [self.encoder_files[e].written if e in self.encoder_files else e for e in self.encoders],
             "seeds": list(self.seeds),
             "corruptions": self.corruptions.written(),
             "arms": list(self.arms),

@@ -41,7 +41,7 @@ from crsbench_lib.runner.executors import (
     joblib_results,
     serial_results,
 )
-from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key, ordered_tasks
+from crsbench_lib.runner.grid import Cell, build_cells, build_tasks, cell_key, not_adapted, ordered_tasks
 from crsbench_lib.runner.lock import RunLock, describe_holder
 from crsbench_lib.runner.manifest import host_info, library_versions, write_manifest
 from crsbench_lib.runner.prediction_store import PredictionStore
@@ -254,6 +254,8 @@ def _run_locked(
         "weights_hashes": {f"{e}@{d}": h for (e, d), h in sorted(prep.weights_hashes.items())},
         "code_versions": dict(prep.code_versions),
         "lora_encoders": sorted({c.encoder for c in cells if c.arm == "lora"}),
+        "lora_not_adapted": not_adapted(profile, prep),
+        "encoder_files": {name: dict(card) for name, card in prep.encoder_files.items()},
         "lora_runs": _lora_runs(cells, profile),
         "predictions_bytes": None if predictions is None else predictions.size_bytes(),
         "extra": dict(prep.extra),

@@ -352,6 +352,48 @@ def adapted_runs(results: pd.DataFrame) -> pd.DataFrame:
     return table.drop_duplicates().astype({"encoder": str, "dataset": str, "seed": int}).reset_index(drop=True)
 
 
+#: Why an encoder was not adapted when its run's manifest does not say.
+UNRECORDED_REASON = "not adapted in this run (its manifest records no reason)"
+
+
+def not_adapted(results: pd.DataFrame, reasons: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The candidates of a table that the LoRA arm did not adapt, and why.
+
+    A candidate is an encoder with frozen rows; it was adapted when it has
+    LoRA rows. The reasons come from the run's manifest
+    (:attr:`crsbench_lib.results.manifest.RunManifest.lora_not_adapted`: a
+    hand-crafted descriptor has no network, an exported model file no layers
+    for adapters, another encoder was not listed under ``lora.encoders``).
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        A results table (columns ``encoder`` and ``arm``).
+    reasons : mapping, optional
+        Encoder -> why it was left out, as the run recorded it.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``encoder`` and ``reason``, one row per frozen-only encoder in
+        table order; empty when the table has no LoRA rows (no arm to leave
+        anyone out of).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"encoder": ["hog", "mine", "cnn", "cnn"], "arm": ["frozen", "frozen", "frozen", "lora"]})
+    >>> not_adapted(rows, {"mine": "an exported graph cannot be LoRA-adapted"}).to_dict("records")
+    [{'encoder': 'hog', 'reason': 'not adapted in this run (its manifest records no reason)'}, {'encoder': 'mine', 'reason': 'an exported graph cannot be LoRA-adapted'}]
+    """
+    reasons = dict(reasons or {})
+    adapted = set(results.loc[results["arm"] == "lora", "encoder"].astype(str))
+    if not adapted:
+        return pd.DataFrame(columns=["encoder", "reason"])
+    frozen = pd.unique(results.loc[results["arm"] == "frozen", "encoder"].astype(str))
+    rows = [(e, reasons.get(e, UNRECORDED_REASON)) for e in frozen if e not in adapted]
+    return pd.DataFrame(rows, columns=["encoder", "reason"])
+
+
 def adapted_fractions(results: pd.DataFrame) -> pd.DataFrame:
     """How many of the LoRA arm's label-fraction rows were fitted on adapted embeddings, per fraction.
 
