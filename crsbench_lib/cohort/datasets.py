@@ -290,6 +290,27 @@ class Pool:
         return len(self.images)
 
 
+def test_split_attributes(
+    name: str, n_images: int, seed: int = 0, site: str = "A", image_side: int = 32
+) -> dict[str, np.ndarray]:
+    """The scene attributes of the first ``n_images`` of a phantom test split (as :func:`build_dataset` draws it).
+
+    For world reports (how often the shortcut cue is drawn, the case mix at
+    each site), without going through the images.
+
+    Examples
+    --------
+    >>> attrs = test_split_attributes("cxr", 16)
+    >>> attrs["portable_token"].shape
+    (16,)
+    """
+    module = generator_module(name)
+    if site not in module.SITES:
+        raise DataError(f"phantom dataset {name}: unknown site {site!r} (has {', '.join(module.SITES)})")
+    keys = (_EVALUATION, PHANTOM_DATASETS.index(name), _check_seed(seed), _SPLIT_KEYS["test"], _SITE_KEYS[site])
+    return _draw(module, keys, _check_count(n_images, "n_images"), _check_side(image_side), site)[2]
+
+
 def shortcut_cue(dataset: str) -> ShortcutCue:
     """The shortcut cue of a phantom dataset's domain (:mod:`crsbench_lib.cohort.shortcuts`).
 

@@ -314,8 +314,10 @@ def site_text(shift_datasets: Sequence[str]) -> str:
     if not shift_datasets:
         return "No dataset of this run has a second site, so the robustness axis R has no shift term."
     return (f"{_join([f'`{n}`' for n in shift_datasets])} {'has' if len(shift_datasets) == 1 else 'have'} a "
-            "second site: the same task acquired elsewhere (another contrast, noise, sharpness, positioning, "
-            "markers or prevalence). Probes trained on the first site are tested on the second.")
+            "second site: the same task elsewhere, differing as real sites do in three ways at once: acquisition "
+            "(another scanner's response curve, noise texture, resolution and processing), population (another case "
+            "mix) and labelling (another reader or labeller). Probes trained on the first site are tested on the "
+            "second, and calibrators fitted at the first site are applied there unchanged.")
 
 
 def site_caption(shift_datasets: Sequence[str]) -> str:
