@@ -16,6 +16,7 @@ that enter ``L``, the ECE binning, and the reference panel (names and
     ece_bins: 15
     axis_scales: {L: chance, R: chance, chance_margin: 0.05}   # absent: the study's scales
     dominance: {form: noise_aware, noise_sd: {D: .., C: .., L: .., R: ..}}   # absent: Pareto
+    robustness: {average: .., worst: .., shift: ..}   # absent: the study's equal shares
     source_results_hash: sha256:...   # the results table the panel came from
     panel:
       - {name: enc00, D: .., C: .., L: .., R: ..}
@@ -82,6 +83,9 @@ DOMINANCE_FORMS: tuple[str, ...] = ("pareto", "noise_aware")
 #: ECE with its finite-sample bias estimated and removed (method section 9, amendment 21;
 #: :func:`crsbench_lib.metrics.calibration.debiased_ece`).
 ECE_ESTIMATORS: tuple[str, ...] = ("plugin", "debiased")
+#: The pieces of the robustness axis, in their fixed order (method section 3): the average
+#: corruption loss, the worst family's corruption loss and the site-B shift loss.
+R_PIECES: tuple[str, ...] = ("average", "worst", "shift")
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,60 @@ class Dominance:
         return out
 
 
+@dataclass(frozen=True)
+class RobustnessComposite:
+    """How a standard weighs the pieces of the robustness axis (method section 9, amendment 23).
+
+    A standard without a ``robustness`` field uses the study's composite
+    (``RobustnessComposite()``): ``R`` is the plain mean of the pieces a cell
+    has among the average corruption loss, the worst family's loss and the
+    shift loss. Standards frozen before the amendment keep their meaning,
+    their scores to the last bit and their content hash.
+
+    With declared weights ``w``, ``R`` is the weighted mean over the pieces the
+    cell has, ``sum_i w_i x_i / sum_i w_i`` (the weights of the available
+    pieces renormalised, as the study's mean renormalises its equal shares); a
+    cell whose available pieces all weigh 0 has no ``R``.
+
+    Attributes
+    ----------
+    weights : tuple of float or None
+        ``(average, worst, shift)``, non-negative, summing to 1; ``None``: the
+        study's equal shares.
+
+    Examples
+    --------
+    >>> RobustnessComposite().is_study
+    True
+    >>> RobustnessComposite((0.5, 0.0, 0.5)).to_dict()
+    {'average': 0.5, 'worst': 0.0, 'shift': 0.5}
+    """
+
+    weights: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.weights is None:
+            return
+        values = self.weights
+        if len(values) != len(R_PIECES) or not all(_finite(v) and float(v) >= 0 for v in values):
+            raise ReferenceStandardError(
+                "reference standard: field 'robustness' must give a number >= 0 for each of "
+                f"{', '.join(R_PIECES)}, found {values!r}")
+        total = math.fsum(float(v) for v in values)
+        if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+            raise ReferenceStandardError(f"reference standard: field 'robustness' must sum to 1, found {total!r}")
+        object.__setattr__(self, "weights", tuple(float(v) for v in values))
+
+    @property
+    def is_study(self) -> bool:
+        """Whether this is the study's composite (equal shares of the available pieces)."""
+        return self.weights is None
+
+    def to_dict(self) -> dict[str, float]:
+        """The YAML mapping of the ``robustness`` field (empty for the study's composite)."""
+        return {} if self.weights is None else dict(zip(R_PIECES, self.weights, strict=True))
+
+
 @dataclass(frozen=True, eq=False)
 class ReferenceStandard:
     """A validated reference standard.
@@ -244,6 +302,9 @@ class ReferenceStandard:
     ece_estimator : {"plugin", "debiased"}
         The calibration axis's estimator (default: the study's plug-in ECE; a
         standard without the field keeps its meaning and its content hash).
+    robustness : RobustnessComposite
+        The weights of the robustness axis's pieces (default: the study's
+        equal shares; a standard without the field keeps its meaning and hash).
     """
 
     version: str
@@ -260,6 +321,7 @@ class ReferenceStandard:
     axis_scales: AxisScales = field(default_factory=AxisScales)
     dominance: Dominance = field(default_factory=Dominance)
     ece_estimator: str = "plugin"
+    robustness: RobustnessComposite = field(default_factory=RobustnessComposite)
 
     def __post_init__(self) -> None:
         # Normalise containers so a standard built in code equals one read from disk.
@@ -335,6 +397,7 @@ class ReferenceStandard:
             **({} if self.axis_scales.is_study else {"axis_scales": self.axis_scales.to_dict()}),
             **({} if self.dominance.is_pareto else {"dominance": self.dominance.to_dict()}),
             **({} if self.ece_estimator == "plugin" else {"ece_estimator": self.ece_estimator}),
+            **({} if self.robustness.is_study else {"robustness": self.robustness.to_dict()}),
             "source_results_hash": self.source_results_hash,
             "panel": [
                 {"name": name, **{a: float(v) for a, v in zip(AXES, row, strict=True)}}
@@ -473,6 +536,19 @@ def _dominance(value: object, source: str) -> Dominance:
         raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
 
 
+def _robustness(value: object, source: str) -> RobustnessComposite:
+    """The ``robustness`` field (absent: the study's equal shares)."""
+    if value is None:
+        return RobustnessComposite()
+    if not isinstance(value, Mapping) or set(map(str, value)) != set(R_PIECES):
+        raise _fail(source, "robustness", f"must be a mapping of exactly {', '.join(R_PIECES)} to weights")
+    weights = tuple(_number(value, piece, source, "robustness") for piece in R_PIECES)
+    try:
+        return RobustnessComposite(weights)
+    except ReferenceStandardError as exc:
+        raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
+
+
 def standard_from_dict(data: object, source: str = "reference standard") -> ReferenceStandard:
     """Build and validate a standard from its YAML mapping.
 
@@ -529,6 +605,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
         rows.append([_number(member, a, source, f"panel[{i}]") for a in AXES])
     scales = _axis_scales(data.get("axis_scales"), source)
     dominance = _dominance(data.get("dominance"), source)
+    robustness = _robustness(data.get("robustness"), source)
     created = data.get("created", "")
     if isinstance(created, datetime):  # YAML parses an unquoted timestamp
         created = created.isoformat()
@@ -548,6 +625,7 @@ def standard_from_dict(data: object, source: str = "reference standard") -> Refe
             axis_scales=scales,
             dominance=dominance,
             ece_estimator=str(data.get("ece_estimator", "plugin")),
+            robustness=robustness,
         )
     except ReferenceStandardError as exc:
         raise ReferenceStandardError(str(exc).replace("reference standard:", f"{source}:", 1)) from None
@@ -667,7 +745,9 @@ __all__ = [
     "Dominance",
     "CHANCE_AUROC",
     "L_SCALES",
+    "R_PIECES",
     "R_SCALES",
+    "RobustnessComposite",
     "DEFAULT_FILENAME",
     "DEFAULT_STANDARD",
     "FORMAT",

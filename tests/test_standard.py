@@ -14,6 +14,7 @@ from crsbench_lib.standard import (
     DEFAULT_FILENAME,
     DEFAULT_STANDARD,
     ReferenceStandard,
+    RobustnessComposite,
     default_standard_path,
     load_standard,
     load_template,
@@ -275,3 +276,28 @@ def test_crs_default_v6_and_v5_stay_shipped_on_generator_8():
     v5 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v5.yaml")
     assert v5.ece_estimator == "plugin" and v5.dominance_noise.tolist() == [0.0082, 0.0203, 0.0156, 0.0167]
     assert (v5.anchors, v5.axis_scales, set(v5.panel_names)) == (v6.anchors, v6.axis_scales, set(v6.panel_names))
+
+
+def test_robustness_round_trip_and_leave_older_standards_unchanged(tmp_path):
+    # A standard with the study's composite writes no robustness field, so v1-v7 keep their hashes and scores.
+    study_mapping = {k: v for k, v in _mapping().items() if k != "robustness"}
+    assert "robustness" not in standard_from_dict(study_mapping).to_dict()
+    for version in range(1, 8):
+        shipped = load_standard(PACKAGE_DIR.parent / "standards" / f"crs-default-v{version}.yaml")
+        assert shipped.robustness.is_study
+    # The template counts no term twice: the worst family (inside the average) weighs 0.
+    assert load_template().robustness == RobustnessComposite((0.5, 0.0, 0.5))
+    declared = standard_from_dict(_mapping())
+    again = load_standard(save_standard(declared, tmp_path / "r.yaml"))
+    assert again.robustness == declared.robustness and again.content_hash == declared.content_hash
+    assert declared.content_hash != standard_from_dict(study_mapping).content_hash
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"average": 0.5, "shift": 0.5}, {"average": 0.5, "worst": 0.1, "shift": 0.5},
+     {"average": 1.5, "worst": -0.5, "shift": 0.0}, {"average": "x", "worst": 0.0, "shift": 1.0}, [0.5, 0.5]],
+)
+def test_invalid_robustness_is_named(value):
+    with pytest.raises(ReferenceStandardError, match=re.escape("s.yaml: field 'robustness")):
+        standard_from_dict(_mapping() | {"robustness": value}, source="s.yaml")

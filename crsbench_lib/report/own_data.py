@@ -430,7 +430,7 @@ def fit_report(results: pd.DataFrame | ValidatedResults, standard: ReferenceStan
         lines += [f"The table fits standard {standard.version}: no axis value lies beyond an anchor, and no axis "
                  "puts every encoder below the whole panel."]
     raw = standard_axes(table, standard, arm=arm)
-    absent, partial = absent_terms(raw), partial_terms(raw)
+    absent, partial = absent_terms(raw), partial_terms(raw, standard.robustness)
     if absent:
         lines.append("Terms this run cannot measure: " + "; ".join(absent) + ".")
     lines.extend(line + "." for line in partial)

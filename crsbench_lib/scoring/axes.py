@@ -10,7 +10,9 @@ Per encoder x dataset x seed of one arm, from rows with ``calibration == "none"`
   average corruption loss (mean over (corruption, severity) of
   ``loss(AUROC_c,s)``), the worst corruption loss (max over corruptions of the
   mean over severities) and the shift loss ``loss(AUROC_siteB)``, with
-  ``loss(x) = max(0, AUROC_clean - x)``.
+  ``loss(x) = max(0, AUROC_clean - x)``. A standard may weigh these pieces
+  (``robustness``, method section 9, amendment 23; :func:`robustness_composite`):
+  the worst family lies inside the average, so the study's mean counts it twice.
 
 The encoder profile is the mean of each axis over seeds, then over datasets,
 each dataset weighing the same.
@@ -54,7 +56,7 @@ from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import ARMS
 from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.results.select import FRACTION_ATOL, clean_mask, same_fraction
-from crsbench_lib.standard import AXES, CHANCE_AUROC, AxisScales, ReferenceStandard
+from crsbench_lib.standard import AXES, CHANCE_AUROC, AxisScales, ReferenceStandard, RobustnessComposite
 
 CELL: list[str] = ["encoder", "dataset", "seed"]
 
@@ -154,6 +156,56 @@ def corruption_losses(clean_auroc: pd.Series, corrupted: pd.DataFrame) -> pd.Dat
     )
 
 
+def robustness_composite(pieces: np.ndarray, composite: RobustnessComposite | None = None) -> np.ndarray:
+    """The robustness axis from its pieces (method section 3; section 9, amendment 23).
+
+    For the losses ``x = (average, worst, shift)`` of a cell, NaN where a piece
+    is not measured (no corruption rows, no second site):
+
+    * the study's composite (``composite`` ``None`` or without weights):
+      ``R = mean of the available x_i``, each piece an equal share;
+    * declared weights ``w``: ``R = sum_i w_i x_i / sum_i w_i`` over the
+      available pieces, NaN where those all weigh 0.
+
+    The worst family's loss is one of the families the average already
+    holds, so the study's mean gives it 1/3 + 1/(3 n_families) of R; a
+    standard that weighs it 0 counts every family once.
+
+    Parameters
+    ----------
+    pieces : numpy.ndarray
+        (..., 3) losses in the order of :data:`~crsbench_lib.standard.R_PIECES`.
+    composite : RobustnessComposite, optional
+        The standard's ``robustness``; ``None``: the study's.
+
+    Returns
+    -------
+    numpy.ndarray
+        (...) the raw ``R`` (NaN where no weighted piece is available).
+
+    Examples
+    --------
+    >>> pieces = np.array([[0.02, 0.08, 0.05], [0.02, 0.08, np.nan]])
+    >>> robustness_composite(pieces).round(6).tolist()
+    [0.05, 0.05]
+    >>> robustness_composite(pieces, RobustnessComposite((0.5, 0.0, 0.5))).round(6).tolist()
+    [0.035, 0.02]
+    """
+    values = np.asarray(pieces, dtype=float)
+    available = ~np.isnan(values)
+    if composite is None or composite.is_study:
+        # The study's order of operations, kept to the bit: standards v1-v7 score as before.
+        counts = available.sum(axis=-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(counts > 0, np.where(available, values, 0.0).sum(axis=-1) / np.maximum(counts, 1), np.nan)
+    weights = np.asarray(composite.weights, dtype=float)
+    present = np.where(available, weights, 0.0)
+    total = present.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weighted = np.where(available, values, 0.0) @ weights
+        return np.where(total > 0, weighted / np.where(total > 0, total, 1.0), np.nan)
+
+
 def chance_scaled(values: np.ndarray, scales: AxisScales) -> tuple[np.ndarray, np.ndarray]:
     """Raw axes on the study's scales -> the scales a standard names.
 
@@ -219,7 +271,7 @@ def standard_axes(
     standard's scales can never be applied to axes of another scale.
     """
     return raw_axes(results, arm=arm, label_fractions=standard.label_fractions, scales=standard.axis_scales,
-                    ece_estimator=standard.ece_estimator)
+                    ece_estimator=standard.ece_estimator, robustness=standard.robustness)
 
 
 def raw_axes(
@@ -228,6 +280,7 @@ def raw_axes(
     label_fractions: Sequence[float] | None = None,
     scales: AxisScales | None = None,
     ece_estimator: str = "plugin",
+    robustness: RobustnessComposite | None = None,
 ) -> pd.DataFrame:
     """Raw D, C, L, R per encoder x dataset x seed of one arm.
 
@@ -255,6 +308,9 @@ def raw_axes(
         ``C`` from the column ``ece`` (the study's plug-in ECE) or
         ``ece_debiased`` (method section 9, amendment 21); a standard's
         ``ece_estimator``.
+    robustness : RobustnessComposite, optional
+        The weights of ``R``'s pieces (:func:`robustness_composite`); ``None``:
+        the study's equal shares. A standard's ``robustness``.
 
     Returns
     -------
@@ -276,8 +332,9 @@ def raw_axes(
     _check_arm(arm)
     table = as_validated(results)
     fractions = None if label_fractions is None else tuple(float(f) for f in label_fractions)
-    kept = table.memo(("raw_axes", arm, fractions, ece_estimator),
-                      lambda: _raw_axes(table.frame, arm, fractions, ece_estimator))
+    composite = RobustnessComposite() if robustness is None else robustness
+    kept = table.memo(("raw_axes", arm, fractions, ece_estimator, composite.weights),
+                      lambda: _raw_axes(table.frame, arm, fractions, ece_estimator, composite))
     out = kept.copy()
     scaled, near = chance_scaled(out[list(AXES)].to_numpy(dtype=float), AxisScales() if scales is None else scales)
     out[list(AXES)] = scaled
@@ -286,7 +343,7 @@ def raw_axes(
 
 
 def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] | None,
-              ece_estimator: str = "plugin") -> pd.DataFrame:
+              ece_estimator: str = "plugin", robustness: RobustnessComposite | None = None) -> pd.DataFrame:
     """:func:`raw_axes` of a validated table."""
     rows = table[(table["arm"] == arm) & (table["calibration"] == "none")]
     if rows.empty:
@@ -363,10 +420,7 @@ def _raw_axes(table: pd.DataFrame, arm: str, label_fractions: tuple[float, ...] 
         [losses["avg_corruption_loss"].to_numpy(dtype=float), losses["worst_corruption_loss"].to_numpy(dtype=float),
          shift_loss.to_numpy(dtype=float)]
     )
-    available = ~np.isnan(pieces)
-    counts = available.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["R"] = np.where(counts > 0, np.where(available, pieces, 0.0).sum(axis=1) / np.maximum(counts, 1), np.nan)
+    out["R"] = robustness_composite(pieces, robustness)
     out["avg_corruption_loss"] = pieces[:, 0]
     out["worst_corruption_loss"] = pieces[:, 1]
     out["shift_loss"] = pieces[:, 2]

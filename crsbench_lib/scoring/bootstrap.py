@@ -306,7 +306,9 @@ def _draw_summary(
         crs_basic_high (basic interval), point_inside, p_rank1, p_top{k}
         (among the candidates, exact ties in a draw shared evenly; NaN for a
         reference), in_tier (the leading tier: the confidence set for the best
-        candidate, :func:`~crsbench_lib.scoring.tier.best_confidence_set`).
+        candidate, :func:`~crsbench_lib.scoring.tier.best_confidence_set`),
+        critical_value (the candidate's own one-sided critical value ``q_i``;
+        NaN for a reference or with one draw).
         See :func:`interval_summary`.
     pairwise : pandas.DataFrame
         Per pair (encoder_a above encoder_b at the point): diff (point
@@ -314,8 +316,10 @@ def _draw_summary(
         overlaps_zero, p_a_above_b, diff_bias (mean of the draws less the
         point), diff_basic_low, diff_basic_high (basic interval),
         diff_point_inside (the point lies inside its percentile interval),
-        diff_se, sim_low, sim_high, critical_value (the simultaneous centred interval of the
-        tier) and separated (it excludes zero).
+        diff_se, sim_low, sim_high (the tier's centred interval: ``sim_low`` =
+        diff - q_b se tests b's membership, ``sim_high`` = diff + q_a se a's),
+        critical_low, critical_high (``q_b`` and ``q_a``) and separated (the
+        interval excludes zero).
     """
     tail = (1.0 - interval) / 2.0 * 100.0
     n_e = crs.shape[1]
@@ -361,6 +365,8 @@ def _draw_summary(
         "p_rank1": p_rank1[order],
         f"p_top{top_k}": p_top[order],
         "in_tier": in_tier[order],
+        "critical_value": np.full(n_e, np.nan) if tier is None else np.where(is_reference, np.nan,
+                                                                            tier.critical_values)[order],
     })
     a_idx, b_idx = np.triu_indices(n_e, k=1)
     first, second = order[a_idx], order[b_idx]
@@ -385,7 +391,8 @@ def _draw_summary(
         "diff_se": np.nan if tier is None else tier.se[first, second],
         "sim_low": np.nan if tier is None else tier.low[first, second],
         "sim_high": np.nan if tier is None else tier.high[first, second],
-        "critical_value": np.nan if tier is None else tier.critical_value,
+        "critical_low": np.nan if tier is None else tier.critical_values[second],
+        "critical_high": np.nan if tier is None else tier.critical_values[first],
     })
     pairwise["separated"] = (pairwise["sim_low"] > 0) | (pairwise["sim_high"] < 0) | (
         (pairwise["diff_se"] == 0) & (pairwise["diff"] != 0))

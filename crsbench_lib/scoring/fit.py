@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, RobustnessComposite
 
 #: How a user freezes a standard that fits their own data.
 FREEZE_HINT = (
@@ -213,17 +213,21 @@ def absent_terms(raw: pd.DataFrame) -> list[str]:
 _R_PIECES: tuple[str, ...] = ("avg_corruption_loss", "worst_corruption_loss", "shift_loss")
 
 
-def partial_terms(raw: pd.DataFrame) -> list[str]:
+def partial_terms(raw: pd.DataFrame, robustness: RobustnessComposite | None = None) -> list[str]:
     """Axis terms that some datasets of a table measure and others do not, with the weight they end up with.
 
-    R is the mean of the pieces a cell has, so a term measured on some
-    datasets only (the site shift, where only some datasets have a second
-    site) carries less of the profile's R than an equal share of its pieces.
+    R is the (weighted) mean of the pieces a cell has
+    (:func:`~crsbench_lib.scoring.axes.robustness_composite`), so a term
+    measured on some datasets only (the site shift, where only some datasets
+    have a second site) carries less of the profile's R than its share of the
+    pieces.
 
     Parameters
     ----------
     raw : pandas.DataFrame
         Output of :func:`~crsbench_lib.scoring.axes.raw_axes`.
+    robustness : RobustnessComposite, optional
+        The standard's weights of R's pieces; ``None``: the study's equal shares.
 
     Returns
     -------
@@ -237,10 +241,16 @@ def partial_terms(raw: pd.DataFrame) -> list[str]:
     ...                     "worst_corruption_loss": [0.2, 0.2, 0.2], "shift_loss": [0.3, np.nan, np.nan]})
     >>> partial_terms(raw)
     ['R: the shift term is measured on a only (not on b, c), so it carries 11 % of the profile R (an equal share of its three pieces would be 33 %)']
+    >>> partial_terms(raw, RobustnessComposite((0.5, 0.0, 0.5)))
+    ['R: the shift term is measured on a only (not on b, c), so it carries 17 % of the profile R (its declared weight is 50 %)']
     """
     present = raw[list(_R_PIECES)].notna()
-    # Each cell's R gives each of its pieces 1 / (pieces it has); the profile averages cells within, then across datasets.
-    share = present.div(present.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
+    study = robustness is None or robustness.is_study
+    weights = np.ones(len(_R_PIECES)) if study else np.asarray(robustness.weights, dtype=float)
+    # Each cell's R gives each of its pieces w_i / (sum of the weights it has); the profile averages cells
+    # within, then across datasets.
+    weighted = present.astype(float).mul(weights, axis=1)
+    share = weighted.div(weighted.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
     out = []
     for column, term in (("avg_corruption_loss", "corruption"), ("shift_loss", "shift")):
         measured = present[column].groupby(raw["dataset"].to_numpy()).any()
@@ -249,9 +259,14 @@ def partial_terms(raw: pd.DataFrame) -> list[str]:
         weight = float(share[column].groupby(raw["dataset"].to_numpy()).mean().mean())
         if term == "corruption":  # two pieces: the mean and the worst corruption loss
             weight += float(share["worst_corruption_loss"].groupby(raw["dataset"].to_numpy()).mean().mean())
-        equal = (2 if term == "corruption" else 1) / len(_R_PIECES)
         here, missing = measured[measured].index, measured[~measured].index
+        if study:
+            equal = (2 if term == "corruption" else 1) / len(_R_PIECES)
+            reference = f"an equal share of its three pieces would be {equal:.0%}"
+        else:
+            declared = weights[0] + weights[1] if term == "corruption" else weights[2]
+            reference = f"its declared weight is {declared:.0%}"
         out.append(f"R: the {term} term is measured on {', '.join(map(str, here))} only (not on "
-                   f"{', '.join(map(str, missing))}), so it carries {weight:.0%} of the profile R (an equal share "
-                   f"of its three pieces would be {equal:.0%})".replace("%", " %"))
+                   f"{', '.join(map(str, missing))}), so it carries {weight:.0%} of the profile R "
+                   f"({reference})".replace("%", " %"))
     return out

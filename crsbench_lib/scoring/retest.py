@@ -278,11 +278,14 @@ NOISE_BASELINE_COLUMNS: tuple[str, ...] = ("comparison", "source", "rankings", "
 OBSERVED = "observed"
 SEED_REDRAW = "seed redraw"
 BOOTSTRAP_DRAW = "bootstrap draw"
+#: The one-dose reference: the point ranking against each bootstrap draw (issue 46, item 3).
+ESTIMATE_DRAW = "estimate against draw"
 #: What the rankings of each kind of row are.
 AVERAGED = "averaged over seeds"
 ONE_SEED_EACH = "one seed each"
 ONE_SEED_OTHER = "one seed each, different seeds"
 RESAMPLED = "averaged over resampled seeds and test images"
+POINT_AND_RESAMPLED = "the point ranking against one resampled"
 
 
 def bootstrap_retest_taus(
@@ -362,6 +365,74 @@ def bootstrap_retest_taus(
                          "n_encoders": values.shape[1]}, columns=list(BOOTSTRAP_RETEST_COLUMNS))
 
 
+def point_draw_taus(
+    point: Sequence[float] | np.ndarray,
+    draws: np.ndarray,
+    encoders: Sequence[str] | None = None,
+    keep: Sequence[str] | None = None,
+) -> np.ndarray:
+    """Kendall tau-b between the point ranking and each bootstrap draw: the one-dose noise reference.
+
+    By the bootstrap principle a draw ``theta*_b`` stands to the point
+    estimate ``theta_hat`` as ``theta_hat`` stands to the truth ``theta``, so
+
+        tau_b(theta_hat, theta*_b),  b = 1..B,
+
+    estimates the distribution of ``tau_b(theta, theta_hat)``: how far one
+    measured ranking lies from the ranking it estimates (Efron & Tibshirani
+    1993, ch. 6). Two independent draws (:func:`bootstrap_retest_taus`) each
+    carry that noise, so their tau carries about twice its dose: the right
+    reference for two independent measurements of the same ranking, too wide
+    for the question "does this one measured ranking differ from another
+    ranking beyond its own noise?".
+
+    Parameters
+    ----------
+    point : array-like
+        (n_encoders,) the point scores, higher ranked first.
+    draws : numpy.ndarray
+        (B, n_encoders) bootstrap draws of the same scores.
+    encoders, keep : sequence of str, optional
+        Column names, and the encoders to rank (as :func:`bootstrap_retest_taus`).
+
+    Returns
+    -------
+    numpy.ndarray
+        (B,) tau_b of the point ranking with each draw's (NaN where a draw is constant).
+
+    Raises
+    ------
+    SchemaError
+        As :func:`bootstrap_retest_taus`, or when ``point`` does not match the draws' columns.
+
+    Examples
+    --------
+    >>> point = np.array([0.1, 0.2, 0.3])
+    >>> draws = np.array([[0.1, 0.2, 0.3], [0.1, 0.3, 0.2]])
+    >>> point_draw_taus(point, draws).round(3).tolist()
+    [1.0, 0.333]
+    """
+    values = np.asarray(draws, dtype=float)
+    centre = np.asarray(point, dtype=float).ravel()
+    if values.ndim != 2 or values.shape[0] < 1 or values.shape[1] < 2 or centre.shape != (values.shape[1],):
+        raise SchemaError(f"point and draws: expected (encoders,) and (draws, encoders), got {centre.shape} "
+                          f"and {values.shape}")
+    if keep is not None:
+        if encoders is None or len(encoders) != values.shape[1]:
+            raise SchemaError("bootstrap draws: keep needs encoders naming every column")
+        names = [str(e) for e in encoders]
+        missing = sorted(set(map(str, keep)) - set(names))
+        if missing:
+            raise SchemaError(f"bootstrap draws: encoder {missing[0]!r} is not among the draws' columns")
+        columns = [names.index(str(e)) for e in keep]
+        values, centre = values[:, columns], centre[columns]
+        if values.shape[1] < 2:
+            raise SchemaError(f"bootstrap draws: keep holds {values.shape[1]} encoder(s); need at least 2")
+    if not (np.isfinite(values).all() and np.isfinite(centre).all()):
+        raise SchemaError("bootstrap draws: every score must be finite")
+    return kendall_tau_b_rows(np.broadcast_to(centre, values.shape), values)
+
+
 def _finite(values: Sequence[float] | np.ndarray | pd.Series) -> np.ndarray:
     array = np.asarray(values, dtype=float).ravel()
     return array[np.isfinite(array)]
@@ -373,6 +444,7 @@ def noise_baseline_table(
     bootstrap_draw: Mapping[str, Sequence[float] | np.ndarray | pd.Series],
     one_seed: Mapping[str, Sequence[float] | np.ndarray | pd.Series] | None = None,
     interval: float = 0.95,
+    estimate_draw: Mapping[str, Sequence[float] | np.ndarray | pd.Series] | None = None,
 ) -> pd.DataFrame:
     """A rank comparison's tau beside the test-retest tau of the same rankings: seed redraws and bootstrap draws.
 
@@ -386,7 +458,11 @@ def noise_baseline_table(
       time (:func:`retest_taus`): mean, minimum and maximum over seed pairs;
     * ``bootstrap draw``: per ranking, the tau between two independent
       bootstrap draws (:func:`bootstrap_retest_taus`): median and the central
-      ``interval`` percentile range over draw pairs.
+      ``interval`` percentile range over draw pairs (two doses of noise);
+    * ``estimate against draw``: per ranking, the tau between its point
+      ranking and each draw (:func:`point_draw_taus`; one dose), when given:
+      median and central range. The verdict of a page reads these rows where
+      the table has them (:func:`~crsbench_lib.report.sentences.noise.tau_against_draws`).
 
     With the few, overlapping seed pairs of a run (three pairs from three
     seeds), the seed rows describe this run, not a sampling distribution; the
@@ -403,6 +479,8 @@ def noise_baseline_table(
         Comparison label -> its taus between one-seed rankings on different seeds.
     interval : float
         Coverage of the bootstrap rows' percentile range, in (0, 1).
+    estimate_draw : mapping of str to array-like, optional
+        Ranking label -> the taus of its point ranking with each draw.
 
     Returns
     -------
@@ -446,6 +524,12 @@ def noise_baseline_table(
             low, mid, high = np.percentile(values, [tail, 50, 100 - tail])
             rows.append((str(label), BOOTSTRAP_DRAW, RESAMPLED, float(mid), float(low), float(high), int(values.size),
                          f"median; central {level}"))
+    for label, taus in (estimate_draw or {}).items():
+        values = _finite(taus)
+        if values.size:
+            low, mid, high = np.percentile(values, [tail, 50, 100 - tail])
+            rows.append((str(label), ESTIMATE_DRAW, POINT_AND_RESAMPLED, float(mid), float(low), float(high),
+                         int(values.size), f"median; central {level}"))
     return pd.DataFrame(rows, columns=list(NOISE_BASELINE_COLUMNS))
 
 

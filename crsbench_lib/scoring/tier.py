@@ -1,37 +1,49 @@
-"""The leading tier: a confidence set for the best candidate (method section 9, amendment 15).
+"""The leading tier: a confidence set for the best candidate (method section 9, amendments 15 and 24).
 
 One definition, used by every page that names the tier (leading tier, selection
 gate, glossary, method): the leading tier is the set of candidates that the
-bootstrap cannot show to be worse than any other candidate, with the
-comparisons made **simultaneously** over every pair, so that the set holds the
-truly best candidate with probability of about ``interval`` (95 %) whatever the
-number of candidates. Membership is decided here only (the ``in_tier`` column
-of a bootstrap summary, which the selection gate copies); its words live in one
-place too, ``LEADING_TIER_DEFINITION`` of the report's leading-tier sentences,
-which the glossary and the method page repeat verbatim (a test checks it).
+bootstrap cannot show to be worse than some other candidate, each candidate
+tested with its own one-sided comparisons, so that the set holds the truly
+best candidate with probability **at least** ``interval`` (95 %). Membership is
+decided here only (the ``in_tier`` column of a bootstrap summary, which the
+selection gate copies); its words live in one place too,
+``LEADING_TIER_DEFINITION`` of the report's leading-tier sentences, which the
+glossary and the method page repeat verbatim (a test checks it).
 
 For candidates ``i`` and ``j`` with point CRS ``c_i`` and ``c_j`` and bootstrap
-draws ``d*_ij = c*_i - c*_j`` of their difference:
+draws ``d*_ji = c*_j - c*_i`` of their difference:
 
-* ``se_ij`` is the standard deviation of the draws ``d*_ij``;
-* the draws are centred on their own mean, ``t*_ij = (d*_ij - mean(d*_ij)) / se_ij``,
+* ``se_ji`` is the standard deviation of the draws ``d*_ji``;
+* the draws are centred on their own mean, ``t*_ji = (d*_ji - mean(d*_ji)) / se_ji``,
   so that a bias of the draws (they can centre away from the point: see
   :func:`~crsbench_lib.scoring.bootstrap.interval_summary`) moves no decision;
-* ``q`` is the ``interval`` quantile over draws of ``max_ij |t*_ij|``, the
-  largest standardised deviation among all candidate pairs in a draw (the
-  max-t method of simultaneous inference: Romano and Wolf 2005);
-* the simultaneous interval of ``c_i - c_j`` is ``(c_i - c_j) -/+ q se_ij``,
-  centred on the point estimate;
-* candidate ``i`` belongs to the tier unless some ``j`` beats it, i.e. the
-  interval of ``c_j - c_i`` lies above zero. With probability about
-  ``interval`` every interval covers its true difference at once, and then
-  no interval puts a candidate above the truly best one: the tier holds the
-  best (Mogstad, Romano, Shaikh and Wilhelm 2024, the confidence set for the
-  best, built from all pairwise comparisons).
+* candidate ``i``'s critical value ``q_i`` is the ``interval`` quantile over
+  draws of ``max_{j != i} t*_ji``: the largest *one-sided* standardised
+  deviation among ``i``'s own comparisons with its rivals;
+* ``i`` is shown worse than ``j`` when the lower bound
+  ``(c_j - c_i) - q_i se_ji`` lies above zero, and belongs to the tier unless
+  some rival ``j`` is shown better.
 
-A pair whose draws never differ (``se = 0``: both saturate identically) is
-separated exactly when its point difference is not zero. The point leader is
-always in the tier.
+Why this holds the best (the marginal confidence set of Mogstad, Romano, Shaikh
+and Wilhelm 2024, for the rank of one population, applied to rank 1): the
+truly best candidate ``b`` leaves the set only if some lower bound
+``(c_j - c_b) - q_b se_jb`` exceeds zero although ``theta_j - theta_b <= 0``;
+that is a one-sided max-t test of the single null hypothesis "b is the best"
+(all ``theta_j - theta_b <= 0``), of level ``1 - interval`` under the least
+favourable configuration (all rivals tied with ``b``) and conservative
+elsewhere: coverage is at least ``interval`` (asymptotically, as for any
+bootstrap max-t test; Romano and Wolf 2005). Only ``b``'s comparisons need to
+hold, not all pairs at once, so ``q_i`` is taken over ``E - 1`` one-sided
+comparisons instead of the ``E (E - 1) / 2`` two-sided ones of the earlier
+construction (``method="max_t"``, kept for comparison). A stepdown would not
+change the set: membership asks only whether *some* comparison of ``i``
+rejects, which the first step of a stepdown decides.
+
+The pair interval reported for ``c_a - c_b`` is ``[(c_a - c_b) - q_b se_ab,
+(c_a - c_b) + q_a se_ab]``: its lower end tests ``b``'s membership, its upper
+end ``a``'s. A pair whose draws never differ (``se = 0``: both saturate
+identically) is separated exactly when its point difference is not zero. The
+point leader is always in the tier.
 
 References
 ----------
@@ -53,37 +65,49 @@ import pandas as pd
 
 from crsbench_lib.errors import ConfigError, SchemaError
 
+#: Constructions of the tier: per-candidate one-sided critical values (the default, amendment 24), or one
+#: two-sided max-t critical value over every candidate pair (amendment 15, kept to compare).
+TIER_METHODS: tuple[str, ...] = ("marginal", "max_t")
+
 
 @dataclass(frozen=True, eq=False)
 class TierDecision:
-    """The simultaneous comparisons behind a leading tier.
+    """The comparisons behind a leading tier.
 
     Attributes
     ----------
     in_tier : numpy.ndarray
         (E,) bool: the candidate belongs to the confidence set for the best
         (False for every non-candidate).
+    critical_values : numpy.ndarray
+        (E,) ``q_i``: each candidate's critical value (NaN for a
+        non-candidate; under ``max_t`` one value shared by all).
     critical_value : float
-        ``q``: the ``interval`` quantile of the largest standardised deviation.
+        The largest of ``critical_values`` (under ``max_t``, the shared one).
     se : numpy.ndarray
         (E, E): standard deviation of the draws of ``c_i - c_j``.
     low, high : numpy.ndarray
-        (E, E): the simultaneous interval of ``c_i - c_j`` (NaN on the diagonal).
+        (E, E): the interval of ``c_i - c_j``, ``low = (c_i - c_j) - q_j se``
+        and ``high = (c_i - c_j) + q_i se`` (NaN on the diagonal).
     interval : float
+    method : {"marginal", "max_t"}
     """
 
     in_tier: np.ndarray
+    critical_values: np.ndarray
     critical_value: float
     se: np.ndarray
     low: np.ndarray
     high: np.ndarray
     interval: float
+    method: str = "marginal"
 
 
 def best_confidence_set(
-    draws: np.ndarray, point: np.ndarray, candidates: np.ndarray | None = None, interval: float = 0.95
+    draws: np.ndarray, point: np.ndarray, candidates: np.ndarray | None = None, interval: float = 0.95,
+    method: str = "marginal",
 ) -> TierDecision:
-    """The candidates not shown worse than another one by simultaneous centred intervals.
+    """The candidates not shown worse than another one: a confidence set for the best of level at least ``interval``.
 
     Parameters
     ----------
@@ -92,11 +116,17 @@ def best_confidence_set(
     point : numpy.ndarray
         (E,) point estimates.
     candidates : numpy.ndarray, optional
-        (E,) bool: which columns compete (default all). The critical value is
-        taken over the candidate pairs only; intervals are reported for every
-        pair with the same critical value.
+        (E,) bool: which columns compete (default all). Critical values are
+        taken over the candidates' comparisons only; intervals are reported
+        for every pair (a non-candidate's own end with the largest candidate
+        critical value).
     interval : float
-        Simultaneous coverage, in (0, 1).
+        The set's coverage of the best (at least), in (0, 1).
+    method : {"marginal", "max_t"}
+        ``marginal``: per-candidate one-sided critical values (see the module
+        docstring); ``max_t``: one two-sided critical value over every
+        candidate pair, the quantile of ``max_ij |t*_ij|`` (wider; also
+        covers at least ``interval``).
 
     Returns
     -------
@@ -105,8 +135,8 @@ def best_confidence_set(
     Raises
     ------
     ConfigError
-        On mismatched shapes, fewer than two draws, no candidate, or
-        ``interval`` outside (0, 1).
+        On mismatched shapes, fewer than two draws, no candidate, an unknown
+        method, or ``interval`` outside (0, 1).
 
     Examples
     --------
@@ -125,6 +155,8 @@ def best_confidence_set(
         raise ConfigError("best_confidence_set: needs at least two draws")
     if not 0.0 < interval < 1.0:
         raise ConfigError(f"parameter 'interval' must lie in (0, 1), found {interval!r}")
+    if method not in TIER_METHODS:
+        raise ConfigError(f"parameter 'method' must be one of {', '.join(TIER_METHODS)}, found {method!r}")
     n_e = values.shape[1]
     competing = np.ones(n_e, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     if competing.shape != (n_e,) or not competing.any():
@@ -134,32 +166,42 @@ def best_confidence_set(
     se = diffs.std(axis=0, ddof=1)
     deviation = diffs - diffs.mean(axis=0)
     pair = competing[:, None] & competing[None, :] & ~np.eye(n_e, dtype=bool) & (se > 0)
-    if pair.any():
-        standardised = np.abs(deviation[:, pair]) / se[pair]
-        critical = float(np.quantile(standardised.max(axis=1), interval))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        standardised = deviation / np.where(se > 0, se, 1.0)  # t*[b, j, i] of c_j - c_i
+    critical = np.full(n_e, np.nan)
+    if method == "max_t":
+        shared = float(np.quantile(np.abs(standardised[:, pair]).max(axis=1), interval)) if pair.any() else 0.0
+        critical[competing] = shared
     else:
-        critical = 0.0
+        for i in np.flatnonzero(competing):
+            rivals = pair[:, i]  # j with a comparison c_j - c_i
+            # One-sided: only a rival's upward deviation can exclude i. Never below 0: a negative value would
+            # exclude a candidate tied with a rival at the point (and the point leader); 0 only widens.
+            quantile = float(np.quantile(standardised[:, rivals, i].max(axis=1), interval)) if rivals.any() else 0.0
+            critical[i] = max(0.0, quantile)
+    largest = float(np.nanmax(critical))
+    own = np.where(np.isnan(critical), largest, critical)  # a non-candidate's end: the widest candidate value
     point_diff = centre[:, None] - centre[None, :]
-    low = point_diff - critical * se
-    high = point_diff + critical * se
+    low = point_diff - own[None, :] * se  # tests j's membership: is i above j?
+    high = point_diff + own[:, None] * se  # tests i's membership: is j above i?
     np.fill_diagonal(low, np.nan)
     np.fill_diagonal(high, np.nan)
-    # j beats i when the interval of c_j - c_i lies above zero (for se = 0: when c_j > c_i).
+    # j beats i when the lower bound of c_j - c_i (at q_i) lies above zero (for se = 0: when c_j > c_i).
     beats = np.where(se > 0, low > 0, point_diff > 0)  # beats[j, i]: j above i
     np.fill_diagonal(beats, False)
     beaten = (beats & competing[:, None]).any(axis=0)
-    return TierDecision(competing & ~beaten, critical, se, low, high, float(interval))
+    return TierDecision(competing & ~beaten, critical, largest, se, low, high, float(interval), method)
 
 
 _PAIR_COLUMNS = ("encoder_a", "encoder_b", "diff", "sim_low", "sim_high", "diff_bias", "separated")
 
 
 def leader_comparisons(pairwise: pd.DataFrame, leader: str, others: Sequence[str]) -> pd.DataFrame:
-    """The simultaneous intervals of ``CRS_leader - CRS_other`` that decide the tier, with their bias.
+    """The intervals of ``CRS_leader - CRS_other`` that decide the tier, with their bias.
 
     Reads the pairwise table of a bootstrap (``sim_low``, ``sim_high``: the
-    interval ``(c_a - c_b) -/+ q se_ab`` of :func:`best_confidence_set`,
-    centred on the point difference) and orients every row as the leader less
+    interval ``[(c_a - c_b) - q_b se_ab, (c_a - c_b) + q_a se_ab]`` of
+    :func:`best_confidence_set`, centred on the point difference) and orients every row as the leader less
     the other encoder; a row stored the other way round is negated and its
     ends swapped.
 
@@ -216,4 +258,4 @@ def leader_comparisons(pairwise: pd.DataFrame, leader: str, others: Sequence[str
     return pd.DataFrame(rows, columns=["encoder", "diff", "low", "high", "bias", "separated"])
 
 
-__all__ = ["TierDecision", "best_confidence_set", "leader_comparisons"]
+__all__ = ["TIER_METHODS", "TierDecision", "best_confidence_set", "leader_comparisons"]

@@ -55,9 +55,9 @@ from crsbench_lib.scoring.bootstrap import (
     _leave_self_out_crs,
     _reference_mask,
 )
-from crsbench_lib.scoring.axes import chance_scaled
+from crsbench_lib.scoring.axes import chance_scaled, robustness_composite
 from crsbench_lib.scoring.crs import component_arrays, normalise_array
-from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, as_standard
+from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, RobustnessComposite, as_standard
 
 
 def _draw_seeds(rng: np.random.Generator, n_seeds: int, n_draws: int) -> np.ndarray:
@@ -76,6 +76,7 @@ def _draw_images(rng: np.random.Generator, n_images: int, n_draws: int) -> np.nd
 def _fill_seed(
     out: np.ndarray, data: DatasetPredictions, s: int, weights: np.ndarray, shift_weights: np.ndarray | None,
     fractions: Sequence[float], seed_counts: np.ndarray, debias_ece: bool = False,
+    robustness: RobustnessComposite | None = None,
 ) -> None:
     """Write seed ``s``'s raw axes into ``out`` (E, S, B, 4), in the draws that pick the seed only.
 
@@ -92,15 +93,20 @@ def _fill_seed(
         shift_proba=None if data.shift_proba is None else data.shift_proba[:, s : s + 1],
     )
     out[:, s, drawn] = _seed_axes(
-        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, debias_ece
+        one, weights[drawn], None if shift_weights is None else shift_weights[drawn], fractions, debias_ece,
+        robustness,
     )[:, 0]
 
 
 def _seed_axes(
     data: DatasetPredictions, weights: np.ndarray, shift_weights: np.ndarray | None, fractions: Sequence[float],
-    debias_ece: bool = False,
+    debias_ece: bool = False, robustness: RobustnessComposite | None = None,
 ) -> np.ndarray:
-    """Raw axes (E, S, B, 4) of every encoder and seed of ``data`` under multiplicities (B, n)."""
+    """Raw axes (E, S, B, 4) of every encoder and seed of ``data`` under multiplicities (B, n).
+
+    ``R`` combines its pieces by the standard's ``robustness``
+    (:func:`~crsbench_lib.scoring.axes.robustness_composite`).
+    """
     n_enc, n_seed = len(data.encoders), len(data.seeds)
     n_draws = weights.shape[0]
     items = n_enc * n_seed
@@ -154,7 +160,14 @@ def _seed_axes(
     if data.shift_proba is not None and shift_weights is not None:
         shift = weighted_macro_auroc(flat(data.shift_proba), data.shift_labels, data.task, shift_weights)
         losses.append(np.maximum(0.0, d_axis - shift))
-    r_axis = np.mean(losses, axis=0) if losses else np.full((items, n_draws), np.nan)
+    if robustness is None or robustness.is_study:
+        # The study's mean of the available pieces, in its order of operations (standards v1-v7).
+        r_axis = np.mean(losses, axis=0) if losses else np.full((items, n_draws), np.nan)
+    else:
+        missing = np.full((items, n_draws), np.nan)
+        pieces = losses[:2] if data.corruptions else [missing, missing]
+        pieces = pieces + [losses[-1] if data.shift_proba is not None and shift_weights is not None else missing]
+        r_axis = robustness_composite(np.stack(pieces, axis=-1), robustness)
     axes = np.stack([d_axis, c_axis, l_axis, r_axis], axis=-1)  # (items, B, 4)
     return axes.reshape(n_enc, n_seed, n_draws, len(AXES))
 
@@ -494,7 +507,7 @@ def two_level_bootstrap(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [
             pool.submit(_fill_seed, axes[name], predictions[name], s, *image_weights[name], fractions,
-                        seed_counts, std.ece_estimator == "debiased")
+                        seed_counts, std.ece_estimator == "debiased", std.robustness)
             for name, s in tasks
         ]
         for future in futures:

@@ -67,6 +67,6 @@ def test_the_leading_tier_and_gate_pages_name_the_same_tier(book_inputs):
         assert f"The leading tier holds {len(members)} candidates: {and_list(members)}." in tier_text
     else:
         assert f"{members[0]} alone forms the leading tier" in tier_text
-    assert f"simultaneous coverage) is {and_list(members)}." in prose(executed["selection_gate"])
+    assert f"coverage of the best) is {and_list(members)}." in prose(executed["selection_gate"])
     for path in executed.values():  # both pages print the one wording
         assert LEADING_TIER_DEFINITION[1:] in " ".join(prose(path).split())

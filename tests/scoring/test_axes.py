@@ -3,8 +3,11 @@ import pandas as pd
 import pytest
 
 from crsbench_lib.errors import SchemaError
-from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
-from crsbench_lib.standard import AXES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes, robustness_composite
+from crsbench_lib.standard import AXES, RobustnessComposite
 
 
 def _row(encoder, dataset, seed, condition="clean", auroc=0.8, ece=0.1, label_fraction=1.0, corruption="none",
@@ -205,3 +208,31 @@ def test_debiased_calibration_axis_without_its_column_is_named():
         raw_axes(tiny_table(), ece_estimator="debiased")
     with pytest.raises(SchemaError, match="unknown ECE estimator 'binned'"):
         raw_axes(tiny_table(), ece_estimator="binned")
+
+
+def test_declared_robustness_counts_no_term_twice():
+    # The study's mean gives the worst family (inside the average) a share of its own; the template's
+    # composite averages the corruption average and the site term only (method amendment 23).
+    composite = RobustnessComposite((0.5, 0.0, 0.5))
+    raw = raw_axes(tiny_table(), label_fractions=[1.0, 0.5], robustness=composite).set_index(["dataset", "seed"])
+    assert raw.loc[("x", 0), "R"] == pytest.approx((0.04 + 0.05) / 2)  # study: (0.04 + 0.06 + 0.05) / 3
+    assert raw.loc[("y", 0), "R"] == pytest.approx(0.05)  # no second site: the average alone (study: 0.075)
+    study = raw_axes(tiny_table(), label_fractions=[1.0, 0.5]).set_index(["dataset", "seed"])
+    assert study.loc[("x", 0), "R"] == pytest.approx(0.05)
+    # A family that only the worst term sees moves the study's R twice as much as its own share of the average.
+    pieces = np.array([[0.04, 0.06, 0.05]])
+    bumped = pieces + np.array([[0.01, 0.01, 0.0]])  # the worst family's loss rises 0.02 of 2 families
+    assert (robustness_composite(bumped) - robustness_composite(pieces))[0] == pytest.approx(0.02 / 3)
+    assert (robustness_composite(bumped, composite) - robustness_composite(pieces, composite))[0] == pytest.approx(0.005)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(0, 1)), min_size=3, max_size=3))
+def test_study_composite_is_the_plain_mean_of_available_pieces(values):
+    # Absent from a standard, the composite is the study's, to the last bit: v1-v7 score exactly as before.
+    pieces = np.array([np.nan if v is None else v for v in values], dtype=float)
+    available = pieces[~np.isnan(pieces)]
+    expected = available.sum() / len(available) if len(available) else np.nan
+    np.testing.assert_array_equal(robustness_composite(pieces[None])[0], expected)
+    equal = RobustnessComposite((1 / 3, 1 / 3, 1 / 3))
+    np.testing.assert_allclose(robustness_composite(pieces[None], equal)[0], expected, atol=1e-12)

@@ -238,6 +238,10 @@ def test_pairwise_reports_the_difference_bias_and_basic_interval(boot):
         assert bool(row["diff_point_inside"]) == bool(row["diff_low"] <= row["diff"] <= row["diff_high"])
 
 
-def test_the_pairwise_table_carries_the_one_critical_value(boot):
-    critical = boot.pairwise["critical_value"]
-    assert critical.notna().all() and critical.nunique() == 1 and float(critical.iloc[0]) > 0
+def test_the_pairwise_table_carries_each_candidates_critical_value(boot):
+    # Each end of a pair's interval uses the critical value of the candidate whose membership it tests.
+    own = boot.summary.set_index("encoder")["critical_value"]
+    pairwise = boot.pairwise
+    assert (pairwise["critical_low"].to_numpy() == own.loc[pairwise["encoder_b"]].to_numpy()).all()
+    assert (pairwise["critical_high"].to_numpy() == own.loc[pairwise["encoder_a"]].to_numpy()).all()
+    assert (own.dropna() > 0).all()

@@ -261,6 +261,24 @@ def test_the_debiased_calibration_axis_is_the_tables_on_both_routes(predictions,
     pd.testing.assert_frame_equal(expected.drop(columns="C"), plugin.drop(columns="C"))
 
 
+def test_a_declared_robustness_composite_is_the_tables_on_both_routes(predictions, table):
+    # The results table's pieces (point route) and the weighted kernels (bootstrap route) combine alike.
+    from dataclasses import replace
+
+    from crsbench_lib.scoring.axes import standard_axes
+    from crsbench_lib.standard import RobustnessComposite
+
+    plain = standard({e: np.full(4, 0.5) for e in ENCODERS})
+    declared = replace(plain, version="composite-v1", robustness=RobustnessComposite((0.5, 0.0, 0.5)))
+    expected = encoder_profiles(standard_axes(table, declared))
+    result = two_level_bootstrap(dataset_arrays(predictions), declared, n_draws=10, random_state=0)
+    np.testing.assert_allclose(result.point_profiles.loc[list(ENCODERS)].to_numpy(),
+                               expected.loc[list(ENCODERS)].to_numpy(), atol=1e-12)
+    study = encoder_profiles(standard_axes(table, plain))
+    assert not np.allclose(expected["R"], study["R"])  # the worst family no longer counts twice
+    pd.testing.assert_frame_equal(expected.drop(columns="R"), study.drop(columns="R"))
+
+
 def _binormal_predictions(rng, n, separation):
     """One dataset, two fixed scorers (identical over seeds), binary labels; population AUROC Phi(sep / sqrt 2)."""
     labels = rng.integers(0, 2, n)

@@ -194,3 +194,36 @@ def test_pair_taus_reads_one_comparison(two_arms, frozen_standard):
     assert within.size == 3
     assert np.allclose(within, taus[(taus["comparison"] == WITHIN_ARM) & (taus["arm_a"] == "frozen")]["kendall_tau"])
     assert pair_taus(taus, ACROSS_OTHER_SEED, "frozen", "lora").size == 6
+
+
+def test_the_one_dose_reference_is_narrower_than_the_two_dose_one():
+    # Issue 46, item 3: a measured ranking against its draws carries one dose of noise; two independent
+    # draws carry two, so their taus spread wider and sit lower.
+    from crsbench_lib.scoring.retest import bootstrap_retest_taus, point_draw_taus
+
+    rng = np.random.default_rng(5)
+    point = np.linspace(0.50, 0.70, 12)
+    draws = point + rng.normal(0.0, 0.02, (2000, 12))
+    one = point_draw_taus(point, draws)
+    two = bootstrap_retest_taus(draws)["kendall_tau"].to_numpy()
+    assert np.median(one) > np.median(two)
+    assert np.subtract(*np.percentile(one, [97.5, 2.5])) < np.subtract(*np.percentile(two, [97.5, 2.5]))
+    # The noise table carries the row, and the verdict reads it where present.
+    from crsbench_lib.report.sentences.noise import tau_against_draws
+    from crsbench_lib.scoring.retest import ESTIMATE_DRAW, noise_baseline_table
+
+    observed = float(np.percentile(one, 1.0))  # in the two-dose range, below the one-dose one
+    table = noise_baseline_table({"x": observed}, {}, {"r": two})
+    assert tau_against_draws(observed, table) == "inside"
+    table = noise_baseline_table({"x": observed}, {}, {"r": two}, estimate_draw={"r": one})
+    assert ESTIMATE_DRAW in set(table["source"]) and tau_against_draws(observed, table) == "below"
+
+
+def test_point_draw_taus_keep_and_refuse():
+    from crsbench_lib.scoring.retest import point_draw_taus
+
+    point = np.array([0.3, 0.2, 0.1])
+    draws = np.array([[0.3, 0.2, 0.1], [0.1, 0.2, 0.3]])
+    assert point_draw_taus(point, draws, ["a", "b", "c"], keep=["a", "c"]).tolist() == [1.0, -1.0]
+    with pytest.raises(SchemaError):
+        point_draw_taus(point[:2], draws)

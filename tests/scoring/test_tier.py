@@ -20,7 +20,9 @@ def test_far_apart_candidates_leave_the_leader_alone_and_near_ties_stay():
     draws = truth + rng.normal(0.0, 0.01, (1000, 4))
     decision = best_confidence_set(draws, truth)
     assert decision.in_tier.tolist() == [True, True, False, False]
-    assert decision.critical_value > 1.96  # simultaneous over 6 pairs: wider than one pair's 95 %
+    # One-sided over each candidate's 3 rivals: above one comparison's 1.64, below the max-t over 6 pairs.
+    old = best_confidence_set(draws, truth, method="max_t")
+    assert 1.64 < decision.critical_values.min() and decision.critical_value < old.critical_value
     assert np.isnan(decision.low[0, 0]) and decision.low[0, 2] > 0
 
 
@@ -51,6 +53,39 @@ def test_identical_draws_tie_and_constant_gaps_separate():
     point = np.array([0.5, 0.5, 0.4])
     draws = np.tile(point, (50, 1))
     assert best_confidence_set(draws, point).in_tier.tolist() == [True, True, False]
+
+
+def test_the_marginal_tier_is_narrower_than_the_max_t_tier_and_still_holds_the_best():
+    # Issue 46, item 1. Twelve candidates with independent noise: the max-t value over all 66 pairs
+    # (two-sided) is near 3.2 standard errors, each candidate's one-sided value over its 11 rivals near 2.3.
+    # A rival 2.8 standard errors of a difference behind the leader is out of the new tier, in the old one.
+    rng = np.random.default_rng(11)
+    sd = 0.01
+    gap = 2.8 * np.sqrt(2) * sd
+    truth = np.array([0.70, 0.70 - gap] + [0.50 - 0.01 * k for k in range(10)])
+    draws = truth + rng.normal(0.0, sd, (4000, 12))
+    new, old = best_confidence_set(draws, truth), best_confidence_set(draws, truth, method="max_t")
+    assert (old.in_tier | ~new.in_tier).all()  # every new member is an old one
+    assert old.in_tier[:2].tolist() == [True, True] and new.in_tier[:2].tolist() == [True, False]
+    assert np.nanmax(new.critical_values) < old.critical_value
+    # In simulation the narrower set still holds the truly best at (at least) its level, in a close race
+    # where the best has rivals at every distance.
+    close = np.array([0.60, 0.598, 0.595, 0.59, 0.585, 0.58, 0.57, 0.56])
+    replicates, held, size_new, size_old = 300, 0, 0, 0
+    for _ in range(replicates):
+        estimate = close + rng.normal(0.0, sd, 8)
+        boot = estimate + rng.normal(0.0, sd, (400, 8))
+        decision = best_confidence_set(boot, estimate)
+        held += bool(decision.in_tier[0])
+        size_new += int(decision.in_tier.sum())
+        size_old += int(best_confidence_set(boot, estimate, method="max_t").in_tier.sum())
+    assert held / replicates >= 0.95 - 3 * np.sqrt(0.95 * 0.05 / replicates)
+    assert size_new < size_old
+
+
+def test_an_unknown_method_is_refused():
+    with pytest.raises(ConfigError, match="method"):
+        best_confidence_set(np.zeros((5, 3)), np.zeros(3), method="stepdown")
 
 
 def test_the_set_holds_the_true_best_at_the_nominal_rate():

@@ -301,7 +301,7 @@ def retention_on_scale(results: "pd.DataFrame | object", standard: "object", arm
     parts = []
     for fraction in fractions:
         raw = axes.raw_axes(results, arm=arm, label_fractions=[fraction], scales=standard.axis_scales,
-                             ece_estimator=standard.ece_estimator)
+                             ece_estimator=standard.ece_estimator, robustness=standard.robustness)
         level = axes.encoder_profiles(raw)["L"]
         parts.append(pd.DataFrame({"encoder": level.index.astype(str), "label_fraction": fraction,
                                    "retention": level.to_numpy(dtype=float)}))

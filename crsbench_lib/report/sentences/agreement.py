@@ -408,13 +408,10 @@ def agreement_lessons(
             low, high = finite(interval[0], "interval low"), finite(interval[1], "interval high")
             scored = f" ({interval_scoring} scores)" if interval_scoring else ""
             bounds = f"this run's {level * 100:g} % interval {format_interval(low, high)}{scored}"
-            if low <= s <= high:
-                text += (f". The study's value lies inside {bounds}: this run cannot tell its τ_b from the study's.")
-            else:
-                why = (", the floor term above among them" if counts and weight > 0 and counts.get("D", 0) > n / 2
-                       and t > s else "")
-                text += (f". The study's value lies outside {bounds}, so the gap is more than this run's sampling "
-                         f"noise: it belongs to the different encoders and data{why}.")
+            # The interval is this run's sampling distribution; the study's τ_b is another estimate, on other
+            # encoders and data, with noise of its own: the interval cannot judge it (issue 46, item 3).
+            text += (f". {bounds[0].upper()}{bounds[1:]} measures this run's own sampling noise only; the study's "
+                     "τ_b, measured on other encoders and data with noise of its own, is not judged by it.")
         else:
             text += "."
         reversed_text = (f", {study_reversed} of {study_pairs} pairs reversed"
@@ -599,14 +596,19 @@ def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str
     ...                                              "the CRS ranking": np.linspace(0.86, 0.98, 101)})
     >>> print(_noise_clause(0.906, table, 0.95))
     , within the central 95 % of τ_b between two bootstrap draws of the CRS ranking ([0.86, 0.98]), below the AUROC ranking's ([0.94, 1.00]): the CRS ranking's noise could explain it.
+    >>> one_dose = noise_baseline_table({"x": 0.9}, {}, {"the CRS ranking": np.linspace(0.86, 0.98, 101)},
+    ...                                 estimate_draw={"the CRS ranking": np.linspace(0.91, 0.99, 101)})
+    >>> print(_noise_clause(0.906, one_dose, 0.95))
+    , below the central 95 % of τ_b between the point ranking and a bootstrap draw of the CRS ranking ([0.91, 0.99]): a reordering beyond noise.
     """
-    from crsbench_lib.report.sentences.noise import tau_against_draws
-    from crsbench_lib.scoring.retest import BOOTSTRAP_DRAW
+    from crsbench_lib.report.sentences.noise import reference_rows, tau_against_draws
+    from crsbench_lib.scoring.retest import ESTIMATE_DRAW
 
     verdict = "none" if noise is None else tau_against_draws(tau, noise)
     if verdict == "none":
         return "."
-    rows = list(noise[noise["source"] == BOOTSTRAP_DRAW].itertuples())
+    rows = reference_rows(noise)  # the one-dose rows where the page has them
+    one_dose = rows[0].source == ESTIMATE_DRAW
     value = float(tau)
     groups = {"within": [r for r in rows if float(r.low) <= value <= float(r.high)],
               "below": [r for r in rows if value < float(r.low)],
@@ -616,7 +618,8 @@ def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str
         mark = "'s" if possessive else ""
         return and_list([f"{r.comparison}{mark} ({format_interval(float(r.low), float(r.high), 2)})" for r in group])
 
-    share = f"the central {level * 100:g} % of τ_b between two bootstrap draws of"
+    share = (f"the central {level * 100:g} % of τ_b between the point ranking and a bootstrap draw of" if one_dose
+             else f"the central {level * 100:g} % of τ_b between two bootstrap draws of")
     parts = [(word, group) for word, group in groups.items() if group]
     first_word, first = parts[0]
     where = f"{first_word} {share} {named(first, False)}"

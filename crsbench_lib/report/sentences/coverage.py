@@ -43,7 +43,7 @@ BOOK_INTERVALS: dict[str, tuple[str | None, str]] = {
     "crs_difference": ("percentile", "the leading-tier chapter's pairwise table, with the basic interval beside it"),
     "tau_auroc_crs": ("percentile", "the agreement chapter"),
     "leading_tier": ("set", "the leading-tier and selection-gate chapters: the confidence set for the best, read on "
-                            "simultaneous intervals centred on the point"),
+                            "one-sided bounds at each candidate's own critical value, centred on the point"),
 }
 #: What each quantity's estimator is, where a bias has a known source.
 BIAS_SOURCES: dict[str, str] = {

@@ -28,30 +28,53 @@ if TYPE_CHECKING:
 #: :func:`~crsbench_lib.scoring.tier.best_confidence_set` (the ``in_tier`` column of a bootstrap summary).
 LEADING_TIER_DEFINITION = (
     "The confidence set for the best candidate: every candidate that no other candidate is shown to beat. "
-    "One candidate is shown to beat another when the simultaneous interval of their paired CRS difference "
-    "lies above zero. The intervals are centred on the point difference, so a bias of the bootstrap draws "
-    "moves no decision, and they share one max-t critical value over every pair of candidates, so that all of "
-    "them hold at once with their stated coverage (95 % by default), and the set holds the truly best candidate "
-    "with at least that probability. "
+    "A rival is shown to beat a candidate when the lower bound of their paired CRS difference lies above zero; "
+    "each candidate's bounds share its own one-sided critical value, taken over its comparisons with its "
+    "rivals only, so that the truly best candidate stays in the set with at least the stated probability "
+    "(95 % by default): only the best's own comparisons need to hold. The bounds are centred on the point "
+    "difference, so a bias of the bootstrap draws moves no decision. "
     "The point leader is always a member, a reference is never one, and a rank probability such as P(top k) "
     "describes the draws without deciding membership."
 )
 
-def describe_critical_value(critical: float, n_candidates: int, level: float = 0.95) -> str:
-    """The max-t critical value of the tier's simultaneous intervals, beside the one-pair value.
+def describe_critical_value(critical: float | Sequence[float], n_candidates: int, level: float = 0.95,
+                            max_t: float | None = None) -> str:
+    """The candidates' one-sided critical values of the tier, beside the one-comparison value.
+
+    Parameters
+    ----------
+    critical : float or sequence of float
+        Each candidate's critical value ``q_i`` (a summary's ``critical_value``), or one value.
+    n_candidates : int
+        Candidates ranked.
+    level : float
+        The tier's coverage of the best (at least).
+    max_t : float, optional
+        The earlier construction's two-sided max-t value over every pair, said beside when given.
 
     Examples
     --------
-    >>> describe_critical_value(4.15, 19)
-    'The simultaneous 95 % intervals reach 4.15 standard errors either side of each point difference (one interval on its own would reach 1.96): the price of holding all 171 pairs of the 19 candidates at once.'
+    >>> describe_critical_value([2.28, 2.54, 2.4], 19)
+    "Each candidate's one-sided 95 % critical value lies between 2.28 and 2.54 standard errors (one comparison on its own would reach 1.64): the price of comparing each candidate with its 18 rivals at once."
+    >>> describe_critical_value(2.3, 5, max_t=3.1).split("at once. ")[1]
+    'The max-t construction over all 10 pairs of amendment 15 would reach 3.10, a tier at least as wide.'
     """
     from statistics import NormalDist
 
-    pairs = n_candidates * (n_candidates - 1) // 2
-    one = NormalDist().inv_cdf(0.5 + level / 2.0)
-    return (f"The simultaneous {level * 100:g} % intervals reach {critical:.2f} standard errors either side of each "
-            f"point difference (one interval on its own would reach {one:.2f}): the price of holding all {pairs} "
-            f"pairs of the {n_candidates} candidates at once.")
+    values = sorted(float(v) for v in np.atleast_1d(np.asarray(critical, dtype=float)) if math.isfinite(float(v)))
+    if not values:
+        raise ValueError("describe_critical_value needs a finite critical value")
+    one = NormalDist().inv_cdf(level)
+    where = (f"is {values[0]:.2f}" if f"{values[0]:.2f}" == f"{values[-1]:.2f}"
+             else f"lies between {values[0]:.2f} and {values[-1]:.2f}")
+    text = (f"Each candidate's one-sided {level * 100:g} % critical value {where} standard errors (one comparison "
+            f"on its own would reach {one:.2f}): the price of comparing each candidate with its {n_candidates - 1} "
+            "rivals at once.")
+    if max_t is not None and math.isfinite(max_t):
+        pairs = n_candidates * (n_candidates - 1) // 2
+        text += (f" The max-t construction over all {pairs} pairs of amendment 15 would reach {max_t:.2f}, a tier at "
+                 "least as wide.")
+    return text
 
 
 #: The glue key under which the leading-tier and gate pages store their tier (tested to agree).
@@ -104,7 +127,7 @@ def describe_leading_tier(
     digits: int = 3,
     families: Mapping[str, str] | None = None,
 ) -> str:
-    """Who is in the leading tier, with the simultaneous interval behind each comparison with the leader.
+    """Who is in the leading tier, with the tier's interval behind each comparison with the leader.
 
     Parameters
     ----------
@@ -116,15 +139,16 @@ def describe_leading_tier(
     comparisons : pandas.DataFrame
         :func:`~crsbench_lib.scoring.tier.leader_comparisons` of the leader
         with the other members, or with the runner-up when the leader stands
-        alone: encoder, low, high (the simultaneous interval of
-        ``CRS_leader - CRS_encoder``) and bias (of its draws).
+        alone: encoder, low, high (the tier's interval of
+        ``CRS_leader - CRS_encoder``: each end at the critical value of the
+        candidate whose membership it tests) and bias (of its draws).
     level : float
-        Simultaneous coverage of the intervals.
+        The tier's coverage of the best (at least).
     references : sequence of str
         Encoders shown as references and not ranked; named so the reader knows
         why they are absent from the sentence.
     tied_references : sequence of str
-        The references whose simultaneous interval with the leader includes zero.
+        The references whose tier interval with the leader includes zero.
     digits : int
         Fewest decimals of an interval's ends (more where an end would round to zero).
     families : mapping of str to str, optional
@@ -149,10 +173,10 @@ def describe_leading_tier(
     >>> rows = pd.DataFrame({"encoder": ["b", "c"], "low": [-0.06, -0.05], "high": [0.08, 0.1],
     ...                      "bias": [0.002, -0.004]})
     >>> describe_leading_tier(["a", "b", "c"], {"a": 0.5, "b": 0.3, "c": 0.2}, rows)
-    'The leading tier holds 3 candidates: a, b and c. No candidate is shown to beat any of them, so treat them as a tier, not a winner and runners-up. The simultaneous 95 % intervals of the CRS difference of a with b and c, centred on the point, are [-0.060, 0.080] (bias 0.002) and [-0.050, 0.100] (bias -0.004); each includes zero. Each ranks first in 50 %, 30 % and 20 % of draws.'
+    'The leading tier holds 3 candidates: a, b and c. No candidate is shown to beat any of them, so treat them as a tier, not a winner and runners-up. The 95 % tier intervals of the CRS difference of a with b and c, centred on the point, are [-0.060, 0.080] (bias 0.002) and [-0.050, 0.100] (bias -0.004); each includes zero. Each ranks first in 50 %, 30 % and 20 % of draws.'
     >>> runner = pd.DataFrame({"encoder": ["b"], "low": [0.01], "high": [0.05], "bias": [0.001]})
     >>> describe_leading_tier(["a"], {"a": 0.97, "b": 0.03}, runner, references=["r"])
-    'a alone forms the leading tier: every other candidate is shown below at least one other; its CRS difference with the runner-up b has a simultaneous 95 % interval [0.010, 0.050] (bias 0.001) that excludes zero, and it ranks first in 97 % of draws. Not ranked: r, shown as a reference.'
+    'a alone forms the leading tier: every other candidate is shown below at least one other; its CRS difference with the runner-up b has a 95 % tier interval [0.010, 0.050] (bias 0.001) that excludes zero, and it ranks first in 97 % of draws. Not ranked: r, shown as a reference.'
     """
     names = [str(m) for m in members]
     if not names:
@@ -172,8 +196,8 @@ def describe_leading_tier(
                 raise ValueError(f"{name}'s interval with {leader} excludes zero: it cannot be in the tier")
         shown = and_list([_comparison(table.loc[n], digits) for n in others])
         text = (f"The leading tier holds {len(names)} candidates: {and_list(names)}. No candidate is shown to beat any "
-                "of them, so treat them as a tier, not a winner and runners-up. The simultaneous "
-                f"{pct} {'interval' if len(others) == 1 else 'intervals'} of the CRS difference of {leader} with "
+                "of them, so treat them as a tier, not a winner and runners-up. The "
+                f"{pct} tier {'interval' if len(others) == 1 else 'intervals'} of the CRS difference of {leader} with "
                 f"{and_list(others)}, centred on the point, {'is' if len(others) == 1 else 'are'} {shown}; "
                 f"{'it includes' if len(others) == 1 else 'each includes'} zero. Each ranks first in "
                 f"{and_list([percent(finite(p_rank1[n], 'p_rank1')) for n in names])} of draws.")
@@ -187,7 +211,7 @@ def describe_leading_tier(
                 raise ValueError(f"{runner[0]}'s interval [{row['low']}, {row['high']}] includes zero: "
                                  "it belongs in the tier")
             text = (f"{leader} alone forms the leading tier: every other candidate is shown below at least one "
-                    f"other; its CRS difference with the runner-up {runner[0]} has a simultaneous {pct} interval "
+                    f"other; its CRS difference with the runner-up {runner[0]} has a {pct} tier interval "
                     f"{_comparison(row, digits)} that excludes zero, and it ranks first in "
                     f"{percent(finite(p_rank1[leader], 'p_rank1'))} of draws.")
     if references:
@@ -454,16 +478,16 @@ def leading_tier_takeaway(
     -------
     str
         One or two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`: the leader's closest rival
-        (the second member, or the runner-up) with the simultaneous interval of their CRS difference.
+        (the second member, or the runner-up) with the tier's interval of their CRS difference.
 
     Examples
     --------
     >>> import pandas as pd
     >>> rows = pd.DataFrame({"encoder": ["b"], "low": [-0.012], "high": [0.145], "bias": [-0.003]})
     >>> leading_tier_takeaway(["a", "b"], 6, {"a": 0.993, "b": 0.007}, rows)
-    'First place is not settled by the data: 2 of 6 candidates (a and b) form the leading tier. a ranks first in > 99 % of draws, yet the simultaneous 95 % interval of its CRS lead over b, [-0.012, 0.145], includes zero.'
+    'First place is not settled by the data: 2 of 6 candidates (a and b) form the leading tier. a ranks first in > 99 % of draws, yet the 95 % tier interval of its CRS lead over b, [-0.012, 0.145], includes zero.'
     >>> leading_tier_takeaway(["a"], 6, {"a": 0.97}, rows.assign(low=0.01))
-    'First place holds beyond the noise of seeds and test images: a alone forms the leading tier of 6 candidates; the simultaneous 95 % interval of its CRS lead over the runner-up b, [0.010, 0.145], excludes zero. It ranks first in 97 % of draws.'
+    'First place holds beyond the noise of seeds and test images: a alone forms the leading tier of 6 candidates; the 95 % tier interval of its CRS lead over the runner-up b, [0.010, 0.145], excludes zero. It ranks first in 97 % of draws.'
     """
     from crsbench_lib.report.grammar import small_percent
 
@@ -482,7 +506,7 @@ def leading_tier_takeaway(
     if rival not in table.index:
         raise ValueError(f"leading_tier_takeaway: no comparison of {leader} with {rival!r}")
     low, high = float(table.loc[rival, "low"]), float(table.loc[rival, "high"])
-    span = f"the simultaneous {level * 100:.0f} % interval of its CRS lead over"
+    span = f"the {level * 100:.0f} % tier interval of its CRS lead over"
     shown = format_interval(low, high, digits)
     excludes = interval_excludes_zero(low, high)
     if len(names) > 1:

@@ -187,10 +187,10 @@ def _tier_inputs(summary: "pd.DataFrame", encoders: Sequence[str]) -> tuple[np.n
 
 
 def _tier_of(draws: np.ndarray, point: np.ndarray, candidates: np.ndarray, names: Sequence[str], level: float):
-    """The tier (by point CRS, the leader first), its critical value, and each candidate's distance to leaving or joining.
+    """The tier (by point CRS, the leader first), its largest critical value, each candidate's distance and own value.
 
     The distance of candidate i is ``max_j (c_j - c_i) / se_ji`` over the other candidates: i is in the tier when
-    it is below the critical value (no rival's interval lies above it).
+    it is below i's own critical value ``q_i`` (no rival's lower bound lies above zero).
     """
     from crsbench_lib.scoring.tier import best_confidence_set
 
@@ -202,7 +202,8 @@ def _tier_of(draws: np.ndarray, point: np.ndarray, candidates: np.ndarray, names
         rivals = [(point[j] - point[i]) / decision.se[j, i] for j in np.flatnonzero(candidates)
                   if j != i and decision.se[j, i] > 0]
         distance[str(names[i])] = max(rivals) if rivals else -np.inf
-    return members, decision.critical_value, distance
+    own = {str(names[i]): float(decision.critical_values[i]) for i in np.flatnonzero(candidates)}
+    return members, decision.critical_value, distance, own
 
 
 def _nearest(members: Sequence[str], distance: Mapping[str, float]) -> str:
@@ -225,7 +226,7 @@ def _nearest(members: Sequence[str], distance: Mapping[str, float]) -> str:
 def leading_tier_exercise_coverage(
     crs_draws: np.ndarray, encoders: Sequence[str], summary: "pd.DataFrame", level: float, page_level: float = 0.95
 ) -> str:
-    """The leading tier at another simultaneous coverage, from the page's own draws, and why it moved or did not.
+    """The leading tier at another coverage, from the page's own draws, and why it moved or did not.
 
     Parameters
     ----------
@@ -252,14 +253,14 @@ def leading_tier_exercise_coverage(
     >>> draws = point + rng.normal(0.0, 0.02, (400, 3))
     >>> summary = pd.DataFrame({"encoder": ["a", "b", "c"], "crs": point, "role": "candidate"})
     >>> leading_tier_exercise_coverage(draws, ["a", "b", "c"], summary, 0.5).split(": ")[0]
-    'At 50 % simultaneous coverage the critical value falls from 2.36 to 1.10 standard errors and the tier holds 1 candidate (a), against 2 at 95 %'
+    'At 50 % coverage the largest critical value falls from 2.02 to 0.42 standard errors and the tier holds 1 candidate (a), against 2 at 95 %'
     """
     point, candidates = _tier_inputs(summary, encoders)
     names = [str(e) for e in encoders]
-    base, q0, _ = _tier_of(crs_draws, point, candidates, names, page_level)
-    new, q1, distance = _tier_of(crs_draws, point, candidates, names, level)
+    base, q0, _, _ = _tier_of(crs_draws, point, candidates, names, page_level)
+    new, q1, distance, _ = _tier_of(crs_draws, point, candidates, names, level)
     move = "falls" if q1 < q0 else "rises" if q1 > q0 else "stays"
-    text = (f"At {level * 100:.0f} % simultaneous coverage the critical value {move} from {q0:.2f} to {q1:.2f} standard "
+    text = (f"At {level * 100:.0f} % coverage the largest critical value {move} from {q0:.2f} to {q1:.2f} standard "
             f"errors and the tier holds {len(new)} candidate{'s' if len(new) != 1 else ''} ({and_list(new)})")
     if new == base:
         text += f", the same as at {page_level * 100:.0f} %"
@@ -270,7 +271,7 @@ def leading_tier_exercise_coverage(
             text += f": {and_list(left)} {'leaves' if len(left) == 1 else 'leave'}"
         if joined:
             text += f"{': ' if not left else '; '}{and_list(joined)} {'joins' if len(joined) == 1 else 'join'}"
-    text += ". A candidate stays in the tier while no rival is more than the critical value above it"
+    text += ". A candidate stays in the tier while no rival is more than its own critical value above it"
     near = _nearest(new, distance)
     text += f" ({near})." if near else "."
     if level < page_level:
@@ -298,7 +299,7 @@ def leading_tier_exercise_draws(
     >>> draws = point + rng.normal(0.0, 0.02, (1000, 3))
     >>> summary = pd.DataFrame({"encoder": ["a", "b", "c"], "crs": point, "role": "candidate"})
     >>> leading_tier_exercise_draws(draws, ["a", "b", "c"], summary).split(";")[0]
-    "With the first 200 of the page's 1000 draws the tier is a and b (critical value 2.35)"
+    "With the first 200 of the page's 1000 draws the tier is a and b (largest critical value 2.01)"
     """
     draws = np.asarray(crs_draws, dtype=float)
     total = draws.shape[0]
@@ -306,18 +307,19 @@ def leading_tier_exercise_draws(
         raise ValueError(f"n_draws must lie in [2, {total // 2}] for two disjoint sets of {total} draws, got {n_draws}")
     point, candidates = _tier_inputs(summary, encoders)
     names = [str(e) for e in encoders]
-    full, q, distance = _tier_of(draws, point, candidates, names, level)
-    first, q1, _ = _tier_of(draws[:n_draws], point, candidates, names, level)
-    last, q2, _ = _tier_of(draws[-n_draws:], point, candidates, names, level)
-    text = (f"With the first {n_draws} of the page's {total} draws the tier is {and_list(first)} (critical value "
+    full, q, distance, own = _tier_of(draws, point, candidates, names, level)
+    first, q1, _, _ = _tier_of(draws[:n_draws], point, candidates, names, level)
+    last, q2, _, _ = _tier_of(draws[-n_draws:], point, candidates, names, level)
+    text = (f"With the first {n_draws} of the page's {total} draws the tier is {and_list(first)} (largest critical value "
             f"{q1:.2f}); with the last {n_draws}, {and_list(last)} ({q2:.2f}); with all {total}, {and_list(full)} "
             f"({q:.2f}).")
     if first == last == full:
         shift = max(abs(q1 - q), abs(q2 - q))
-        margins = {name: abs(d - q) for name, d in distance.items() if np.isfinite(d)}
+        margins = {name: abs(d - own[name]) for name, d in distance.items() if np.isfinite(d)}
         closest = min(margins, key=margins.get) if margins else None
-        text += (" The tier does not move: the critical value, a quantile of the largest standardised deviation, "
-                 f"shifts by up to {shift:.2f} standard errors with fewer draws")
+        text += (" The tier does not move: the largest critical value, a quantile of the largest one-sided "
+                 f"standardised deviation of a candidate's comparisons, shifts by up to {shift:.2f} standard errors "
+                 "with fewer draws")
         if closest is not None and margins[closest] <= shift:
             text += (f", and {closest} sits within that shift of the edge ({distance[closest]:.2f} standard errors "
                      "below its strongest rival), so another rerun could move it.")
@@ -371,7 +373,7 @@ def leading_tier_exercise_top_k(
     if members:
         text += (" P(top " + str(k) + ") of the tier's members: "
                  + and_list([f"{n} {share[names.index(n)]:.3f}" for n in members]) + ".")
-        text += (f" The leading tier is the same {len(members)} candidates whatever k: it is read on the simultaneous "
+        text += (f" The leading tier is the same {len(members)} candidates whatever k: it is read on the tier "
                  "intervals of the CRS differences, and k only chooses which share of the draws the table counts.")
     outside = [i for i in order if share[i] < 1.0]
     nearest = f" (the nearest, {names[outside[0]]}, is in the top {k} in {share[outside[0]]:.3f} of draws)" if outside else ""
@@ -385,7 +387,7 @@ def leading_tier_exercise_top_k(
         text += (f" A smaller k is harder to clear in every draw, so {'fewer' if len(new) < len(old) else 'no fewer'} "
                  "candidates are always inside it.")
     return text + (" Always in the top k and in the tier are different claims: one counts draws, the other reads the "
-                   "simultaneous intervals.")
+                   "tier intervals.")
 
 
 def leading_tier_lessons(
@@ -411,7 +413,7 @@ def leading_tier_lessons(
     p_rank1 : mapping
         P(rank 1) per candidate.
     critical_value : float
-        The max-t critical value of the simultaneous intervals (NaN when there is none).
+        The largest of the candidates' one-sided critical values (NaN when there is none).
     n_seeds, n_seed_resamples : int
         Seeds of the run, and distinct resamples of them among the draws.
     level : float
@@ -426,7 +428,7 @@ def leading_tier_lessons(
     Returns
     -------
     list of Lesson
-        Two of the design (a tier decided by simultaneous intervals; the seed
+        Two of the design (a tier decided by one-sided bounds; the seed
         level's few distinct resamples) and one of this build's world (the
         tier's size and the leader's share of first places).
 
@@ -444,17 +446,19 @@ def leading_tier_lessons(
     if not names:
         raise ValueError("leading_tier_lessons needs the tier (the leader at least)")
     pairs = n_candidates * (n_candidates - 1) // 2
-    one = NormalDist().inv_cdf(0.5 + level / 2.0)
+    one = NormalDist().inv_cdf(level)  # one-sided: a rival above the candidate
     pct = f"{level * 100:.0f} %"
     if math.isfinite(critical_value) and n_candidates >= 2:
-        width = (f" With {n_candidates} candidates the intervals hold {pairs} pairs at once, so each reaches "
-                 f"{critical_value:.2f} standard errors where one interval alone would reach {one:.2f}: more candidates "
-                 "widen every interval, and the tier with them.")
+        width = (f" With {n_candidates} candidates each candidate is compared with its {n_candidates - 1} rivals at "
+                 f"once, so its bounds reach up to {critical_value:.2f} standard errors where one comparison alone "
+                 f"would reach {one:.2f}: more candidates widen the bounds, and the tier with them, though far less "
+                 f"than holding all {pairs} pairs at once would.")
     else:
         width = ""
     lessons = [Lesson(DESIGN, (
         "A tier, not a winner: the best candidate is reported as the set no rival is shown to beat, read on "
-        f"simultaneous {pct} intervals of the paired CRS differences centred on the point." + width))]
+        f"one-sided {pct} bounds of the paired CRS differences centred on the point, which hold the best with at "
+        "least that probability." + width))]
     possible = math.comb(2 * n_seeds - 1, n_seeds) if n_seeds > 0 else 0
     lessons.append(Lesson(DESIGN, (
         f"With {n_seeds} seed{'s' if n_seeds != 1 else ''} the seed level of any bootstrap has at most {possible} "

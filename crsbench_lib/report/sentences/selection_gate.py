@@ -64,7 +64,7 @@ def describe_selection(
     Examples
     --------
     >>> describe_selection(["cnn_random"], ["cnn_random", "mae"], ["cnn_random"], 15, untrained=["cnn_random"])
-    '1 of 15 candidates clears every threshold; the leading tier (95 % simultaneous coverage) is cnn_random and mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
+    '1 of 15 candidates clears every threshold; the leading tier (at least 95 % coverage of the best) is cnn_random and mae. cnn_random advances for deployment evaluation. Caution: cnn_random has no pretraining, so a gate it passes does not separate learned representations from an untrained baseline on this cohort; raise the thresholds or question the cohort before acting on it.'
     >>> describe_selection(["a"], ["a"], ["a", "b"], 2, references=["r"]).split(". ", 1)[1]
     'a advances for deployment evaluation. r is a reference, not a candidate: shown, never advanced.'
     >>> describe_selection(["a"], ["a"], ["a"], 4, untrained=["pixels"], references=["pixels"],
@@ -82,7 +82,7 @@ def describe_selection(
     if leaked:
         raise ValueError(f"reference {leaked[0]!r} cannot be in the leading tier or advance")
     text = (f"{len(clears)} of {n_encoders} candidates {'clears' if len(clears) == 1 else 'clear'} every threshold; "
-            f"the leading tier ({finite(level, 'level') * 100:.0f} % simultaneous coverage) is "
+            f"the leading tier (at least {finite(level, 'level') * 100:.0f} % coverage of the best) is "
             f"{and_list(list(tier)) if tier else 'empty'}. ")
     if references:
         refs = [str(r) for r in references]

@@ -33,7 +33,7 @@ def test_describe_leading_tier_names_every_member(members, references):
         assert text.count("[-0.050, 0.050] (bias 0.001)") == len(members) - 1
     else:
         assert text.startswith(f"{members[0]} alone forms the leading tier") and "excludes zero" in text
-    assert "simultaneous 95 % interval" in text
+    assert "95 % tier interval" in text
     for name in references:
         assert name in text.split("Not ranked:")[1]
     assert ("Not ranked" in text) == bool(references)
@@ -189,9 +189,12 @@ def test_describe_bootstrap_bias_without_spread_prints_no_infinity():
     assert "largest against its standard error" in inside
 
 
-def test_the_critical_value_is_said_beside_the_one_pair_value():
-    text = leading_tier.describe_critical_value(3.5, 5, level=0.9)
-    assert "reach 3.50 standard errors" in text and "would reach 1.64" in text and "all 10 pairs of the 5" in text
+def test_the_critical_value_is_said_beside_the_one_comparison_value():
+    # One-sided (issue 46, item 1): one comparison at 90 % reaches 1.28; each candidate has 4 rivals.
+    text = leading_tier.describe_critical_value([2.1, 2.3], 5, level=0.9)
+    assert "lies between 2.10 and 2.30 standard errors" in text and "would reach 1.28" in text
+    assert "its 4 rivals" in text and "max-t" not in text
+    assert "all 10 pairs of amendment 15 would reach 3.50" in leading_tier.describe_critical_value(2.2, 5, 0.9, 3.5)
 
 
 # --- the key takeaway -------------------------------------------------------------------------------------------
@@ -207,7 +210,7 @@ def test_leading_tier_takeaway_tier_not_winner():
     assert "a ranks first in 60 % of draws, yet" in text and "over b, [-0.012, 0.145], includes zero" in text
     # Under half the draws, the rank probability does not seem to settle it: no contrast word.
     rare = leading_tier.leading_tier_takeaway(["a", "b", "c"], 6, {"a": 0.47, "b": 0.3, "c": 0.2}, rows)
-    assert "a ranks first in 47 % of draws, and the simultaneous" in rare
+    assert "a ranks first in 47 % of draws, and the 95 % tier interval" in rare
     with pytest.raises(ValueError):
         leading_tier.leading_tier_takeaway(["a", "b"], 6, {"a": 0.6}, _comparisons({"b": (0.01, 0.1)}))
 
@@ -217,7 +220,7 @@ def test_leading_tier_takeaway_lone_leader_and_long_tier():
 
     text = leading_tier.leading_tier_takeaway(["a"], 19, {"a": 0.9995}, _comparisons({"b": (0.004, 0.05)}), level=0.9)
     assert check_takeaway(text) == text
-    assert "a alone forms the leading tier of 19 candidates" in text and "90 % interval" in text
+    assert "a alone forms the leading tier of 19 candidates" in text and "90 % tier interval" in text
     assert "runner-up b, [0.004, 0.050], excludes zero" in text and "> 99 % of draws" in text
     with pytest.raises(ValueError):
         leading_tier.leading_tier_takeaway(["a"], 19, {"a": 0.6}, _comparisons({"b": (-0.01, 0.05)}))

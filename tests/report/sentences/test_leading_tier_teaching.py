@@ -102,7 +102,8 @@ def test_lessons_follow_the_tier():
     tier = teaching.leading_tier_lessons(["a", "b"], 19, {"a": 0.47, "b": 0.39}, 3.5, 3, 10, simulated=True,
                                          study_p_rank1={"PanDerm": 0.664, "MedSigLIP": 0.336}, study_encoders=15)
     assert [lesson.scope for lesson in tier] == [DESIGN, DESIGN, WORLD]
-    assert "171 pairs at once, so each reaches 3.50 standard errors where one interval alone would reach 1.96" in tier[0].text
+    assert ("compared with its 18 rivals at once, so its bounds reach up to 3.50 standard errors where one comparison "
+            "alone would reach 1.64") in tier[0].text and "at least that probability" in tier[0].text
     assert "at most 10 distinct resamples (C(5, 3)), and this page's draws hit 10" in tier[1].text
     assert "the tier holds 2 of the 19 candidates (a and b)" in tier[2].text and "ranks first in 47 %" in tier[2].text
     assert tier[2].study.startswith("PanDerm and MedSigLIP shared the lead of 15 encoders (P(rank 1) 0.664 and 0.336)")

@@ -37,8 +37,8 @@ def test_describe_selection_outcomes():
         selection_gate.describe_selection(["a"], ["b"], ["a"], 5)
     mismatch = selection_gate.describe_selection([], ["b"], ["a"], 5)
     assert "both in the leading tier" in mismatch
-    assert "the leading tier (95 % simultaneous coverage) is b." in mismatch
-    assert "(90 % simultaneous coverage) is b and c." in selection_gate.describe_selection([], ["b", "c"], ["a"], 5,
+    assert "the leading tier (at least 95 % coverage of the best) is b." in mismatch
+    assert "(at least 90 % coverage of the best) is b and c." in selection_gate.describe_selection([], ["b", "c"], ["a"], 5,
                                                                                           level=0.9)
     good = selection_gate.describe_selection(["mae"], ["mae"], ["mae"], 5, untrained=["cnn_random"])
     assert good.endswith("mae advances for deployment evaluation.")
