@@ -100,6 +100,17 @@ def _condition_frozen(table: pd.DataFrame, condition: str, metric: str = "auroc"
     return table[mask].groupby(["encoder", "dataset"])[metric].mean().unstack("dataset")
 
 
+def _frozen_rows(table: pd.DataFrame, condition: str, calibration: str = "none") -> pd.DataFrame:
+    """One condition's rows of the frozen arm at 100 % labels."""
+    mask = (
+        (table["condition"].to_numpy() == condition)
+        & (table["arm"].to_numpy() == "frozen")
+        & (table["calibration"].to_numpy() == calibration)
+        & same_fraction(table["label_fraction"], 1.0)
+    )
+    return table[mask]
+
+
 def _shift_frozen_auroc(table: pd.DataFrame) -> pd.DataFrame:
     return _condition_frozen(table, "shift")
 
@@ -116,7 +127,10 @@ def cue_ablation(table: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``encoder, dataset, with_cue, without_cue, cue_gain``.
+        Columns ``encoder, dataset, with_cue, without_cue, cue_gain,
+        gain_se``: ``gain_se`` is the standard error of the mean gain over
+        seeds (the seeds redraw the training data, so it is the probe's
+        seed-to-seed noise; NaN with one seed).
 
     Examples
     --------
@@ -124,13 +138,18 @@ def cue_ablation(table: pd.DataFrame) -> pd.DataFrame:
     >>> cue_ablation(synthetic_results(n_encoders=2, corruptions=("noise",), random_state=0)).empty
     True
     """
-    columns = ["encoder", "dataset", "with_cue", "without_cue", "cue_gain"]
-    removed = _condition_frozen(table, "cue_removed")
+    columns = ["encoder", "dataset", "with_cue", "without_cue", "cue_gain", "gain_se"]
+    keys = ["encoder", "dataset", "seed"]
+    removed = _frozen_rows(table, "cue_removed")
     if removed.empty:
         return pd.DataFrame(columns=columns)
-    clean = clean_frozen_auroc(table)
-    out = pd.DataFrame({"with_cue": clean.stack(), "without_cue": removed.stack()}).dropna()
-    out["cue_gain"] = out["with_cue"] - out["without_cue"]
+    clean = _frozen_rows(table, "clean")
+    paired = clean.groupby(keys)["auroc"].mean().to_frame("with_cue").join(
+        removed.groupby(keys)["auroc"].mean().rename("without_cue"), how="inner")
+    paired["cue_gain"] = paired["with_cue"] - paired["without_cue"]
+    grouped = paired.groupby(level=["encoder", "dataset"])
+    out = grouped[["with_cue", "without_cue", "cue_gain"]].mean()
+    out["gain_se"] = grouped["cue_gain"].std(ddof=1) / np.sqrt(grouped.size())
     return out.reset_index()[columns]
 
 
