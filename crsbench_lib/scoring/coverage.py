@@ -170,7 +170,7 @@ def replicate_intervals(
     and the axis interval of
     :func:`~crsbench_lib.scoring.two_level_bootstrap.axis_intervals` (method
     ``seed_t``: the seed level by Student's t with a Satterthwaite df, the test
-    images by the bootstrap, centred on the point less its resampling bias);
+    images by the bootstrap, centred on the point);
     per encoder the CRS intervals and per pair the CRS-difference intervals of
     its summary and pairwise tables; the Kendall tau-b interval of
     :func:`~crsbench_lib.scoring.agreement.agreement_uncertainty`; and the

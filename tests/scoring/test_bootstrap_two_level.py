@@ -392,5 +392,7 @@ def test_seed_profiles_and_axis_intervals(predictions, point_profiles):
     assert len(frame) == 4 * len(names) and list(frame["axis"].iloc[:4]) == list(AXES)
     assert ((frame["low"] <= frame["centre"]) & (frame["centre"] <= frame["high"])).all()
     assert (frame["half_width"] >= 4.30 * frame["se_seed"] - 1e-12).all()
-    plain = axis_intervals(result, bias_correct=False)
-    np.testing.assert_allclose(plain["centre"], plain["estimate"])
+    np.testing.assert_allclose(frame["centre"], frame["estimate"])  # centred on the point, as amendment 15
+    corrected = axis_intervals(result, bias_correct=True)
+    shift = result.axis_shift.loc[list(result.encoders), list(AXES)].to_numpy().ravel()
+    np.testing.assert_allclose(corrected["centre"], corrected["estimate"] - shift)
