@@ -636,12 +636,6 @@ def _number(value: float, digits: int) -> str:
     return str(int(value)) if float(value).is_integer() else fmt(value, digits)
 
 
-def _inside(value: float, interval: tuple[float, float]) -> bool:
-    """Whether ``value`` lies in the closed interval (its bounds checked finite)."""
-    low, high = (finite(v, "interval") for v in interval)
-    return low <= value <= high
-
-
 def compare_with_study(
     ours: float,
     study: float,
@@ -663,11 +657,11 @@ def compare_with_study(
         Values closer than this read "close to".
     digits : int
     interval : (float, float), optional
-        An interval of this build's value. When given, the sentence says
-        whether the study's value lies inside it: a point that is "higher"
-        while the study's value lies inside the interval is a gap within this
-        build's own sampling noise (the interval measures nothing else: not
-        the study's noise, nor its different encoders and data).
+        An interval of this build's value, stated beside it. It measures this
+        build's own sampling noise only: the study's value, measured on other
+        encoders and data with noise of its own, is not judged by it (issue 46,
+        item 3), so the sentence gives no verdict on whether the study's value
+        lies inside it.
     level : float
         Coverage of ``interval``.
 
@@ -678,46 +672,42 @@ def compare_with_study(
     >>> compare_with_study(0.778, 0.562, "τ_b (full panel)")
     "This build's τ_b (full panel), 0.778, is higher than the study's (0.562)."
     >>> compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
-    "This build's τ_b (0.867) is higher than the study's (0.562), but the study's value lies inside this build's 95 % interval [0.556, 0.911]: the gap is within this build's own sampling noise, which is all the interval measures (not the study's noise, nor its different encoders and data)."
+    "This build's τ_b (0.867; 95 % interval [0.556, 0.911]) is higher than the study's (0.562); the interval measures this build's own sampling noise only, not the study's, nor its different encoders and data."
     """
     a, b = finite(ours, "ours"), finite(study, "study")
     direction = relation(a, b, close)
+    bounds = "" if interval is None else f"; {level * 100:g} % interval {format_interval(interval[0], interval[1], digits)}"
     # A name that already ends in a bracket ("τ_b (full panel)") takes its value between commas, not a second bracket.
-    value = f", {_number(a, digits)}," if name.rstrip().endswith(")") else f" ({_number(a, digits)})"
+    value = (f", {_number(a, digits)}{bounds}," if name.rstrip().endswith(")")
+             else f" ({_number(a, digits)}{bounds})")
     text = f"This build's {name}{value} is {direction} the study's ({_number(b, digits)})"
     if interval is None:
         return text + "."
-    bounds = f"this build's {level * 100:g} % interval {format_interval(interval[0], interval[1], digits)}"
-    if _inside(b, interval):
-        joint = ", and" if direction == "close to" else ", but"
-        return f"{text}{joint} the study's value lies inside {bounds}: {WITHIN_OWN_NOISE}."
-    return f"{text}, and the study's value lies outside {bounds}."
+    return f"{text}; {OWN_NOISE_ONLY}."
 
 
-#: What an interval of this build says when another study's value lies inside it: only this build's noise is measured.
-WITHIN_OWN_NOISE = ("the gap is within this build's own sampling noise, which is all the interval measures (not the "
-                    "study's noise, nor its different encoders and data)")
+#: What an interval of this build measures beside another study's value: this build's noise, nothing of the study's.
+OWN_NOISE_ONLY = ("the interval measures this build's own sampling noise only, not the study's, nor its different "
+                  "encoders and data")
 
 
 def study_in_interval(study: float, interval: tuple[float, float], level: float = 0.95, digits: int = 3) -> str:
-    """Whether the study's value lies inside an interval of this build's, as a sentence.
+    """The study's value stated beside an interval of this build's, without a verdict.
 
     For a statistic whose interval belongs to a variant of the study's (e.g.
     the leave-self-out scoring beside the study's full-panel one), where
     :func:`compare_with_study` would compare unlike points. An interval of this
-    build resamples this build's data only: a study value inside it is within
-    that noise, which says nothing of the two studies' different encoders and
-    data, so the sentence does not say the data "cannot tell the two apart".
+    build resamples this build's data only, so whether the study's value falls
+    inside it judges nothing (issue 46, item 3): the sentence states both.
 
     Examples
     --------
     >>> study_in_interval(0.562, (0.556, 0.911))
-    "The study's value (0.562) lies inside this 95 % interval: the gap is within this build's own sampling noise, which is all the interval measures (not the study's noise, nor its different encoders and data)."
+    "The study's value is 0.562, beside this 95 % interval [0.556, 0.911]; the interval measures this build's own sampling noise only, not the study's, nor its different encoders and data."
     """
     b = finite(study, "study")
-    where = "inside" if _inside(b, interval) else "outside"
-    tail = f": {WITHIN_OWN_NOISE}." if where == "inside" else "."
-    return f"The study's value ({_number(b, digits)}) lies {where} this {level * 100:g} % interval{tail}"
+    bounds = format_interval(finite(interval[0], "interval"), finite(interval[1], "interval"), digits)
+    return f"The study's value is {_number(b, digits)}, beside this {level * 100:g} % interval {bounds}; {OWN_NOISE_ONLY}."
 
 
 def describe_share(share: float, event: str) -> str:

@@ -47,6 +47,9 @@ TRUTH_COLUMNS: tuple[str, ...] = ("quantity", "item", "truth", "truth_se")
 INTERVAL_COLUMNS: tuple[str, ...] = ("replicate", "quantity", "item", "method", "estimate", "low", "high", "nominal")
 #: The method of a set-valued "interval" (the leading tier): covers when it holds the truth's item.
 SET_METHOD = "set"
+#: The method of an axis's seed-level t interval (:func:`~crsbench_lib.scoring.two_level_bootstrap.axis_intervals`,
+#: method section 9, amendment 26).
+SEED_T = "seed_t"
 #: Quantity names.
 TAU = "tau_auroc_crs"
 TIER = "leading_tier"
@@ -163,7 +166,11 @@ def replicate_intervals(
 
     The two-level bootstrap of the replicate's predictions (random state =
     ``replicate``) gives, per encoder and axis, the percentile and the basic
-    interval of the profile draws (:func:`~crsbench_lib.scoring.bootstrap.interval_summary`);
+    interval of the profile draws (:func:`~crsbench_lib.scoring.bootstrap.interval_summary`)
+    and the axis interval of
+    :func:`~crsbench_lib.scoring.two_level_bootstrap.axis_intervals` (method
+    ``seed_t``: the seed level by Student's t with a Satterthwaite df, the test
+    images by the bootstrap, centred on the point);
     per encoder the CRS intervals and per pair the CRS-difference intervals of
     its summary and pairwise tables; the Kendall tau-b interval of
     :func:`~crsbench_lib.scoring.agreement.agreement_uncertainty`; and the
@@ -190,12 +197,14 @@ def replicate_intervals(
     """
     from crsbench_lib.scoring.agreement import agreement_uncertainty
     from crsbench_lib.scoring.bootstrap import interval_summary, tied_with_leader
+    from crsbench_lib.scoring.two_level_bootstrap import axis_intervals
 
     if len(predictions) == 0:
         raise SchemaError(f"replicate_intervals: replicate {replicate} has no predictions")
     boot = _bootstrap(predictions, standard, n_draws, int(replicate), interval)
     encoders = list(boot.encoders)
     rows = []
+    seed_t = axis_intervals(boot, interval).set_index(["encoder", "axis"])
     for a, axis in enumerate(AXES):
         point = boot.point_profiles.loc[encoders, axis].to_numpy(dtype=float)
         spread = interval_summary(boot.profile_draws[:, :, a], point, interval)
@@ -203,6 +212,9 @@ def replicate_intervals(
             rows.append((axis_quantity(axis), name, "percentile", point[e], spread["low"][e], spread["high"][e]))
             rows.append((axis_quantity(axis), name, "basic", point[e], spread["basic_low"][e],
                          spread["basic_high"][e]))
+            # The axis interval of amendment 26: the seed level by Student's t, the images by the bootstrap.
+            own = seed_t.loc[(name, axis)]
+            rows.append((axis_quantity(axis), name, SEED_T, own["centre"], own["low"], own["high"]))
     for _, r in boot.summary.iterrows():
         rows.append((CRS, str(r["encoder"]), "percentile", r["crs"], r["crs_low"], r["crs_high"]))
         rows.append((CRS, str(r["encoder"]), "basic", r["crs"], r["crs_basic_low"], r["crs_basic_high"]))
@@ -418,7 +430,7 @@ def scoring_fingerprint() -> str:
 
 
 __all__ = [
-    "CRS", "DIFFERENCE", "INTERVAL_COLUMNS", "SET_METHOD", "TAU", "TIER", "TRUTH_COLUMNS", "axis_quantity",
+    "CRS", "DIFFERENCE", "INTERVAL_COLUMNS", "SEED_T", "SET_METHOD", "TAU", "TIER", "TRUTH_COLUMNS", "axis_quantity",
     "coverage_table", "interval_hits", "normal_mean_intervals", "pair_item", "replicate_intervals", "scoring_fingerprint",
     "truth_table",
 ]

@@ -433,6 +433,48 @@ def point_draw_taus(
     return kendall_tau_b_rows(np.broadcast_to(centre, values.shape), values)
 
 
+def reorder_tail_share(tau: float, reference: Sequence[float] | np.ndarray) -> float:
+    """Share of the one-dose reference at or below an observed tau: does a ranking reorder beyond its own noise?
+
+    The question the AUROC-CRS comparison can answer. The CRS contains
+    discrimination by construction (its floor term is the normalised AUROC
+    wherever that is a candidate's lowest axis), so a test of "no association"
+    between the two rankings (a permutation p-value) rejects by design and
+    says nothing. What can be asked is whether the CRS orders the candidates
+    differently from AUROC by more than the CRS ranking's own sampling noise
+    moves it: under "the CRS's target ranking is the AUROC ranking",
+    ``tau_b(AUROC, CRS_hat)`` is distributed as ``tau_b(theta, theta_hat)``,
+    which the one-dose reference ``tau_b(theta_hat, theta*_b)``
+    (:func:`point_draw_taus`) estimates by the bootstrap principle (Efron &
+    Tibshirani 1993, ch. 6). The share of reference draws at or below the
+    observed tau is its bootstrap tail probability (one-sided: only a lower
+    tau is a reordering); a small share is a reordering beyond the noise. The
+    AUROC ranking is taken as measured, without its own noise, so the share
+    errs on the small side.
+
+    Parameters
+    ----------
+    tau : float
+        The observed tau_b between the two rankings.
+    reference : array-like
+        One-dose reference taus (:func:`point_draw_taus`); NaN entries are dropped.
+
+    Returns
+    -------
+    float
+        ``#{b : tau_b <= tau} / B`` over the finite reference draws (NaN if none).
+
+    Examples
+    --------
+    >>> reorder_tail_share(0.9, [0.85, 0.9, 0.95, 1.0])
+    0.5
+    """
+    values = _finite(reference)
+    if values.size == 0:
+        return float("nan")
+    return float(np.mean(values <= float(tau) + 1e-12))
+
+
 def _finite(values: Sequence[float] | np.ndarray | pd.Series) -> np.ndarray:
     array = np.asarray(values, dtype=float).ravel()
     return array[np.isfinite(array)]

@@ -169,17 +169,23 @@ def test_p_value_text_is_a_bound_below_the_floor(p, text):
     assert grammar.format_p(p).endswith(text)
 
 
-def test_a_study_comparison_with_an_interval_says_whether_the_study_lies_inside():
+def test_a_study_comparison_with_an_interval_states_both_and_judges_neither():
+    # Issue 46, item 3: this build's interval measures this build's noise; the study's value is not judged by it.
     from crsbench_lib.report.grammar import compare_with_study, study_in_interval
 
-
-    assert compare_with_study(0.8, 0.5, "r", interval=(0.7, 0.9), level=0.9) == (
-        "This build's r (0.800) is higher than the study's (0.500), and the study's value lies outside this build's "
-        "90 % interval [0.700, 0.900].")
-    assert compare_with_study(0.52, 0.5, "r", interval=(0.3, 0.7)).endswith(
-        ", and the study's value lies inside this build's 95 % interval [0.300, 0.700]: " + grammar.WITHIN_OWN_NOISE + ".")
-    assert "but the study's value lies inside" in compare_with_study(0.6, 0.4, "r", interval=(0.39, 0.8))
-    assert study_in_interval(0.2, (0.3, 0.5)) == "The study's value (0.200) lies outside this 95 % interval."
+    outside = compare_with_study(0.8, 0.5, "r", interval=(0.7, 0.9), level=0.9)
+    assert outside == ("This build's r (0.800; 90 % interval [0.700, 0.900]) is higher than the study's (0.500); "
+                       + grammar.OWN_NOISE_ONLY + ".")
+    inside = compare_with_study(0.52, 0.5, "r", interval=(0.3, 0.7))
+    assert inside.endswith("is close to the study's (0.500); " + grammar.OWN_NOISE_ONLY + ".")
+    for text in (outside, inside, compare_with_study(0.6, 0.4, "r", interval=(0.39, 0.8)),
+                 study_in_interval(0.2, (0.3, 0.5)), study_in_interval(0.4, (0.3, 0.5))):
+        assert "lies inside" not in text and "lies outside" not in text
+        assert "more than" not in text and "within this build's own sampling noise" not in text
+    assert study_in_interval(0.2, (0.3, 0.5)) == (
+        "The study's value is 0.200, beside this 95 % interval [0.300, 0.500]; " + grammar.OWN_NOISE_ONLY + ".")
+    assert compare_with_study(0.778, 0.562, "τ_b (full panel)", interval=(0.7, 0.8)).startswith(
+        "This build's τ_b (full panel), 0.778; 95 % interval [0.700, 0.800], is higher than")
 
 
 def test_a_difference_with_an_interval_earns_a_verdict_only_when_it_excludes_zero():
@@ -253,13 +259,13 @@ def test_the_transfer_gain_sentence_no_longer_contradicts_itself():
     assert "+0.003" in text and "[-0.0002, 0.0057]" in text and "from -0.0002 to +0.0057" in text
 
 
-def test_a_study_inside_this_builds_interval_is_within_this_builds_noise_only():
+def test_a_study_beside_this_builds_interval_is_told_the_interval_measures_this_build_only():
     # Regression (issue 27): "the data cannot tell the two apart" for an interval that resamples this build alone.
     inside = grammar.compare_with_study(0.867, 0.562, "τ_b", interval=(0.556, 0.911))
     assert "cannot tell the two apart" not in inside and "own sampling noise" in inside
     assert "different encoders and data" in inside
     alone = grammar.study_in_interval(0.562, (0.556, 0.911))
-    assert "cannot tell the two apart" not in alone and alone.endswith(grammar.WITHIN_OWN_NOISE + ".")
+    assert "cannot tell the two apart" not in alone and alone.endswith(grammar.OWN_NOISE_ONLY + ".")
 
 
 @given(change=ends, noise=st.floats(min_value=1e-4, max_value=10.0))

@@ -370,3 +370,29 @@ def test_form_comparison_rescores_the_same_draws(predictions, point_profiles):
     np.testing.assert_allclose(again.loc[forms.index, "crs_noise_aware"], forms["crs_noise_aware"], atol=1e-15)
     wider = form_comparison(pareto, replace(panel), noise_sd=2 * sigma)
     assert not np.allclose(wider["crs_noise_aware"], forms["crs_noise_aware"])
+
+
+def test_seed_profiles_and_axis_intervals(predictions, point_profiles):
+    """The per-seed profiles average to the point profiles; a draw that picks one seed only is that seed's
+    profile; the axis intervals (amendment 26) hold their centre and are at least the t interval of the seeds."""
+    from crsbench_lib.scoring.two_level_bootstrap import axis_intervals
+
+    names = list(ENCODERS)
+    panel = standard({e: normalised(point_profiles.loc[e].to_numpy()) for e in ENCODERS})
+    result = two_level_bootstrap(dataset_arrays(predictions), panel, n_draws=40, random_state=3, n_jobs=1)
+    np.testing.assert_allclose(result.seed_profiles.mean(axis=0),
+                               result.point_profiles.loc[list(result.encoders)].to_numpy(), atol=1e-12)
+    picked = np.isfinite(result.seed_profile_draws[:, :, 0, 0])  # (B, S)
+    assert picked.any(axis=1).all()
+    alone = np.flatnonzero(picked.sum(axis=1) == 1)
+    for b in alone:
+        s = int(np.flatnonzero(picked[b])[0])
+        np.testing.assert_allclose(result.profile_draws[b], result.seed_profile_draws[b, s], atol=1e-12)
+    frame = axis_intervals(result)
+    assert len(frame) == 4 * len(names) and list(frame["axis"].iloc[:4]) == list(AXES)
+    assert ((frame["low"] <= frame["centre"]) & (frame["centre"] <= frame["high"])).all()
+    assert (frame["half_width"] >= 4.30 * frame["se_seed"] - 1e-12).all()
+    np.testing.assert_allclose(frame["centre"], frame["estimate"])  # centred on the point, as amendment 15
+    corrected = axis_intervals(result, bias_correct=True)
+    shift = result.axis_shift.loc[list(result.encoders), list(AXES)].to_numpy().ravel()
+    np.testing.assert_allclose(corrected["centre"], corrected["estimate"] - shift)

@@ -157,7 +157,11 @@ def test_truth_and_replicate_tables_name_the_same_quantities(standard):
     percentile = bounded[bounded["method"] == "percentile"]
     assert set(percentile["quantity"]) == set(truth["quantity"]) - {"leading_tier"}
     table = coverage_table(truth, intervals)
-    assert set(table["method"]) == {"percentile", "basic", "set"}
+    assert set(table["method"]) == {"percentile", "basic", "seed_t", "set"}
+    # The axes' seed-level t interval (amendment 26) is given for every axis and encoder.
+    seed_t = bounded[bounded["method"] == "seed_t"]
+    assert set(seed_t["quantity"]) == {"axis_D", "axis_C", "axis_L", "axis_R"}
+    assert len(seed_t) == len(percentile[percentile["quantity"].str.startswith("axis_")])
     # The same inputs give the same numbers, bit for bit.
     again = replicate_intervals(_predictions((0, 1, 2), 300, 0.2, rng_seed=1), 7, standard, n_draws=50,
                                 n_permutations=9)

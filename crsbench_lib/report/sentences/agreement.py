@@ -1,7 +1,8 @@
 """The sentences of the agreement and sensitivity chapters: how far AUROC and CRS rank alike.
 
 The rank agreement of AUROC and CRS with its reversed pairs and the study's
-value (:func:`describe_agreement`), and how that agreement and the top set
+value (:func:`describe_agreement`), whether the CRS reorders the AUROC ranking beyond
+its own noise (:func:`describe_reordering`, in place of a test of no association), and how that agreement and the top set
 move when a worst anchor moves (:func:`describe_anchor_sweep`). Whether the two
 rankings differ beyond their own noise (seed redraws and bootstrap draws) is
 read by the book's one shared sentence for every rank comparison,
@@ -86,6 +87,37 @@ def describe_agreement(
     if study_tau is not None:
         parts.append(compare_with_study(t, study_tau, f"τ_b{label}"))
     return " ".join(parts)
+
+
+def describe_reordering(tau: float, share: float, name: str = "the AUROC-CRS τ_b", level: float = 0.95) -> str:
+    """Whether the CRS reorders the AUROC ranking beyond the CRS ranking's own noise, in words.
+
+    The question the AUROC-CRS τ_b can answer (issue 46, item 3). A
+    permutation test of "no association" cannot: the CRS contains the
+    normalised AUROC by construction (its floor term, wherever discrimination
+    is a candidate's lowest axis), so it rejects by design. ``share`` is
+    :func:`crsbench_lib.scoring.retest.reorder_tail_share`: how often the
+    point CRS ranking and one of its own bootstrap draws agree no better than
+    AUROC and CRS do. Below ``(1 - level) / 2`` the τ_b lies below the central
+    ``level`` of that one-dose reference, the verdict of the page's noise
+    sentence.
+
+    Examples
+    --------
+    >>> describe_reordering(0.906, 0.031)
+    "Does the CRS reorder the candidates beyond its own noise? The point CRS ranking and one of its own bootstrap draws agree at a τ_b at or below the AUROC-CRS τ_b (0.906) in 3.1 % of draws (one dose of noise), not below 2.5 %: the CRS ranking's own noise could move it this far."
+    >>> print(describe_reordering(0.88, 0.004).split(": ")[-1])
+    a reordering beyond the CRS ranking's own noise.
+    """
+    t, q = finite(tau, "tau"), finite(share, "share")
+    tail = (1.0 - float(level)) / 2.0
+    shown = f"{q * 100:.1f} %" if q < 0.1 else percent(q)
+    threshold = f"{tail * 100:g} %"
+    verdict = (f"below {threshold}: a reordering beyond the CRS ranking's own noise" if q < tail
+               else f"not below {threshold}: the CRS ranking's own noise could move it this far")
+    return ("Does the CRS reorder the candidates beyond its own noise? The point CRS ranking and one of its own "
+            f"bootstrap draws agree at a τ_b at or below {name} ({fmt(t, 3)}) in {shown} of draws (one dose of "
+            f"noise), {verdict}.")
 
 
 def describe_anchor_sweep(sweep: "object", digits: int = 3, standard_version: str = "the standard") -> str:
