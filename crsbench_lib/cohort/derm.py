@@ -26,13 +26,15 @@ representation. ``LABEL_NOISE`` of the labels are replaced by another class.
 Acquisition (exposure, gamma, noise, blur, dermoscope vignette, white balance)
 varies per image around the site's centre (:mod:`crsbench_lib.cohort.acquisition`).
 
-Site B (world v4; three parts, each with a switch,
+Site B (world v4; four parts, each with a switch,
 :mod:`crsbench_lib.cohort.shortcuts`): *acquisition*, a phone-mounted
 dermoscope (coarser effective sampling, grainy sensor noise, the phone's
 sharpening, a cooler white balance and a stronger vignette); *population*, a
 referral clinic's case mix (more melanomas and BCCs: the class prior
 0.30 / 0.30 / 0.15 / 0.25); *labelling*, clinical diagnoses instead of
-histopathology (10 % of labels another class instead of 3 %). The shortcut
+histopathology (10 % of labels another class instead of 3 %; an assumed
+rate). The acquisition magnitudes are assumed working-scale stand-ins for
+what a phone chain leaves after resampling to 32 px. The shortcut
 cue is a surgical skin-marker ring (:data:`CUE`), drawn at site A around
 lesions scheduled for excision, more often melanomas.
 """
@@ -44,7 +46,7 @@ from scipy.special import ndtr
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
-from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_stream
+from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_site, cue_stream
 
 NAME = "derm"
 DOMAIN = "dermatology"
@@ -360,7 +362,7 @@ def generate(
         img = r.composite(img, hair.astype(np.float32), alpha)
 
     # The shortcut cue, from its own stream: a violet ink ring around the lesion, partly broken.
-    inked = cue_rng.uniform(size=n) < CUE.probability(site, true == 1)
+    inked = cue_rng.uniform(size=n) < CUE.probability(cue_site(site, SITES, parts), true == 1)
     ring = radius * cue_rng.uniform(1.25, 1.6, n)
     gap = cue_rng.uniform(0, 2 * np.pi, n)
     if cue and inked.any():

@@ -21,14 +21,17 @@ pixels is weak and counting local structures is what the task needs.
 ``LABEL_NOISE`` of the grades move to a neighbouring grade (grader
 disagreement). The prior is imbalanced like a screening population.
 
-Site B (world v4; three parts, each with a switch,
+Site B (world v4; four parts, each with a switch,
 :mod:`crsbench_lib.cohort.shortcuts`): *acquisition*, a hand-held camera
-(coarser sampling, grainy noise, softer, darker and greener, uneven
-illumination, in-camera sharpening); *population*, a diabetic clinic's case
-mix (prior 0.35 / 0.20 / 0.25 / 0.10 / 0.10); *labelling*, one grader instead
-of an adjudicated grade (15 % of grades one step off instead of 6 %: single
-graders agree with adjudication at a weighted kappa of about 0.6-0.8, Krause
-et al., *Ophthalmology* 2018). The shortcut cue is the field-mask notch of
+(grainy noise, softer optics, darker and greener, uneven illumination,
+in-camera sharpening; its sampling is left at the grid's, because the
+generator draws microaneurysms at the smallest size a 32-px encoder resolves
+and a coarser chain would erase the grade's evidence for every encoder
+alike); *population*, a diabetic clinic's case mix (prior 0.35 / 0.20 / 0.25
+/ 0.10 / 0.10); *labelling*, one grader instead of an adjudicated grade (15 %
+of grades one step off instead of 6 %; an assumed rate: single graders
+disagree with an adjudicated reference more than adjudicators do, Krause et
+al., *Ophthalmology* 2018). The shortcut cue is the field-mask notch of
 site A's referral-clinic camera (:data:`CUE`), used more for referable eyes.
 """
 
@@ -38,7 +41,7 @@ import numpy as np
 
 from crsbench_lib.cohort import _render as r
 from crsbench_lib.cohort.acquisition import Attribute, Phantoms, Scanner, acquire, nuisance_attributes, typed
-from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_stream
+from crsbench_lib.cohort.shortcuts import ShortcutCue, check_shift_parts, cue_site, cue_stream
 
 NAME = "fundus"
 DOMAIN = "ophthalmology"
@@ -57,7 +60,7 @@ SCANNERS: dict[str, Scanner] = {
     # A hand-held camera: soft, noisy, uneven.
     "P3": Scanner(noise=0.05, blur_px=0.75, vignette=0.45, exposure_sd=0.35),
     # Site B: a hand-held camera: coarser sampling, grainy, soft, darker and greener, sharpened in camera.
-    "B": Scanner(exposure=-0.25, gamma=1.15, noise=0.035, noise_grain=0.6, resolution=0.65, blur_px=0.7,
+    "B": Scanner(exposure=-0.25, gamma=1.15, noise=0.035, noise_grain=0.6, blur_px=0.7,
                  vignette=0.45, white_balance=(0.94, 1.05, 1.0), sharpen=0.3),
 }
 #: Grade prior of a screening population (approximately 45/20/20/8/7 %).
@@ -303,7 +306,7 @@ def generate(
     # The camera's black field outside the fundus, then the acquisition chain.
     img = img * r.ramp(rad - r.col(fundus_r), r.px(1.0, side))[..., None]
     # The shortcut cue, from its own stream: the referral camera's field mask has a notch at the top.
-    notched = cue_rng.uniform(size=n) < CUE.probability(site, true >= 2)
+    notched = cue_rng.uniform(size=n) < CUE.probability(cue_site(site, SITES, parts), true >= 2)
     notch_x = r.col(cue_rng.normal(0.0, 0.05, n))
     if cue and notched.any():
         top = r.col(oy - fundus_r)

@@ -35,12 +35,16 @@ same images but for the cue (the per-encoder ablation of the world report).
 
 Site parts
 ----------
-A second site differs in three separable ways (:data:`SHIFT_PARTS`), each with
+A second site differs in four separable ways (:data:`SHIFT_PARTS`), each with
 a switch, so that a chapter or an exercise can show what each does:
 ``acquisition`` (the scanner: tone curve, noise level and texture, sampling,
-processing), ``population`` (prevalence and severity mix, positioning) and
-``labelling`` (who labelled it: another reader's or labeller's error rate).
-A part switched off takes the training site's value.
+processing), ``population`` (prevalence and severity mix, positioning),
+``labelling`` (who labelled it: another reader's or labeller's error rates)
+and ``cue`` (how the shortcut cue relates to the label there). A part switched
+off takes the training site's value: with ``cue`` off, site B carries the cue
+at site A's rates, so the cue still travels with the label there and the
+shortcut costs nothing at B; with every part off, site B is site A's process
+on new patients.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ import numpy as np
 from crsbench_lib.errors import DataError
 
 #: The separable parts of a site shift, in the order they are described.
-SHIFT_PARTS: tuple[str, ...] = ("acquisition", "population", "labelling")
+SHIFT_PARTS: tuple[str, ...] = ("acquisition", "population", "labelling", "cue")
 
 
 def check_shift_parts(parts: Iterable[str] | None) -> tuple[str, ...]:
@@ -69,7 +73,7 @@ def check_shift_parts(parts: Iterable[str] | None) -> tuple[str, ...]:
     >>> check_shift_parts(["labelling", "acquisition"])
     ('acquisition', 'labelling')
     >>> check_shift_parts(None)
-    ('acquisition', 'population', 'labelling')
+    ('acquisition', 'population', 'labelling', 'cue')
     """
     if parts is None:
         return SHIFT_PARTS
@@ -111,19 +115,23 @@ class ShortcutCue:
         p_pos, p_neg = self.rates.get(site, (0.0, 0.0))
         return np.where(np.asarray(positive, dtype=bool), p_pos, p_neg)
 
+
     def odds_ratio(self, site: str) -> float:
         """Odds of the cue in positive over negative images at ``site`` (1 = decorrelated; nan without the cue).
 
         Examples
         --------
-        >>> cue = ShortcutCue("c", "", "", {"A": (0.5, 0.2), "B": (0.3, 0.3)}, "")
-        >>> round(cue.odds_ratio("A"), 2), cue.odds_ratio("B")
-        (4.0, 1.0)
+        >>> cue = ShortcutCue("c", "", "", {"A": (0.5, 0.2), "B": (0.3, 0.3), "C": (0.4, 0.0)}, "")
+        >>> round(cue.odds_ratio("A"), 2), cue.odds_ratio("B"), cue.odds_ratio("C")
+        (4.0, 1.0, inf)
         """
         p_pos, p_neg = self.rates.get(site, (0.0, 0.0))
-        if p_pos in (0.0, 1.0) and p_pos == p_neg:
-            return 1.0 if p_pos == 1.0 else float("nan")
-        return float((p_pos / (1 - p_pos)) / (p_neg / (1 - p_neg)))
+        if p_pos == p_neg:
+            return float("nan") if p_pos == 0.0 else 1.0
+        odds = [p / (1 - p) if p < 1 else float("inf") for p in (p_pos, p_neg)]
+        if odds[1] == 0 or odds[0] == float("inf"):
+            return float("inf")
+        return float(odds[0] / odds[1])
 
 
 def cue_stream(rng: np.random.Generator) -> np.random.Generator:
@@ -133,3 +141,17 @@ def cue_stream(rng: np.random.Generator) -> np.random.Generator:
     same whether or not the cue is drawn.
     """
     return rng.spawn(1)[0]
+
+
+def cue_site(site: str, sites: tuple[str, ...], shift_parts: tuple[str, ...]) -> str:
+    """Whose cue rates an image drawn at ``site`` takes: a shift site's own only with its ``cue`` part on.
+
+    ``sites`` are the domain's evaluation sites (the first is the training
+    site); pool sites always keep their own rates.
+
+    Examples
+    --------
+    >>> cue_site("B", ("A", "B"), SHIFT_PARTS), cue_site("B", ("A", "B"), ("acquisition",)), cue_site("P1", ("A", "B"), ())
+    ('B', 'A', 'P1')
+    """
+    return sites[0] if site in sites[1:] and "cue" not in shift_parts else site

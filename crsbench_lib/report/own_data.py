@@ -314,9 +314,10 @@ def site_text(shift_datasets: Sequence[str]) -> str:
     if not shift_datasets:
         return "No dataset of this run has a second site, so the robustness axis R has no shift term."
     return (f"{_join([f'`{n}`' for n in shift_datasets])} {'has' if len(shift_datasets) == 1 else 'have'} a "
-            "second site: the same task elsewhere, differing as real sites do in three ways at once: acquisition "
+            "second site: the same task elsewhere, differing as real sites do in several ways at once: acquisition "
             "(another scanner's response curve, noise texture, resolution and processing), population (another case "
-            "mix) and labelling (another reader or labeller). Probes trained on the first site are tested on the "
+            "mix), labelling (another reader or labeller) and the site's own habits (a marker or a device that "
+            "travels with the label at one site and not at the other). Probes trained on the first site are tested on the "
             "second, and calibrators fitted at the first site are applied there unchanged.")
 
 

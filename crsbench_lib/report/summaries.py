@@ -66,6 +66,7 @@ def condition_labels(rows: pd.DataFrame) -> pd.Series:
     corr = rows["condition"] == "corruption"
     labels[corr] = [f"corruption s{int(s)}" for s in rows.loc[corr, "severity"]]
     labels[rows["condition"] == "shift"] = "shift (site B)"
+    labels[rows["condition"] == "cue_removed"] = "cue removed"
     return labels
 
 
@@ -90,6 +91,7 @@ def ece_by_condition(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFrame
     order += [f"labels {100 * f:g}%" for f in sorted(rows.loc[rows["condition"] == "label_fraction", "label_fraction"].unique(), reverse=True)]
     order += [f"corruption s{int(s)}" for s in sorted(rows.loc[rows["condition"] == "corruption", "severity"].unique())]
     order += ["shift (site B)"] if (rows["condition"] == "shift").any() else []
+    order += ["cue removed"] if (rows["condition"] == "cue_removed").any() else []
     table["condition"] = pd.Categorical(table["condition"], categories=order, ordered=True)
     table = table.sort_values(["encoder", "condition"], kind="mergesort").reset_index(drop=True)
     table["condition"] = table["condition"].astype(str)

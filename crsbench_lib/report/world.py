@@ -59,7 +59,10 @@ MIN_SITE_B_STRONG = 4
 #: (published institutional shifts cost frozen encoders 0.07-0.29; a world whose shift costs less than
 #: 0.05 cannot test what robustness is for, one that costs more than 0.20 is a different task).
 SITE_B_DROP = (0.05, 0.20)
-#: Minimum pretrained candidates, their recipe families, and adapted runs (world v4: the study's shape).
+#: :func:`calibration_under_shift` reports no kept share for a calibrator that moves site A's mean ECE by less.
+MIN_CALIBRATION_GAIN = 0.002
+#: Minimum pretrained candidates, their study families (keys of ``encoders/recipes.py`` FAMILIES: objective,
+#: pool breadth and augmentation together), and adapted runs (world v4: the study's shape).
 MIN_CANDIDATES = 12
 MIN_CANDIDATE_FAMILIES = 5
 MIN_LORA_RUNS = 90
@@ -192,8 +195,10 @@ def calibration_under_shift(table: pd.DataFrame, families: Mapping[str, str]) ->
     base = out[out["calibration"] == "none"].set_index("dataset")
     gain_clean = base.loc[out["dataset"], "ece_clean"].to_numpy() - out["ece_clean"].to_numpy()
     gain_b = base.loc[out["dataset"], "ece_site_b"].to_numpy() - out["ece_site_b"].to_numpy()
+    # A calibrator that barely moves site A's ECE has no share to keep: below this the ratio is noise.
     with np.errstate(invalid="ignore", divide="ignore"):
-        out["kept"] = np.where(out["calibration"] == "none", np.nan, gain_b / gain_clean)
+        out["kept"] = np.where((out["calibration"] == "none") | (np.abs(gain_clean) < MIN_CALIBRATION_GAIN), np.nan,
+                               gain_b / gain_clean)
     return out.sort_values(["dataset", "calibration"], key=lambda c: c.map({"none": ""}).fillna(c), kind="mergesort",
                            ignore_index=True)
 

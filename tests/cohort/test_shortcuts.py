@@ -109,7 +109,7 @@ def test_population_alone_keeps_site_a_scanner(name: str) -> None:
 
 
 def test_shift_parts_are_checked() -> None:
-    assert check_shift_parts(None) == SHIFT_PARTS
+    assert check_shift_parts(None) == SHIFT_PARTS == ("acquisition", "population", "labelling", "cue")
     assert check_shift_parts([]) == ()
     with pytest.raises(DataError, match="unknown part 'scanner'"):
         check_shift_parts(["scanner"])
@@ -166,3 +166,36 @@ def test_grain_correlates_neighbouring_pixels_at_the_same_sd() -> None:
     assert grainy.std() == pytest.approx(1.0, abs=1e-3)
     lag = lambda z: float(np.corrcoef(z[:, :, :-1].ravel(), z[:, :, 1:].ravel())[0, 1])  # noqa: E731
     assert abs(lag(white)) < 0.05 and lag(grainy) > 0.4
+
+
+@pytest.mark.parametrize("name", PHANTOM_DATASETS)
+def test_the_cue_part_alone_changes_only_the_cue_at_site_b(name: str) -> None:
+    # With every other part off, site B is site A's process on the same stream: the cue part
+    # moves only which images carry the cue (site B's rates instead of site A's).
+    a = _draw(name, "B", seed=5, shift_parts=())
+    b = _draw(name, "B", seed=5, shift_parts=("cue",))
+    cue = shortcut_cue(name).name
+    np.testing.assert_array_equal(a.labels, b.labels)
+    for key, value in a.attributes.items():
+        if key != cue:
+            np.testing.assert_array_equal(value, b.attributes[key], err_msg=key)
+    carried = a.attributes[cue].astype(bool) | b.attributes[cue].astype(bool)
+    changed = (a.images != b.images).reshape(N, -1).any(axis=1)
+    assert not changed[~carried].any()
+    # Without the part, site B carries the cue at site A's rates: it still travels with the label.
+    site_a = _draw(name, "A", seed=5)
+    np.testing.assert_array_equal(a.attributes[cue], site_a.attributes[cue])
+
+
+def test_the_report_labeller_misses_more_findings_than_it_invents() -> None:
+    from crsbench_lib.cohort import cxr
+
+    false_pos, false_neg = cxr.SITE_LABEL_ERRORS["B"]
+    assert false_neg > false_pos
+    rng_a, rng_b = (np.random.Generator(np.random.PCG64(9)) for _ in range(2))
+    a = cxr.generate(rng_a, 4096, 16, "B", shift_parts=("population",), cue=False)
+    b = cxr.generate(rng_b, 4096, 16, "B", shift_parts=("population", "labelling"), cue=False)
+    true_like = a.labels  # 2 % either way
+    lost = ((true_like == 1) & (b.labels == 0)).sum() / max((true_like == 1).sum(), 1)
+    added = ((true_like == 0) & (b.labels == 1)).sum() / max((true_like == 0).sum(), 1)
+    assert lost > 2 * added
