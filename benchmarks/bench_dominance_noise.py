@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.encoders.zoo import zoo_families
-from crsbench_lib.report.summaries import reference_encoders
+from crsbench_lib.report.roles import in_task_references
 from crsbench_lib.results.io import RESULTS_FILE
 from crsbench_lib.results.predictions import load_prediction_arrays
 from crsbench_lib.scoring.dominance_noise import dominance_noise_sd, normalised_axis_se
@@ -47,7 +47,7 @@ def main() -> None:
     args = parser.parse_args()
     results = pd.read_parquet(args.run_dir / RESULTS_FILE)
     encoders = sorted(results["encoder"].astype(str).unique())
-    references = reference_encoders(zoo_families(), encoders)
+    references = in_task_references(zoo_families(), encoders)
     panel = [name for name in encoders if name not in set(references)]
     standard = freeze_standard(results, "noise-measurement", panel=panel, base=args.base, created="1970-01-01T00:00:00Z")
     start = time.perf_counter()

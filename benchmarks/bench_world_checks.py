@@ -75,8 +75,8 @@ def main() -> int:
         shift = table[(table["condition"] == "shift") & (table["arm"] == "frozen") & (table["calibration"] == "none")]
         site_b = shift.groupby(["encoder", "dataset"])["auroc"].mean().unstack("dataset")
         wide = pd.concat({"clean": clean, "site B": site_b, "drop": clean - site_b}, axis=1)
-        wide.insert(0, "family", [families.get(e, "?") for e in wide.index])
-        wide.insert(1, "role", ["reference" if is_reference_family(families.get(e)) else "candidate" for e in wide.index])
+        wide.insert(0, ("family", ""), [families.get(e, "?") for e in wide.index])
+        wide.insert(1, ("role", ""), ["reference" if is_reference_family(families.get(e)) else "candidate" for e in wide.index])
         print(wide.sort_values(["role", "family"]).round(3).to_string())
         checks = world_checks(table, families)
         print()

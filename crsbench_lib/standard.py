@@ -6,7 +6,7 @@ that enter ``L``, the ECE binning, and the reference panel (names and
 *normalised* profiles). It is a YAML file::
 
     format: crs-standard/1
-    version: crs-default-v7
+    version: crs-default-v8
     created: '2026-11-30T05:00:00Z'
     description: ...
     arm: frozen                       # arm the panel was frozen from
@@ -60,7 +60,7 @@ WEIGHT_KEYS: tuple[str, ...] = ("dominance", "balance", "floor")
 TEMPLATE_FILENAME = "crs-template.yaml"
 #: The shipped default standard's name: the ``standard:`` of the shipped profiles and
 #: ``crsbench score``'s default (a new version changes this one constant).
-DEFAULT_STANDARD = "crs-default-v7"
+DEFAULT_STANDARD = "crs-default-v8"
 DEFAULT_FILENAME = f"{DEFAULT_STANDARD}.yaml"
 # Weights must sum to one up to float rounding of the decimal values in the file.
 WEIGHT_SUM_TOLERANCE = 1e-9

@@ -249,21 +249,30 @@ def test_invalid_dominance_is_named(value, field):
         standard_from_dict(_mapping() | {"dominance": value}, source="s.yaml")
 
 
-def test_crs_default_v7_is_frozen_from_the_template_on_generator_9():
-    # v7 copies every setting of the template (the debiased ECE, chance scales, noise-aware dominance with the
-    # template's noise scale) and holds the default zoo's peers: every encoder but the in-task reference.
+def test_crs_default_v8_is_frozen_from_the_template_on_generator_10():
+    # v8 copies every setting of the template (the debiased ECE, chance scales, noise-aware dominance with the
+    # template's noise scale, the robustness composite) and holds the default zoo's peers: every encoder but the
+    # in-task reference (reference encoders stay in the panel; they are never ranked).
     from crsbench_lib.encoders.zoo import DEFAULT_ZOO, zoo_families
 
-    v7 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v7.yaml")
+    v8 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v8.yaml")
     template = load_template()
-    assert (v7.anchors, v7.weights, v7.axis_scales, v7.dominance, v7.ece_estimator) == (
-        template.anchors, template.weights, template.axis_scales, template.dominance, template.ece_estimator)
-    assert (v7.label_fractions, v7.ece_bins) == (template.label_fractions, template.ece_bins)
-    assert v7.ece_estimator == "debiased"
+    assert (v8.anchors, v8.weights, v8.axis_scales, v8.dominance, v8.ece_estimator, v8.robustness) == (
+        template.anchors, template.weights, template.axis_scales, template.dominance, template.ece_estimator,
+        template.robustness)
+    assert (v8.label_fractions, v8.ece_bins) == (template.label_fractions, template.ece_bins)
+    assert v8.ece_estimator == "debiased" and not v8.robustness.is_study
     families = zoo_families()
-    assert set(v7.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
-    assert "generator 9" in v7.description
-    assert DEFAULT_STANDARD == v7.version
+    assert set(v8.panel_names) == {name for name in DEFAULT_ZOO if families[name] != "intask"}
+    assert "generator 10" in v8.description
+    assert DEFAULT_STANDARD == v8.version
+
+
+def test_crs_default_v7_stays_shipped_on_generator_9():
+    v7 = load_standard(PACKAGE_DIR.parent / "standards" / "crs-default-v7.yaml")
+    assert "generator 9" in v7.description and v7.ece_estimator == "debiased" and v7.robustness.is_study
+    assert v7.dominance_noise.tolist() == [0.0083, 0.0218, 0.0137, 0.0168]
+    assert len(v7.panel_names) == 19
 
 
 def test_crs_default_v6_and_v5_stay_shipped_on_generator_8():
