@@ -59,8 +59,6 @@ MIN_SITE_B_STRONG = 4
 #: (published institutional shifts cost frozen encoders 0.07-0.29; a world whose shift costs less than
 #: 0.05 cannot test what robustness is for, one that costs more than 0.20 is a different task).
 SITE_B_DROP = (0.05, 0.20)
-#: :func:`calibration_under_shift` reports no kept share for a calibrator that moves site A's mean ECE by less.
-MIN_CALIBRATION_GAIN = 0.002
 #: Minimum pretrained candidates, their study families (keys of ``encoders/recipes.py`` FAMILIES: objective,
 #: pool breadth and augmentation together), and adapted runs (world v4: the study's shape).
 MIN_CANDIDATES = 12
@@ -160,17 +158,19 @@ def calibration_under_shift(table: pd.DataFrame, families: Mapping[str, str]) ->
     """What post-hoc calibration fitted at site A keeps at site B: mean ECE of the candidates per calibrator.
 
     Each calibrator is fitted on site A's calibration split and applied
-    unchanged at the second site (as a deployed model would be). ``kept`` is
-    the share of the clean test's ECE reduction that remains at site B
-    (1: all of it, 0: none, negative: the calibrator makes site B worse).
+    unchanged at the second site (as a deployed model would be).
+    ``change_clean`` and ``change_site_b`` are the calibrated ECE minus the
+    uncalibrated one at each site (negative: the calibrator helps there).
+    Differences, not a ratio of them: where a calibrator barely moves site
+    A's ECE, a share "kept" at site B would be noise over noise.
     Frozen arm, 100 % labels, means over candidates (reference encoders left
     out) and seeds; empty without calibrated shift rows.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``dataset, calibration, ece_clean, ece_site_b, kept``
-        (``calibration`` ``none`` first, with ``kept`` NaN).
+        Columns ``dataset, calibration, ece_clean, ece_site_b, change_clean,
+        change_site_b`` (``calibration`` ``none`` first, with zero changes).
 
     Examples
     --------
@@ -178,7 +178,7 @@ def calibration_under_shift(table: pd.DataFrame, families: Mapping[str, str]) ->
     >>> calibration_under_shift(synthetic_results(n_encoders=2, corruptions=("noise",), random_state=0), {}).empty
     True
     """
-    columns = ["dataset", "calibration", "ece_clean", "ece_site_b", "kept"]
+    columns = ["dataset", "calibration", "ece_clean", "ece_site_b", "change_clean", "change_site_b"]
     methods = sorted(set(table.loc[table["condition"] == "shift", "calibration"].astype(str)) - {"none"})
     if not methods:
         return pd.DataFrame(columns=columns)
@@ -191,14 +191,10 @@ def calibration_under_shift(table: pd.DataFrame, families: Mapping[str, str]) ->
             rows.append({"dataset": dataset, "calibration": method,
                          "ece_clean": float(clean.loc[keep, dataset].mean()),
                          "ece_site_b": float(shift.loc[keep, dataset].mean())})
-    out = pd.DataFrame(rows, columns=columns[:-1])
+    out = pd.DataFrame(rows, columns=columns[:4])
     base = out[out["calibration"] == "none"].set_index("dataset")
-    gain_clean = base.loc[out["dataset"], "ece_clean"].to_numpy() - out["ece_clean"].to_numpy()
-    gain_b = base.loc[out["dataset"], "ece_site_b"].to_numpy() - out["ece_site_b"].to_numpy()
-    # A calibrator that barely moves site A's ECE has no share to keep: below this the ratio is noise.
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out["kept"] = np.where((out["calibration"] == "none") | (np.abs(gain_clean) < MIN_CALIBRATION_GAIN), np.nan,
-                               gain_b / gain_clean)
+    out["change_clean"] = out["ece_clean"].to_numpy() - base.loc[out["dataset"], "ece_clean"].to_numpy()
+    out["change_site_b"] = out["ece_site_b"].to_numpy() - base.loc[out["dataset"], "ece_site_b"].to_numpy()
     return out.sort_values(["dataset", "calibration"], key=lambda c: c.map({"none": ""}).fillna(c), kind="mergesort",
                            ignore_index=True)
 

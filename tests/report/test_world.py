@@ -235,6 +235,7 @@ def test_calibration_under_shift_reports_what_site_a_calibrators_keep() -> None:
                 rows.append({**row, "calibration": method, "ece": ece + (0.5 if encoder == "pixels" else 0.0)})
     out = calibration_under_shift(pd.DataFrame(rows), FAMILIES).set_index("calibration")
     assert list(out.index) == ["none", "temperature"]
-    # The candidate only (pixels is a reference): clean 0.08 -> 0.03 (0.05 gained), site B 0.12 -> 0.10 (0.02 kept).
-    assert out.at["temperature", "kept"] == pytest.approx(0.4)
-    assert out.at["none", "ece_site_b"] == pytest.approx(0.12)
+    # The candidate only (pixels is a reference): clean 0.08 -> 0.03, site B 0.12 -> 0.10.
+    assert out.at["temperature", "change_clean"] == pytest.approx(-0.05)
+    assert out.at["temperature", "change_site_b"] == pytest.approx(-0.02)
+    assert out.at["none", "ece_site_b"] == pytest.approx(0.12) and out.at["none", "change_site_b"] == 0

@@ -63,8 +63,9 @@ def test_real_backend_rows_cover_every_condition(tmp_path: Path, tiny) -> None:
     outcome = run_profile(tiny, out_dir=tmp_path / "out", progress=False)
     table = read_results(outcome.results_path)
     assert set(table["encoder"]) == {"pixels", "hog"} and set(table["seed"]) == {0, 1}
-    assert set(table["condition"]) == {"clean", "label_fraction", "corruption", "shift"}
-    assert set(table.loc[table["condition"] == "shift", "dataset"]) == {"cxr"}
+    # Every phantom dataset of world v4 has a second site and a cue-removed test split.
+    assert set(table["condition"]) == {"clean", "label_fraction", "corruption", "shift", "cue_removed"}
+    assert set(table.loc[table["condition"] == "shift", "dataset"]) == set(table["dataset"])
     corr = table[table["condition"] == "corruption"]
     assert set(corr["corruption"]) == {"gaussian_noise"} and set(corr["severity"]) == {2}
     assert set(corr["n_test"]) == {40}

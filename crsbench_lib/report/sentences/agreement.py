@@ -631,7 +631,7 @@ def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str
     >>> one_dose = noise_baseline_table({"x": 0.9}, {}, {"the CRS ranking": np.linspace(0.86, 0.98, 101)},
     ...                                 estimate_draw={"the CRS ranking": np.linspace(0.91, 0.99, 101)})
     >>> print(_noise_clause(0.906, one_dose, 0.95))
-    , below the central 95 % of τ_b between the point ranking and a bootstrap draw of the CRS ranking ([0.91, 0.99]): a reordering beyond noise.
+    , below the central 95 % of τ_b of a bootstrap draw against the estimate of the CRS ranking ([0.91, 0.99]): a reordering beyond noise.
     """
     from crsbench_lib.report.sentences.noise import reference_rows, tau_against_draws
     from crsbench_lib.scoring.retest import ESTIMATE_DRAW
@@ -650,7 +650,7 @@ def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str
         mark = "'s" if possessive else ""
         return and_list([f"{r.comparison}{mark} ({format_interval(float(r.low), float(r.high), 2)})" for r in group])
 
-    share = (f"the central {level * 100:g} % of τ_b between the point ranking and a bootstrap draw of" if one_dose
+    share = (f"the central {level * 100:g} % of τ_b of a bootstrap draw against the estimate of" if one_dose
              else f"the central {level * 100:g} % of τ_b between two bootstrap draws of")
     parts = [(word, group) for word, group in groups.items() if group]
     first_word, first = parts[0]

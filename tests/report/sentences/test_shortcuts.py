@@ -44,9 +44,11 @@ def test_no_cue_and_no_calibrated_shift_rows_say_so() -> None:
     assert describe_calibration_under_shift(pd.DataFrame()).startswith("This run has no calibrated")
 
 
-def test_calibration_words_follow_the_direction_of_the_shift() -> None:
+def test_calibration_words_follow_the_direction_of_the_shift_and_its_noise() -> None:
     kept = pd.DataFrame({"dataset": ["cxr", "cxr"], "calibration": ["none", "isotonic"], "ece_clean": [0.05, 0.02],
-                         "ece_site_b": [0.04, 0.05], "kept": [float("nan"), -0.33]})
+                         "ece_site_b": [0.04, 0.06], "change_clean": [0.0, -0.03], "change_site_b": [0.0, 0.02]})
     text = describe_calibration_under_shift(kept)
     assert "mean ECE falls from 0.050" in text
-    assert "isotonic regression lowers site A's ECE by 0.030 and keeps -33 %" in text
+    assert "isotonic regression lowers it by 0.030 at site A and raises it by 0.020 at site B" in text
+    small = kept.assign(change_site_b=[0.0, 0.004])
+    assert "changes it by +0.004 (within noise) at site B" in describe_calibration_under_shift(small)
