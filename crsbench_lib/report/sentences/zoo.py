@@ -343,8 +343,8 @@ def _augmentation_takeaway(effect: "pd.DataFrame", n_zoo: int, noise: float | No
             f", {noise_size_word(largest, noise)} beside the seed-to-seed spread of {fmt(noise, digits)}" if noisy else "")
     else:
         changes = f"changes {value_range(losses, digits)}" + (
-            f"; the largest, {fmt(largest, digits)}, is {noise_size_word(largest, noise)} beside the seed-to-seed "
-            f"spread of {fmt(noise, digits)}" if noisy else "")
+            f", the largest is {noise_size_word(largest, noise)} beside the seed-to-seed spread of {fmt(noise, digits)}"
+            if noisy else "")
     lowers = f"lowers the mean corruption AUROC loss in {lower} of {n} {noun}" if lower else \
         f"lowers the mean corruption AUROC loss in none of the {n} {noun}"
     return f"Acquisition augmentation {lowers} ({changes}) and {clean}."
@@ -363,6 +363,8 @@ def _baseline_takeaway(clean: Mapping[str, float], families: Mapping[str, str], 
     text = f"{len(below)} of {len(neural)} neural encoders {verb} below {at}"
     if not pretrained:
         return text + (", none of them pretrained." if len(below) > 1 else ", and it is not pretrained.")
+    if len(pretrained) > 2:  # the takeaway box stays short: the count, and where the names are
+        return text + f", {len(pretrained)} of them pretrained (the table below names them)."
     return text + f", {len(pretrained)} of them pretrained ({and_list(pretrained)})."
 
 

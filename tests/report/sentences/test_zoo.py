@@ -90,7 +90,7 @@ def test_zoo_takeaway_pairs_present_and_noise():
     text = zoo_takeaway(_effect(), CLEAN, FAMILIES, noise=0.002)
     assert check_takeaway(text) == text
     assert text.startswith("Acquisition augmentation lowers the mean corruption AUROC loss in 2 of 2 pairs (changes "
-                           "between -0.015 and -0.013; the largest, -0.015, is large beside the seed-to-seed spread "
+                           "between -0.015 and -0.013, the largest is large beside the seed-to-seed spread "
                            "of 0.002) and changes the clean AUROC by between -0.017 and -0.005.")
     # A pretrained encoder below the best baseline is named; the control is not counted as pretrained.
     assert text.endswith("2 of 4 neural encoders fall below the best classical baseline, kmeans (clean AUROC 0.739), "
