@@ -364,7 +364,7 @@ def _baseline_takeaway(clean: Mapping[str, float], families: Mapping[str, str], 
     if not pretrained:
         return text + (", none of them pretrained." if len(below) > 1 else ", and it is not pretrained.")
     if len(pretrained) > 2:  # the takeaway box stays short: the count, and where the names are
-        return text + f", {len(pretrained)} of them pretrained (the table below names them)."
+        return text + f", {len(pretrained)} of them pretrained (see the table)."
     return text + f", {len(pretrained)} of them pretrained ({and_list(pretrained)})."
 
 
