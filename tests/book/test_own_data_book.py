@@ -62,9 +62,12 @@ def own_profile(tmp_path: Path, root: Path) -> Path:
     config["datasets"] = [dict(d, root=str(root)) for d in config["datasets"] if d["flag"] in FLAGS_USED]
     config.pop("standard")  # a user's profile that names no standard: the run freezes one from itself
     handcrafted = {card["name"] for card in describe_encoders() if card["family"] == "handcrafted"}
+    # Reference encoders are never ranked (method amendment 22): the ranking pages need candidates, so the
+    # run holds the quick profile's five small pretrained ones beside the hand-crafted references.
+    candidates = ["simclr_broad_aug_s", "multitask_broad_aug_s", "simclr_derm_aug_s", "simclr_cxr_aug_s", "mae_broad_vit"]
     config.update(
         name="medmnist-mine",
-        encoders=[e for e in config["encoders"] if e in handcrafted],
+        encoders=[e for e in config["encoders"] if e in handcrafted or e in candidates],
         seeds=[0],
         arms=["frozen"],
         corruptions={"families": "all", "severities": [3], "n_images": 15, "seed": 0},

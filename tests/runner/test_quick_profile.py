@@ -34,7 +34,7 @@ def test_quick_profile_end_to_end_and_scored(tmp_path: Path, monkeypatch: pytest
     # World v4: every dataset has a second site and a cue-removed test split.
     assert set(table.loc[table["condition"] == "shift", "dataset"]) == {"derm", "fundus", "cxr"}
     assert set(table.loc[table["condition"] == "cue_removed", "dataset"]) == {"derm", "fundus", "cxr"}
-    assert len(table) == outcome.n_rows and outcome.n_cells == 7 * 3 * 2 + 2 * 3 * 2
+    assert len(table) == outcome.n_rows and outcome.n_cells == 8 * 3 * 2 + 2 * 3 * 2
     clean = frozen[(frozen["condition"] == "clean") & (frozen["calibration"] == "none")]
     # The v2 phantoms are hard for weak encoders on the quick profile's 200 test images: a single
     # cell may fall just below chance, but every encoder learns something on average.
