@@ -245,6 +245,14 @@ def describe_new_domain_findings(summary: "pd.DataFrame", diffs: "Mapping[str, o
             if rest:
                 first += f"; the exception{'s are' if n - k > 1 else ' is'} " + "; ".join(rest)
             first += "."
+    # A difference without a finite estimate or interval (too few encoders new to a domain for the resamples to
+    # vary) is no evidence either way: say so instead of formatting NaN.
+    usable = {t: d for t, d in diffs.items()
+              if all(math.isfinite(float(v)) for v in (d.estimate, d.ci_low, d.ci_high))}
+    if diffs and not usable:
+        return first + (" Too few encoders are new to a held-out domain for a paired interval of the CRS minus "
+                        "AUROC difference, so this run cannot compare the two predictors on new domains.")
+    diffs = usable
     if not diffs:
         return first
     verdicts = {target: _difference_verdict(diff) for target, diff in diffs.items()}

@@ -239,7 +239,7 @@ def zoo_lessons(
     text = describe_below_baseline(clean, families, noise=noise, digits=digits)
     below = _split_by_baseline(clean, families)[3]
     if any(_family_word(families.get(e)) == "pretrained" for e in below):
-        text += (" The world checks do not catch this: they test the best broad encoder only. Whether real "
+        text += (" The checks above do not catch this: they test the best broad encoder only. Whether real "
                  "encoders do the same is not shown here; what the case shows is that pretraining must be checked encoder by "
                  "encoder against a classical baseline, not assumed from its family.")
     lessons.append(Lesson(WORLD, text))

@@ -46,7 +46,7 @@ def test_zoo_lessons_simulated_and_own_data():
     assert "2 of 3 hold" in targets and "the check missed here: best broad AUROC on derm, 0.847 against >= 0.85" in targets
     assert "In 2 of 2 pairs acquisition augmentation lowers" in lessons[2].text
     assert "buys robustness at some cost in clean AUROC" in lessons[2].text
-    assert "The world checks do not catch this" in lessons[3].text
+    assert "The checks above do not catch this" in lessons[3].text
     own = zoo_lessons(_effect(), CHECKS, CLEAN, FAMILIES, simulated=False)
     assert [lesson.scope for lesson in own] == [DESIGN, WORLD, WORLD, WORLD]
     assert own[1].text.startswith("On this run's own data the best broad pretrained encoder lies between 0.140 and "
