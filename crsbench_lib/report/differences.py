@@ -36,10 +36,10 @@ SIMULATION_LIMITS: tuple[tuple[str, str], ...] = (
                "textures, anatomy and acquisition physics are caricatures."),
     ("encoders", "A CPU zoo of small networks and hand-crafted features pretrained on phantoms, not foundation models "
                  "trained on millions of medical images; the gaps between them are of another kind and size."),
-    ("labels", "Label noise is a small, known rate of labels flipped at random: no reader disagreement, "
-               "no ambiguous cases."),
-    ("shift", "One simulated second site with a handful of scanner effects, not a different hospital's population, "
-              "workflow and prevalence."),
+    ("labels", "Label noise is a small, known rate of labels flipped at random (at site B another labeller's "
+               "rate): no ambiguous cases, no disagreement that depends on the image."),
+    ("shift", "One simulated second site per domain, its acquisition, case mix, labeller and one shortcut cue set "
+              "by stated rules, not a different hospital's whole population, workflow and history."),
     ("corruptions", "Synthetic corruptions at fixed severities; real artefacts co-occur and depend on the device."),
     ("scale", "A few seeds and at most a few thousand test images per dataset: intervals are wide and ties common."),
 )

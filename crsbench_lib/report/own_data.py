@@ -39,8 +39,8 @@ from crsbench_lib.standard import ReferenceStandard
 
 PHANTOM_METHOD = (
     "The default build replaces those with an embedded, *simulated* cohort: three procedural datasets in the "
-    "same three domains, a second radiology site and modality-specific corruptions at five severities, all "
-    "generated from seeds. A zoo of hand-crafted extractors and small neural encoders stands in for the "
+    "same three domains, each with a second site and a shortcut cue, and modality-specific corruptions at five "
+    "severities, all generated from seeds. A zoo of hand-crafted extractors and small neural encoders stands in for the "
     "foundation models, so anyone can rebuild the same images and numbers offline."
 )
 PHANTOM_LIMITS = (
