@@ -56,12 +56,18 @@ HANDCRAFTED_ZOO: dict[str, str] = {
 DEFAULT_ZOO: tuple[str, ...] = (*HANDCRAFTED_ZOO, *NEURAL_ZOO)
 
 #: Named groups of the zoo, in zoo order. ``pretrained`` are the neural encoders
-#: with a pretraining pool (the random-initialisation controls have none).
+#: with a pretraining pool (the random-initialisation controls have none);
+#: ``foundation`` are those that stand for the study's foundation models: every
+#: pretrained encoder but the in-task one, whose pretraining already saw the
+#: evaluation labels (adapting it on them again measures no model a team could adopt).
 ZOO_GROUPS: dict[str, tuple[str, ...]] = {
     "zoo": DEFAULT_ZOO,
     "handcrafted": tuple(HANDCRAFTED_ZOO),
     "neural": tuple(NEURAL_ZOO),
     "pretrained": tuple(name for name, spec in NEURAL_ZOO.items() if spec.pool is not None),
+    "foundation": tuple(
+        name for name, spec in NEURAL_ZOO.items() if spec.pool is not None and spec.family != "intask"
+    ),
 }
 
 

@@ -48,3 +48,13 @@ def test_families_and_descriptions_cover_the_zoo():
     assert [r["name"] for r in rows[: len(DEFAULT_ZOO)]] == list(DEFAULT_ZOO)
     assert all(r["description"] for r in rows)
     assert {r["family"] for r in rows[: len(HANDCRAFTED_ZOO)]} == {"handcrafted"}
+
+
+def test_foundation_group_is_the_pretrained_encoders_but_the_in_task_one() -> None:
+    from crsbench_lib.encoders.zoo import ZOO_GROUPS, zoo_families
+
+    families = zoo_families()
+    foundation = ZOO_GROUPS["foundation"]
+    assert set(foundation) < set(ZOO_GROUPS["pretrained"])
+    assert {families[name] for name in set(ZOO_GROUPS["pretrained"]) - set(foundation)} == {"intask"}
+    assert all(families[name] not in ("classical", "random", "intask") for name in foundation)

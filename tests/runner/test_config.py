@@ -286,7 +286,7 @@ def test_corruption_layout_enters_the_config_hash_and_places_each_block(tmp_path
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("group", ["zoo", "handcrafted", "neural", "pretrained"])
+@pytest.mark.parametrize("group", ["zoo", "handcrafted", "neural", "pretrained", "foundation"])
 def test_an_encoder_group_resolves_to_its_names_in_zoo_order(group: str) -> None:
     from crsbench_lib.encoders.zoo import ZOO_GROUPS
     from crsbench_lib.runner.config import encoder_names
@@ -315,9 +315,9 @@ def test_default_profile_names_the_zoo_by_group() -> None:
     from crsbench_lib.paths import configs_dir
 
     raw = yaml.safe_load((configs_dir() / "default.yaml").read_text())
-    assert raw["encoders"] == "zoo" and raw["lora"]["encoders"] == "pretrained"
+    assert raw["encoders"] == "zoo" and raw["lora"]["encoders"] == "foundation"
     profile = load_profile("default")
-    assert profile.encoders == ZOO_GROUPS["zoo"] and profile.lora.encoders == ZOO_GROUPS["pretrained"]
+    assert profile.encoders == ZOO_GROUPS["zoo"] and profile.lora.encoders == ZOO_GROUPS["foundation"]
 
 
 def test_lora_neural_keeps_its_profile_relative_meaning() -> None:
@@ -332,7 +332,7 @@ def test_lora_neural_keeps_its_profile_relative_meaning() -> None:
     ("change", "message"),
     [
         ({"encoders": "cnns"}, "encoders names unknown encoder group 'cnns' (expected one of zoo, handcrafted, "
-                               "neural, pretrained, or a list of encoder names)"),
+                               "neural, pretrained, foundation, or a list of encoder names)"),
         ({"lora": {"encoders": "everything"}}, "lora.encoders names unknown encoder group 'everything'"),
         ({"encoders": ["pixels", "zoo"]}, "a group is written alone, not in a list: encoders: zoo"),
         ({"lora": {"encoders": "pretrained"}},
