@@ -741,3 +741,18 @@ def describe_counts(counts: dict[str, int], noun: str) -> str:
     if not parts:
         return f"No {noun}."
     return f"{and_list(parts)} {noun}."
+
+
+def count_verb(k: int, n: int, singular: str, plural: str) -> str:
+    """``k`` of ``n`` with the verb agreeing with the count: "1 of 3 does", "2 of 3 do", "none of the 3 do".
+
+    Examples
+    --------
+    >>> [count_verb(k, 3, "does", "do") for k in (0, 1, 2, 3)]
+    ['none of the 3 do', '1 of 3 does', '2 of 3 do', 'all 3 do']
+    """
+    if k == 0:
+        return f"none of the {n} {plural}" if n != 1 else f"none {plural}"
+    if k == n:
+        return f"all {n} {plural}" if n != 1 else f"the only one {singular}"
+    return f"{k} of {n} {singular if k == 1 else plural}"

@@ -18,31 +18,26 @@ same clean evaluation. This module pairs those rows and summarises, per group
 Calibration is an ablation only: it never enters the CRS, whose calibration axis
 is the ECE of the uncalibrated probe.
 
-Above the floor (method section 9, amendment 5)
---------------------------------
-A finite test set gives even a perfectly calibrated predictor a positive ECE:
-its *floor* ``ECE_floor = E[ECE(p, y*)]`` with ``y* ~ p`` (labels drawn from the
-model's own probabilities, same confidences and n; the results table's
-``ece_floor`` column). An ECE at its floor has nothing left for a calibrator to
-remove, and the raw relative reduction then measures noise (often negative).
-The headline of the ablation is therefore the change of the *excess*
-``ece_excess = ece - ece_floor`` (column ``ece_excess``), per paired evaluation
-(encoder, dataset, seed):
-
-* ``excess_change = mean(excess_after - excess_before)`` (negative: the
-  calibrator brought the ECE closer to its floor);
-* ``relative_excess_change = sum(excess_after - excess_before) /
-  sum(excess_before)`` (the share of the excess removed, with a minus sign;
-  undefined when the mean excess before is not positive);
-
-each with a percentile interval (:func:`~.resampling.percentile_interval`) from
-a crossed (pigeonhole) bootstrap that resamples encoders, datasets and seeds
-with replacement, independently, keeping each evaluation's before/after pair
-together (Owen 2007, Ann. Appl. Stat. 1(2)); the units share encoders,
-datasets and seeds, so resampling them as independent rows would understate the
-spread. The verdict is :class:`CalibrationVerdict`: ``helped`` when the
-interval of ``excess_change`` lies below zero, ``hurt`` when above, and
-``no_difference`` when it contains zero.
+The verdict (method section 9, amendments 5 and 27)
+---------------------------------------------------
+A finite test set gives even a perfectly calibrated predictor a positive
+plug-in ECE: its *floor* ``ECE_floor = E[ECE(p, y*)]`` with ``y* ~ p`` (labels
+drawn from the model's own probabilities, same confidences and n; the results
+table's ``ece_floor`` column). The floor is the plug-in's bias for a perfectly
+calibrated predictor, so for a miscalibrated one it bounds the bias from above;
+subtracting it (the *excess*, ``ece_excess``, amendment 5) understates
+miscalibration. Since amendment 27 the verdict reads the change of the
+**debiased ECE** (``ece_debiased``, Kumar, Liang and Ma 2019, the measure of
+the axis C), per paired evaluation (encoder, dataset, seed), with a
+percentile interval from a crossed (pigeonhole) bootstrap that resamples
+encoders and seeds with replacement, independently, keeping each evaluation's
+before/after pair together (Owen 2007, Ann. Appl. Stat. 1(2)); the units share
+encoders and seeds, so resampling them as independent rows would understate the
+spread. The datasets are held fixed: the interval speaks of these datasets
+(:func:`calibrator_effect`, column ``population``). The verdict is
+:class:`CalibrationVerdict`: ``helped`` when the interval of the change lies
+below zero, ``hurt`` when above, and ``no_difference`` when it contains zero.
+The floor is shown beside it as the bound it is.
 
 References
 ----------
@@ -78,10 +73,20 @@ UNCALIBRATED = "none"
 RESAMPLED_FACTORS: tuple[str, ...] = ("encoder", "dataset", "seed")
 #: Columns of the ECE floor and the excess over it (written by the evaluation, method section 9, amendment 5).
 FLOOR_COLUMNS: tuple[str, ...] = ("ece_floor", "ece_excess")
+#: The debiased ECE (method section 9, amendment 21): the measure of the axis C.
+DEBIASED = "ece_debiased"
+#: What :func:`calibrator_effect` can measure: the name of the measure -> its paired columns (before, after).
+MEASURES: dict[str, tuple[str, str]] = {
+    "ece_debiased": ("ece_debiased_before", "ece_debiased_after"),
+    "ece": ("ece_before", "ece_after"),
+    "ece_excess": ("excess_before", "excess_after"),
+}
+#: The measure the page's verdict reads: the calibration axis's own ECE (issue 46, item 4; amendment 27).
+DEFAULT_MEASURE = "ece_debiased"
 
 
 class CalibrationVerdict(StrEnum):
-    """What a post-hoc calibrator did to the ECE excess over its floor."""
+    """What a post-hoc calibrator did to the calibration error (the interval of its change)."""
 
     HELPED = "helped"
     HURT = "hurt"
@@ -125,7 +130,9 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
         auroc_before, auroc_after``, sorted by the keys; where the table has the
         ECE floor (columns ``ece_floor`` and ``ece_excess``), also
         ``ece_floor_before, ece_floor_after, excess_before, excess_after``
-        (a calibrator changes the confidences, so its row has its own floor).
+        (a calibrator changes the confidences, so its row has its own floor);
+        where it has the debiased ECE (the axis C), also
+        ``ece_debiased_before, ece_debiased_after``.
 
     Raises
     ------
@@ -147,6 +154,8 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
     # the floor is used only where every clean row carries it.
     has_floor = set(FLOOR_COLUMNS) <= set(clean.columns) and bool(clean[list(FLOOR_COLUMNS)].notna().all().all())
     floors = list(FLOOR_COLUMNS) if has_floor else []
+    if DEBIASED in clean.columns and bool(clean[DEBIASED].notna().all()):
+        floors.append(DEBIASED)
     merged = after[keys + ["domain", "calibration", "ece", "auroc", *floors]].merge(
         before[keys + ["ece", "auroc", *floors]], on=keys, how="left", suffixes=("_after", "_before")
     )
@@ -159,11 +168,13 @@ def paired_calibration(results: pd.DataFrame, arm: str = "frozen") -> pd.DataFra
             f"calibration {first['calibration']!r})"
         )
     columns = keys[:2] + ["domain"] + keys[2:] + ["calibration", "ece_before", "ece_after", "auroc_before", "auroc_after"]
-    if floors:
+    if has_floor:
         merged = merged.rename(
             columns={"ece_excess_before": "excess_before", "ece_excess_after": "excess_after"}
         )
         columns += ["ece_floor_before", "ece_floor_after", "excess_before", "excess_after"]
+    if DEBIASED in floors:
+        columns += [f"{DEBIASED}_before", f"{DEBIASED}_after"]
     out = merged[columns]
     out = out.astype({"encoder": object, "dataset": object, "domain": object, "arm": object, "calibration": object})
     return out.sort_values(keys + ["calibration"], kind="mergesort").reset_index(drop=True)
@@ -244,34 +255,65 @@ def calibration_ablation(
     return calibration_summary(paired_calibration(results, arm=arm), by=by)
 
 
-def excess_ablation(
+def population_of(resampled: Sequence[str]) -> str:
+    """Which datasets an interval of :func:`calibrator_effect` speaks of, from the factors it resampled.
+
+    Examples
+    --------
+    >>> population_of(["encoder", "seed"]), population_of(["encoder", "dataset", "seed"])
+    ('these datasets', 'new datasets like these')
+    """
+    return "new datasets like these" if "dataset" in resampled else "these datasets"
+
+
+def calibrator_effect(
     paired: pd.DataFrame,
+    measure: str = DEFAULT_MEASURE,
     by: Sequence[str] = ("calibration",),
     n_draws: int = 1000,
     interval: float = 0.95,
     random_state: int = 0,
     factors: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """Change of the ECE excess over its floor per calibrator, with intervals and a verdict.
+    """Change of a calibration error per calibrator, with crossed-bootstrap intervals and a verdict.
 
     Per group (each calibrator by default) over its paired evaluations ``i``
-    (encoder, dataset, seed), with ``delta_i = excess_after_i - excess_before_i``:
+    (encoder, dataset, seed), with ``delta_i = after_i - before_i`` of the
+    chosen ``measure``:
 
-    * ``excess_change = sum_i w_i delta_i / sum_i w_i``;
-    * ``relative_excess_change = sum_i w_i delta_i / sum_i w_i excess_before_i``
-      (NaN when the denominator is not positive: no excess to remove);
+    * ``change = sum_i w_i delta_i / sum_i w_i``;
+    * ``relative_change = sum_i w_i delta_i / sum_i w_i before_i`` (NaN when the
+      denominator is not positive);
     * ``auroc_change = sum_i w_i (auroc_after_i - auroc_before_i) / sum_i w_i``;
 
     with ``w_i = 1`` for the estimate and the crossed-bootstrap weights of
-    :func:`~.resampling.crossed_weights` (encoders, datasets and seeds resampled
-    independently, the same draws for every group) for the percentile
-    intervals. The verdict reads the interval of ``excess_change``
-    (:class:`CalibrationVerdict`).
+    :func:`~.resampling.crossed_weights` (Owen 2007; the same draws for every
+    group) for the percentile intervals. The verdict reads the interval of
+    ``change`` (:class:`CalibrationVerdict`).
+
+    Which measure (method section 9, amendment 27): the default is the
+    debiased ECE (Kumar, Liang and Ma 2019), the measure of the axis C, so that
+    the ablation and the axis speak of one quantity. ``"ece_excess"`` (the
+    plug-in ECE minus its floor, amendment 5) over-corrects: the floor is the
+    plug-in's bias for a *perfectly calibrated* predictor with these
+    confidences, an upper bound of its bias for a miscalibrated one, so the
+    excess understates miscalibration; the page shows the floor as that bound
+    (``floor_before``, ``floor_after``), not subtracted.
+
+    Which datasets the interval speaks of: by default the encoders and seeds
+    are resampled and the datasets held fixed, so the interval is about *these
+    datasets* (the page's question: does calibrating help on these tasks?).
+    With ``factors`` including ``"dataset"`` it speaks of new datasets like
+    these, but a crossed bootstrap over three datasets has at most ten distinct
+    resamples of that factor and its percentiles are coarse. The column
+    ``population`` says which.
 
     Parameters
     ----------
     paired : pandas.DataFrame
-        Output of :func:`paired_calibration` on a table with the ECE floor.
+        Output of :func:`paired_calibration`.
+    measure : {"ece_debiased", "ece", "ece_excess"}
+        The calibration error compared (:data:`MEASURES`).
     by : sequence of str
         Grouping columns; must include ``"calibration"``. A grouping column is
         never resampled.
@@ -282,30 +324,29 @@ def excess_ablation(
     random_state : int
         Seed of the bootstrap.
     factors : sequence of str, optional
-        Factors to resample; default those of ``encoder, dataset, seed`` not in
-        ``by``.
+        Factors to resample; default ``encoder`` and ``seed`` (those not in
+        ``by``).
 
     Returns
     -------
     pandas.DataFrame
-        One row per group: ``*by, n, excess_before, excess_after,
-        excess_change, excess_change_low, excess_change_high,
-        relative_excess_change, relative_excess_change_low,
-        relative_excess_change_high, verdict, auroc_change, auroc_change_low,
-        auroc_change_high, ece_before, ece_after, relative_ece_reduction,
-        n_draws`` (``n_draws``: draws in which the change was defined; the
-        relative interval uses the draws in which its denominator is positive;
-        ``relative_ece_reduction`` is the raw-ECE figure of
-        :func:`calibration_summary`, kept for comparison with the study).
+        One row per group: ``*by, measure, n, before, after, change,
+        change_low, change_high, relative_change, relative_change_low,
+        relative_change_high, verdict, auroc_change, auroc_change_low,
+        auroc_change_high, floor_before, floor_after, population, ece_before,
+        ece_after, relative_ece_reduction, n_draws`` (``floor_*``: the mean ECE
+        floor, NaN without one; ``relative_ece_reduction``: the plug-in ECE's
+        figure of :func:`calibration_summary`, kept for comparison with the
+        study; ``n_draws``: draws in which the change was defined).
 
     Raises
     ------
     SchemaError
-        If the paired table has no ECE floor (columns ``excess_before`` and
-        ``excess_after`` missing or NaN: the results predate the floor).
+        If the paired table lacks the measure's columns or holds NaN in them
+        (the results predate it).
     ValueError
-        If ``by`` omits ``"calibration"`` or names an unknown column, or a
-        parameter is invalid.
+        If the measure is unknown, ``by`` omits ``"calibration"`` or names an
+        unknown column, or a parameter is invalid.
 
     Examples
     --------
@@ -313,27 +354,33 @@ def excess_ablation(
     ...     "encoder": ["a", "a", "b", "b"], "dataset": ["d"] * 4, "seed": [0, 1, 0, 1],
     ...     "calibration": ["temperature"] * 4,
     ...     "ece_before": [0.10, 0.12, 0.08, 0.09], "ece_after": [0.05, 0.06, 0.05, 0.05],
-    ...     "excess_before": [0.06, 0.08, 0.04, 0.05], "excess_after": [0.01, 0.02, 0.01, 0.01],
+    ...     "ece_debiased_before": [0.08, 0.10, 0.06, 0.07], "ece_debiased_after": [0.03, 0.04, 0.03, 0.03],
     ...     "auroc_before": [0.8] * 4, "auroc_after": [0.8] * 4})
-    >>> row = excess_ablation(paired, n_draws=200).iloc[0]
-    >>> round(float(row["excess_change"]), 4), row["verdict"]
-    (-0.045, 'helped')
+    >>> row = calibrator_effect(paired, n_draws=200).iloc[0]
+    >>> round(float(row["change"]), 4), row["verdict"], row["population"]
+    (-0.045, 'helped', 'these datasets')
     """
+    if measure not in MEASURES:
+        raise ValueError(f"unknown measure {measure!r} (expected one of {', '.join(MEASURES)})")
     groups = _grouping(by, paired)
-    missing = [c for c in ("excess_before", "excess_after") if c not in paired.columns]
-    if missing or paired[["excess_before", "excess_after"]].isna().to_numpy().any():
+    before_column, after_column = MEASURES[measure]
+    missing = [c for c in (before_column, after_column) if c not in paired.columns]
+    if missing or paired[[before_column, after_column]].isna().to_numpy().any():
         raise SchemaError(
-            "results table: no ECE floor for the calibration ablation (columns 'ece_floor' and 'ece_excess' "
-            "missing or NaN); rerun the evaluation with a version that records the floor"
+            f"results table: no {measure!r} for the calibration ablation (paired columns "
+            f"{before_column!r} and {after_column!r} missing or NaN); rerun the evaluation with a version that "
+            "records it"
         )
     coverage = check_interval(interval)
-    resampled = [f for f in RESAMPLED_FACTORS if f not in groups] if factors is None else list(factors)
+    resampled = [f for f in ("encoder", "seed") if f not in groups] if factors is None else list(factors)
     weights = crossed_weights(
         factor_codes(paired, resampled), n_draws=n_draws, random_state=random_state, factors=resampled
     )
-    delta = (paired["excess_after"] - paired["excess_before"]).to_numpy(dtype=float)
-    before = paired["excess_before"].to_numpy(dtype=float)
+    before = paired[before_column].to_numpy(dtype=float)
+    after = paired[after_column].to_numpy(dtype=float)
+    delta = after - before
     auroc_delta = (paired["auroc_after"] - paired["auroc_before"]).to_numpy(dtype=float)
+    has_floor = {"ece_floor_before", "ece_floor_after"} <= set(paired.columns)
     rows: list[dict[str, object]] = []
     for key, members in paired.groupby(groups, sort=True, observed=True).indices.items():
         w = weights[:, members]
@@ -352,19 +399,25 @@ def excess_ablation(
         rows.append(
             {
                 **dict(zip(groups, labels, strict=True)),
+                "measure": measure,
                 "n": int(len(members)),
-                "excess_before": mean_before,
-                "excess_after": float(paired["excess_after"].to_numpy(dtype=float)[members].mean()),
-                "excess_change": point_change,
-                "excess_change_low": change_low,
-                "excess_change_high": change_high,
-                "relative_excess_change": point_change / mean_before if mean_before > 0 else float("nan"),
-                "relative_excess_change_low": relative_low,
-                "relative_excess_change_high": relative_high,
+                "before": mean_before,
+                "after": float(after[members].mean()),
+                "change": point_change,
+                "change_low": change_low,
+                "change_high": change_high,
+                "relative_change": point_change / mean_before if mean_before > 0 else float("nan"),
+                "relative_change_low": relative_low,
+                "relative_change_high": relative_high,
                 "verdict": str(_VERDICT[interval_direction(change_low, change_high)]),
                 "auroc_change": float(auroc_delta[members].mean()),
                 "auroc_change_low": auroc_low,
                 "auroc_change_high": auroc_high,
+                "floor_before": float(paired["ece_floor_before"].to_numpy(dtype=float)[members].mean())
+                if has_floor else float("nan"),
+                "floor_after": float(paired["ece_floor_after"].to_numpy(dtype=float)[members].mean())
+                if has_floor else float("nan"),
+                "population": population_of(resampled),
                 "n_draws": n_valid,
             }
         )

@@ -129,13 +129,17 @@ def _pareto_counts(s: np.ndarray, p: np.ndarray) -> np.ndarray:
 
 
 def dominance_probability(normalised: np.ndarray, member: np.ndarray, noise_sd: np.ndarray) -> np.ndarray:
-    """Probability that each row dominates one panel member, given the axes' noise.
+    """Smoothed dominance of each row over one panel member: the Pareto step with the axes' noise as its width.
 
-    ``prod_a Phi((s_a - p_a) / (sqrt(2) * sigma_a))``: the probability that the
-    candidate's true profile lies above the member's on every axis when both
-    observed values carry independent normal errors of standard deviation
-    ``sigma_a`` (method section 9, amendment 20). As ``sigma -> 0`` it tends to
-    the Pareto indicator (except on exact ties, where it is ``1/2`` per tied axis).
+    ``prod_a Phi((s_a - p_a) / (sqrt(2) * sigma_a))`` (method section 9,
+    amendments 20 and 29). It would be the probability that the candidate's
+    true profile lies above the member's on every axis if both observed values
+    carried *independent* normal errors of standard deviation ``sigma_a``; the
+    book's design is paired (the same test images and seeds for every
+    encoder), so the errors are correlated, a pair's difference varies less,
+    and the term is a smoothed count rather than that probability. As
+    ``sigma -> 0`` it tends to the Pareto indicator (except on exact ties,
+    where it is ``1/2`` per tied axis).
 
     Parameters
     ----------

@@ -50,8 +50,9 @@ AXIS_LABELS: dict[str, str] = {
 }
 
 DEPLOYMENT_EVIDENCE: tuple[tuple[str, str], ...] = (
-    ("institutional shift", "one observed site pair only; other scanners, sites and populations untested"),
-    ("population and pathology change", "the corruptions model acquisition and image quality, not case mix"),
+    ("institutional shift", "at most one second site per dataset; other scanners, sites and populations untested"),
+    ("population and pathology change",
+     "a second site's case mix is one population change; the corruptions model acquisition and image quality only"),
     ("adaptation",
      "a frozen-probe ranking need not survive adaptation; the transfer chapter measures how far it does here"),
     ("subgroups", "no subgroup or fairness analysis"),

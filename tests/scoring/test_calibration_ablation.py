@@ -10,7 +10,8 @@ from crsbench_lib.scoring.calibration_ablation import (
     CalibrationVerdict,
     calibration_ablation,
     calibration_summary,
-    excess_ablation,
+    calibrator_effect,
+    population_of,
     paired_calibration,
     reduction_range,
 )
@@ -86,7 +87,7 @@ def test_errors(table):
 
 
 def paired_frame(before: np.ndarray, after: np.ndarray, calibration: str = "temperature") -> pd.DataFrame:
-    """A paired table over an (encoder, dataset, seed) grid given the excess before and after."""
+    """A paired table over an (encoder, dataset, seed) grid given the debiased ECE (and the excess) before and after."""
     n_enc, n_ds, n_seed = before.shape
     grid = pd.MultiIndex.from_product(
         [[f"e{i}" for i in range(n_enc)], [f"d{i}" for i in range(n_ds)], list(range(n_seed))],
@@ -99,6 +100,10 @@ def paired_frame(before: np.ndarray, after: np.ndarray, calibration: str = "temp
         ece_after=after.reshape(-1) + floor,
         excess_before=before.reshape(-1),
         excess_after=after.reshape(-1),
+        ece_debiased_before=before.reshape(-1),
+        ece_debiased_after=after.reshape(-1),
+        ece_floor_before=floor,
+        ece_floor_after=floor,
         auroc_before=0.8,
         auroc_after=0.8,
     )
@@ -119,28 +124,42 @@ def test_paired_table_carries_the_floor(table):
     assert "excess_before" not in bare.columns
 
 
-def test_excess_change_by_hand():
+
+
+def test_paired_table_carries_the_debiased_ece(table):
+    paired = paired_calibration(table)
+    assert {"ece_debiased_before", "ece_debiased_after"} <= set(paired.columns)
+    row = paired.iloc[0]
+    twin = table[
+        (table["encoder"] == row["encoder"]) & (table["dataset"] == row["dataset"]) & (table["seed"] == row["seed"])
+        & (table["arm"] == "frozen") & (table["condition"] == "clean") & (table["calibration"] == row["calibration"])
+    ]
+    assert row["ece_debiased_after"] == twin["ece_debiased"].item()
+
+
+def test_change_by_hand():
     before = np.array([[[0.06, 0.08]], [[0.04, 0.05]]])
     after = np.array([[[0.01, 0.02]], [[0.01, 0.01]]])
-    row = excess_ablation(paired_frame(before, after), n_draws=300).iloc[0]
-    assert row["n"] == 4
-    assert row["excess_change"] == pytest.approx(np.mean(after - before))
-    assert row["relative_excess_change"] == pytest.approx((after - before).sum() / before.sum())
-    assert row["excess_before"] == pytest.approx(before.mean())
+    row = calibrator_effect(paired_frame(before, after), n_draws=300).iloc[0]
+    assert row["n"] == 4 and row["measure"] == "ece_debiased"
+    assert row["change"] == pytest.approx(np.mean(after - before))
+    assert row["relative_change"] == pytest.approx((after - before).sum() / before.sum())
+    assert row["before"] == pytest.approx(before.mean())
+    assert row["floor_before"] == pytest.approx(0.02)
     assert row["relative_ece_reduction"] == pytest.approx((before.mean() - after.mean()) / (before.mean() + 0.02))
     assert row["auroc_change"] == 0.0 and row["auroc_change_low"] == 0.0
     assert row["verdict"] == CalibrationVerdict.HELPED
-    assert row["excess_change_low"] <= row["excess_change"] <= row["excess_change_high"] < 0
+    assert row["change_low"] <= row["change"] <= row["change_high"] < 0
 
 
 def test_verdicts():
     rng = np.random.default_rng(0)
     before = rng.uniform(0.03, 0.06, size=(6, 3, 3))
-    assert excess_ablation(paired_frame(before, before + 0.02)).iloc[0]["verdict"] == "hurt"
-    # At the floor: before and after both scatter around zero excess.
-    at_floor = excess_ablation(paired_frame(rng.normal(0, 0.005, (6, 3, 3)), rng.normal(0, 0.005, (6, 3, 3)))).iloc[0]
+    assert calibrator_effect(paired_frame(before, before + 0.02)).iloc[0]["verdict"] == "hurt"
+    # Well calibrated: before and after both scatter around zero.
+    at_floor = calibrator_effect(paired_frame(rng.normal(0, 0.005, (6, 3, 3)), rng.normal(0, 0.005, (6, 3, 3)))).iloc[0]
     assert at_floor["verdict"] == CalibrationVerdict.NO_DIFFERENCE
-    assert at_floor["excess_change_low"] < 0 < at_floor["excess_change_high"]
+    assert at_floor["change_low"] < 0 < at_floor["change_high"]
 
 
 def test_one_encoder_carries_the_effect_so_the_interval_is_wide():
@@ -149,10 +168,44 @@ def test_one_encoder_carries_the_effect_so_the_interval_is_wide():
     before = np.full((6, 3, 3), 0.05)
     after = before.copy()
     after[0] -= 0.05
-    row = excess_ablation(paired_frame(before, after), n_draws=2000).iloc[0]
-    assert row["excess_change"] == pytest.approx(-0.05 / 6)
-    assert row["excess_change_high"] == pytest.approx(0.0)  # draws without encoder 0 change nothing
+    row = calibrator_effect(paired_frame(before, after), n_draws=2000).iloc[0]
+    assert row["change"] == pytest.approx(-0.05 / 6)
+    assert row["change_high"] == pytest.approx(0.0)  # draws without encoder 0 change nothing
     assert row["verdict"] == CalibrationVerdict.NO_DIFFERENCE
+
+
+def test_the_interval_holds_the_datasets_fixed_unless_asked_and_says_so():
+    # One dataset carries the whole effect: over these datasets the mean change is
+    # certain (every encoder and seed shows it); over new datasets like these it is not.
+    before = np.full((6, 3, 3), 0.05)
+    after = before.copy()
+    after[:, 0, :] -= 0.03
+    fixed = calibrator_effect(paired_frame(before, after), n_draws=2000).iloc[0]
+    sampled = calibrator_effect(paired_frame(before, after), n_draws=2000,
+                                factors=("encoder", "dataset", "seed")).iloc[0]
+    assert fixed["population"] == "these datasets" and sampled["population"] == "new datasets like these"
+    assert fixed["change_low"] == pytest.approx(-0.01) and fixed["change_high"] == pytest.approx(-0.01)
+    assert sampled["change_high"] - sampled["change_low"] > 0.01
+    assert population_of(["encoder", "seed"]) == "these datasets"
+
+
+def test_the_excess_understates_miscalibration_the_debiased_ece_measures():
+    # Issue 46 item 4: the floor is the plug-in's bias for a perfectly calibrated predictor, an
+    # upper bound for a miscalibrated one. Simulated probes with a known calibration gap: the
+    # debiased ECE lands nearer the gap than the excess (plug-in minus floor), which falls below it.
+    from crsbench_lib.metrics.calibration import debiased_ece, ece_floor, expected_calibration_error
+
+    rng = np.random.default_rng(3)
+    n, gap = 600, 0.04
+    debiased, excess = [], []
+    for _ in range(60):
+        p = rng.uniform(0.2, 0.8, n)
+        y = (rng.uniform(size=n) < np.clip(p - gap, 0, 1)).astype(int)
+        probs = np.column_stack([1 - p, p])
+        debiased.append(debiased_ece(y, probs, "binary"))
+        excess.append(expected_calibration_error(y, probs, "binary") - ece_floor(probs, "binary"))
+    assert np.mean(excess) < np.mean(debiased)
+    assert abs(np.mean(debiased) - gap) < abs(np.mean(excess) - gap)
 
 
 @settings(max_examples=25, deadline=None)
@@ -161,33 +214,37 @@ def test_interval_shifts_with_the_change_and_stays_within_the_data(seed, shift):
     rng = np.random.default_rng(seed)
     before = rng.uniform(0.0, 0.05, size=(4, 2, 3))
     after = before + rng.normal(0, 0.01, size=before.shape)
-    base = excess_ablation(paired_frame(before, after), n_draws=200, random_state=seed % 1000).iloc[0]
-    moved = excess_ablation(paired_frame(before, after + shift), n_draws=200, random_state=seed % 1000).iloc[0]
-    assert moved["excess_change_low"] == pytest.approx(base["excess_change_low"] + shift, abs=1e-12)
-    assert moved["excess_change_high"] == pytest.approx(base["excess_change_high"] + shift, abs=1e-12)
+    base = calibrator_effect(paired_frame(before, after), n_draws=200, random_state=seed % 1000).iloc[0]
+    moved = calibrator_effect(paired_frame(before, after + shift), n_draws=200, random_state=seed % 1000).iloc[0]
+    assert moved["change_low"] == pytest.approx(base["change_low"] + shift, abs=1e-12)
+    assert moved["change_high"] == pytest.approx(base["change_high"] + shift, abs=1e-12)
     delta = after - before
-    assert delta.min() - 1e-12 <= base["excess_change_low"] <= base["excess_change_high"] <= delta.max() + 1e-12
+    assert delta.min() - 1e-12 <= base["change_low"] <= base["change_high"] <= delta.max() + 1e-12
 
 
-def test_excess_ablation_on_a_table(table):
+def test_calibrator_effect_on_a_table(table):
     paired = paired_calibration(table)
-    overall = excess_ablation(paired, n_draws=200)
+    overall = calibrator_effect(paired, n_draws=200)
     assert list(overall["calibration"]) == ["isotonic", "temperature", "vector"]
     assert (overall["n"] == 4 * 3 * 2).all() and (overall["n_draws"] == 200).all()
     assert set(overall["verdict"]) <= {v.value for v in CalibrationVerdict}
-    per_dataset = excess_ablation(paired, by=("dataset", "calibration"), n_draws=200)
+    per_dataset = calibrator_effect(paired, by=("dataset", "calibration"), n_draws=200)
     assert len(per_dataset) == 3 * 3
-    again = excess_ablation(paired, n_draws=200)
+    again = calibrator_effect(paired, n_draws=200)
     pd.testing.assert_frame_equal(overall, again)
+    excess = calibrator_effect(paired, measure="ece_excess", n_draws=200)
+    assert (excess["measure"] == "ece_excess").all()
 
 
-def test_excess_ablation_errors(table):
+def test_calibrator_effect_errors(table):
     paired = paired_calibration(table)
-    with pytest.raises(SchemaError, match="no ECE floor"):
-        excess_ablation(paired.drop(columns=["excess_before"]))
-    with pytest.raises(SchemaError, match="no ECE floor"):
-        excess_ablation(paired.assign(excess_after=np.nan))
+    with pytest.raises(SchemaError, match="no 'ece_debiased'"):
+        calibrator_effect(paired.drop(columns=["ece_debiased_before"]))
+    with pytest.raises(SchemaError, match="no 'ece_excess'"):
+        calibrator_effect(paired.assign(excess_after=np.nan), measure="ece_excess")
+    with pytest.raises(ValueError, match="unknown measure"):
+        calibrator_effect(paired, measure="brier")
     with pytest.raises(ValueError, match="must include 'calibration'"):
-        excess_ablation(paired, by=("dataset",))
+        calibrator_effect(paired, by=("dataset",))
     with pytest.raises(ValueError, match="coverage"):
-        excess_ablation(paired, interval=95)
+        calibrator_effect(paired, interval=95)

@@ -392,3 +392,64 @@ def describe_retention_scale(scale: str, version: str) -> str:
 
 __all__ = ["AXIS_NAMES", "describe_retention_scale", "four_axes_exercise_lora", "four_axes_exercise_subset",
            "four_axes_lessons", "four_axes_takeaway"]
+
+
+def _axis_words(axis: object) -> str:
+    """``discrimination (D)``: an axis's name with its letter."""
+    return f"{AXIS_NAMES.get(str(axis), str(axis))} ({axis})"
+
+
+def describe_knockout(table: "pd.DataFrame", simulated: bool | None = None) -> str:
+    """What each axis decides among the candidates, from :func:`~crsbench_lib.scoring.knockout.axis_knockout`.
+
+    An axis decides the choice when holding it constant changes the leader, the
+    order when it reverses some pairs, and nothing when it reverses none. The
+    counts are of the point ranking (a counterfactual of the score, not a
+    sampling statement); which axis decides is this build's world's, that the
+    weights alone do not say it holds for any composite.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"axis": ["D", "C", "L", "R"], "tau_b": [0.70, 1.0, 0.94, 0.85],
+    ...     "reversed_pairs": [10, 0, 2, 5], "pairs": [66] * 4, "leader": ["a"] * 4,
+    ...     "leader_without": ["b", "a", "a", "c"], "leader_changes": [True, False, False, True]})
+    >>> print(describe_knockout(table, simulated=True))  # doctest: +NORMALIZE_WHITESPACE
+    Held constant one at a time, discrimination (D) reverses 10 of the 66 candidate pairs (τ_b 0.70 with the full
+    ranking) and moves the lead from a to b; calibration (C) reverses none; label efficiency (L) reverses 2 (τ_b
+    0.94); robustness (R) reverses 5 (τ_b 0.85) and moves the lead from a to c. So discrimination (D) and
+    robustness (R) each decide the leader, and calibration (C) decides nothing among these candidates. Which axis
+    decides is a fact of this build's simulated world; that an axis's weight does not say what it decides holds for
+    any composite score.
+    """
+    from crsbench_lib.report.sentences.lessons import world_name
+
+    if table.empty:
+        return "No axis was knocked out: the page has fewer than two candidates to rank."
+    parts = []
+    for row in table.itertuples():
+        name = _axis_words(row.axis)
+        k = int(row.reversed_pairs)
+        if k == 0:
+            text = f"{name} reverses none"
+        else:
+            tau = "" if not math.isfinite(float(row.tau_b)) else f" (τ_b {fmt(float(row.tau_b), 2)})"
+            head = f" of the {int(row.pairs)} candidate pairs" if not parts else ""
+            text = f"{name} reverses {k}{head}{tau if parts else ''}"
+            if not parts:
+                text += f"{tau[:-1]} with the full ranking)" if tau else ""
+        if bool(row.leader_changes):
+            text += f" and moves the lead from {row.leader} to {row.leader_without}"
+        parts.append(text)
+    deciding = [_axis_words(a) for a in table.loc[table["leader_changes"].astype(bool), "axis"]]
+    idle = [_axis_words(a) for a in table.loc[table["reversed_pairs"] == 0, "axis"]]
+    text = "Held constant one at a time, " + "; ".join(parts) + "."
+    if deciding:
+        text += (f" So {and_list(deciding)} {'each decide' if len(deciding) > 1 else 'decides'} the leader"
+                 if deciding else "")
+    else:
+        text += " So no single axis decides the leader on its own"
+    text += (f", and {and_list(idle)} {'decide' if len(idle) > 1 else 'decides'} nothing among these candidates."
+             if idle else ".")
+    return (text + f" Which axis decides is a fact of {world_name(simulated)}; that an axis's weight does not say "
+            "what it decides holds for any composite score.")

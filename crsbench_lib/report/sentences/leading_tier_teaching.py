@@ -94,9 +94,13 @@ def describe_reference_standing(
     task allows. Whether it is one is a measurement: a candidate whose
     pretraining is close to the task can pass it on some axes. The sentence
     counts, per column shown, the candidates better than the reference at the
-    point and, with ``se``, those whose paired interval (point difference
-    plus or minus the normal quantile of ``level`` times its standard error)
-    excludes zero.
+    point and, with ``se``, those whose paired interval excludes zero. The
+    intervals are simultaneous over the candidates compared in a column
+    (Bonferroni: the normal quantile of ``1 - (1 - level) / (2 m)`` for ``m``
+    candidates), so that the paragraph holds its claims to the same standard
+    as the page's leading tier, whose statements are simultaneous too (method
+    section 9, amendment 30): a one-pair interval that excludes zero for one
+    of twelve candidates is what one in twenty such intervals does by chance.
 
     Parameters
     ----------
@@ -110,7 +114,7 @@ def describe_reference_standing(
     se : pandas.DataFrame, optional
         :func:`paired_reference_se`.
     level : float
-        Coverage of each paired interval.
+        Simultaneous coverage of a column's paired intervals.
     digits : int
         Decimals shown.
 
@@ -141,7 +145,8 @@ def describe_reference_standing(
     columns = [c for c in _STANDING_AXES if c in profiles.columns]
     if not columns:
         raise ValueError("describe_reference_standing: none of the columns CRS, D, C, L, R")
-    z = NormalDist().inv_cdf(0.5 + finite(level, "level") / 2.0)
+    # Simultaneous over the m candidates of a column (Bonferroni), as the page's tier is simultaneous.
+    z = NormalDist().inv_cdf(1.0 - (1.0 - finite(level, "level")) / (2.0 * len(names)))
     beaten, unbeaten = [], []
     for column in columns:
         higher, label = _STANDING_AXES[column]
@@ -159,7 +164,8 @@ def describe_reference_standing(
                   + f" (the best, {best}, {fmt(float(profiles.loc[best, column]), digits)} against {fmt(ref, digits)}")
         if se is not None and column in se.columns:
             clear = [n for n in better.index if float(se.loc[n, column]) >= 0 and gain[n] > z * float(se.loc[n, column])]
-            interval = f"the paired {level * 100:.0f} % interval of the difference, one pair at a time,"
+            interval = (f"the paired interval of the difference, simultaneous at {level * 100:.0f} % over the "
+                        f"{len(names)} candidates,")
             if len(better) == 1:
                 clause += f"; {interval} {'excludes' if clear else 'includes'} zero"
             else:

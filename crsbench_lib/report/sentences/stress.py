@@ -1,7 +1,7 @@
 """The sentences of the axes-under-stress part: the calibration and corruption chapters.
 
-Whether a post-hoc calibrator helps, read from the ECE excess over its floor
-(:func:`describe_excess_verdict`), and whether discrimination loss and
+Whether a post-hoc calibrator helps, read from the change of the debiased ECE
+(:func:`describe_calibrator_verdict`), and whether discrimination loss and
 calibration loss move together across corruption cells
 (:func:`describe_robustness_faces`), and how many probes chose an edge of the
 grid of their inverse penalty 1/λ (:func:`describe_grid_edges`; scikit-learn
@@ -40,7 +40,7 @@ INVERSE_PENALTY = "inverse penalty 1/λ"
 EDGE_SHARE_READABLE = 0.10
 
 
-def describe_excess_verdict(
+def describe_calibrator_verdict(
     calibrator: str,
     before: float,
     after: float,
@@ -48,26 +48,25 @@ def describe_excess_verdict(
     level: float = 0.95,
     digits: int = 3,
     floor: float | None = None,
+    measure: str = "the mean debiased ECE",
 ) -> str:
-    """Whether a post-hoc calibrator helps, read from the change of the ECE excess over its floor.
+    """Whether a post-hoc calibrator helps, read from the change of the debiased ECE (the axis C's measure).
 
-    The ECE of a finite test set is positive even for perfectly calibrated
-    probabilities; only the excess over that floor is miscalibration a
-    calibrator can remove (method section 9, amendment 5). The verdict reads the
-    interval of ``after - before`` alone: below zero "helps", above zero "makes
-    it worse", spanning zero "does not help measurably", so it can never call a
-    rise a cut. Its size is judged against the floor itself when ``floor`` is
-    given (:func:`~crsbench_lib.report.grammar.noise_size_word`): a fall of
-    0.006 beside a floor of 0.023 is small beside what one probe's ECE can
-    resolve, whatever share of the excess it is; without ``floor`` the size
-    word is the relative band of the excess.
+    The verdict reads the interval of ``after - before`` alone (method section
+    9, amendment 27): below zero "helps", above zero "makes it worse", spanning
+    zero "does not help measurably", so it can never call a rise a cut. Its
+    size is judged against the plug-in ECE's floor when ``floor`` is given
+    (:func:`~crsbench_lib.report.grammar.noise_size_word`): the floor is the
+    largest bias the plug-in ECE of these probes carries, the scale below which
+    one probe's ECE says little; without ``floor`` the size word is the
+    relative band.
 
     Parameters
     ----------
     calibrator : str
         Its name ("temperature").
     before, after : float
-        Mean ECE excess over the floor without and with the calibrator.
+        The mean of ``measure`` without and with the calibrator.
     interval : (float, float)
         Interval of the change ``after - before``.
     level : float
@@ -75,17 +74,19 @@ def describe_excess_verdict(
     digits : int
         Decimals shown.
     floor : float, optional
-        The mean ECE floor of the uncalibrated probes (the noise the size word
-        is judged against).
+        The mean plug-in ECE floor of the uncalibrated probes (the scale the
+        size word is judged against).
+    measure : str
+        What ``before`` and ``after`` are, in words.
 
     Examples
     --------
-    >>> describe_excess_verdict("temperature", 0.016, 0.010, (-0.012, -0.001), floor=0.023)
-    'temperature helps: the mean ECE excess over its floor fell from 0.016 to 0.010 (by 38 %; the fall of 0.006 is 0.26 times the mean ECE floor of 0.023, a small improvement beside it); its 95 % interval [-0.012, -0.001] excludes zero.'
-    >>> describe_excess_verdict("temperature", 0.05, 0.02, (-0.04, -0.02))
-    'temperature helps: the mean ECE excess over its floor fell from 0.050 to 0.020 (by 60 %, a large improvement); its 95 % interval [-0.040, -0.020] excludes zero.'
-    >>> describe_excess_verdict("isotonic", 0.01, 0.012, (-0.001, 0.005))
-    'isotonic does not help measurably: the mean ECE excess over its floor rose from 0.010 to 0.012 (by 20 %, a moderate deterioration); its 95 % interval [-0.001, 0.005] includes zero, so the data cannot tell the direction.'
+    >>> describe_calibrator_verdict("temperature", 0.016, 0.010, (-0.012, -0.001), floor=0.023)
+    'temperature helps: the mean debiased ECE fell from 0.016 to 0.010 (by 38 %; the fall of 0.006 is 0.26 times the mean ECE floor of 0.023, a small improvement beside it); its 95 % interval [-0.012, -0.001] excludes zero.'
+    >>> describe_calibrator_verdict("temperature", 0.05, 0.02, (-0.04, -0.02))
+    'temperature helps: the mean debiased ECE fell from 0.050 to 0.020 (by 60 %, a large improvement); its 95 % interval [-0.040, -0.020] excludes zero.'
+    >>> describe_calibrator_verdict("isotonic", 0.01, 0.012, (-0.001, 0.005))
+    'isotonic does not help measurably: the mean debiased ECE rose from 0.010 to 0.012 (by 20 %, a moderate deterioration); its 95 % interval [-0.001, 0.005] includes zero, so the data cannot tell the direction.'
     """
     low, high = finite(interval[0], "low"), finite(interval[1], "high")
     if high < 0:
@@ -94,7 +95,7 @@ def describe_excess_verdict(
         verdict = "does not help, it makes calibration worse"
     else:
         verdict = "does not help measurably"
-    change = describe_change(before, after, "the mean ECE excess over its floor", better="lower",
+    change = describe_change(before, after, measure, better="lower",
                              interval=(low, high), level=level, digits=digits, noise=floor,
                              noise_name="the mean ECE floor")
     return f"{calibrator} {verdict}: {change[:1].lower()}{change[1:]}"
@@ -196,7 +197,7 @@ def describe_grid_edges(share: EdgeShare, c_rule: str = "auroc", simulated: bool
 
 
 def calibration_lessons(
-    excess: "pd.DataFrame",
+    effect: "pd.DataFrame",
     ece: "pd.DataFrame",
     floor: float | None = None,
     simulated: bool | None = None,
@@ -207,16 +208,15 @@ def calibration_lessons(
 
     Parameters
     ----------
-    excess : pandas.DataFrame
-        :func:`~crsbench_lib.scoring.calibration_ablation.excess_ablation` by
-        calibrator: calibration, excess_before, excess_after,
-        excess_change_low, excess_change_high, auroc_change_low,
-        auroc_change_high.
+    effect : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.calibration_ablation.calibrator_effect` by
+        calibrator on the debiased ECE: calibration, before, after,
+        change_low, change_high, auroc_change_low, auroc_change_high.
     ece : pandas.DataFrame
         :func:`~crsbench_lib.scoring.calibration_ablation.calibration_summary`
-        by calibrator: calibration, ece_before, ece_after.
+        by calibrator: calibration, ece_before, ece_after (the plug-in ECE).
     floor : float, optional
-        Mean ECE floor of the uncalibrated probes.
+        Mean plug-in ECE floor of the uncalibrated probes.
     simulated : bool, optional
         Names the world.
     study_range : (float, float), optional
@@ -234,34 +234,36 @@ def calibration_lessons(
     Examples
     --------
     >>> import pandas as pd
-    >>> excess = pd.DataFrame({"calibration": ["temperature", "isotonic"], "excess_before": [0.015, 0.015],
-    ...     "excess_after": [0.009, 0.008], "excess_change_low": [-0.014, -0.015], "excess_change_high": [-0.002, 0.001],
+    >>> effect = pd.DataFrame({"calibration": ["temperature", "isotonic"], "before": [0.030, 0.030],
+    ...     "after": [0.022, 0.021], "change_low": [-0.014, -0.015], "change_high": [-0.002, 0.001],
     ...     "auroc_change_low": [-0.0002, -0.0038], "auroc_change_high": [0.0001, -0.0012]})
     >>> ece = pd.DataFrame({"calibration": ["temperature", "isotonic"], "ece_before": [0.038, 0.038],
     ...                     "ece_after": [0.032, 0.030]})
-    >>> lessons = calibration_lessons(excess, ece, floor=0.023)
+    >>> lessons = calibration_lessons(effect, ece, floor=0.023)
     >>> [lesson.scope for lesson in lessons]
     ['design', 'design', 'world']
-    >>> lessons[0].text.split(": ")[1][:68]
-    "here the uncalibrated probes' mean ECE is 0.038 and its floor 0.023,"
+    >>> lessons[0].text.split(": ")[1][:75]
+    "here the uncalibrated probes' mean plug-in ECE is 0.038 and its floor 0.023"
     """
-    for column in ("calibration", "excess_before", "excess_after", "excess_change_low", "excess_change_high",
+    for column in ("calibration", "before", "after", "change_low", "change_high",
                    "auroc_change_low", "auroc_change_high"):
-        if column not in excess.columns:
-            raise ValueError(f"calibration_lessons: the excess table lacks column {column!r}")
-    if excess.empty or ece.empty:
+        if column not in effect.columns:
+            raise ValueError(f"calibration_lessons: the effect table lacks column {column!r}")
+    if effect.empty or ece.empty:
         raise ValueError("calibration_lessons: no calibrator")
     before = float(ece["ece_before"].mean())
+    debiased = float(effect["before"].mean())
     lessons = []
     if floor is not None and math.isfinite(floor) and before > 0:
         lessons.append(Lesson(DESIGN, (
-            "A finite test set gives even perfectly calibrated probabilities a positive ECE, its floor: here the "
-            f"uncalibrated probes' mean ECE is {fmt(before, 3)} and its floor {fmt(floor, 3)}, so "
-            f"{percent(min(floor / before, 1.0))} of the measured ECE is what the test set's size alone produces. Only "
-            "the excess over the floor is miscalibration a calibrator can remove; any benchmark that reports binned "
-            "ECE on test sets of this size carries the floor; more test images lower it, and a debiased estimator "
-            "(the axis C, method section 9, amendment 21) removes part of it.")))
-    rows = excess.set_index(excess["calibration"].astype(str))
+            "A finite test set gives even perfectly calibrated probabilities a positive binned ECE, its floor: here "
+            f"the uncalibrated probes' mean plug-in ECE is {fmt(before, 3)} and its floor {fmt(floor, 3)}, and the "
+            f"debiased ECE (the axis C) puts their miscalibration at {fmt(debiased, 3)}. The floor is the plug-in's "
+            "bias for a perfectly calibrated predictor and only bounds it for a miscalibrated one, so subtracting it "
+            "would understate the miscalibration; this page reads the debiased ECE and shows the floor as that "
+            "bound. Any benchmark that reports binned ECE on test sets of this size carries the bias; more test "
+            "images lower it (method section 9, amendments 21 and 27).")))
+    rows = effect.set_index(effect["calibration"].astype(str))
     parts = []
     if "temperature" in rows.index:
         low, high = float(rows.loc["temperature", "auroc_change_low"]), float(rows.loc["temperature", "auroc_change_high"])
@@ -281,7 +283,7 @@ def calibration_lessons(
     plural = {"helps": "help", "does not help measurably": "do not help measurably",
               "makes calibration worse": "make calibration worse", "has no verdict": "have no verdict"}
     for name, row in rows.iterrows():
-        low, high = float(row["excess_change_low"]), float(row["excess_change_high"])
+        low, high = float(row["change_low"]), float(row["change_high"])
         if not (math.isfinite(low) and math.isfinite(high)):
             key = "has no verdict"
         else:
@@ -290,20 +292,20 @@ def calibration_lessons(
     said = [f"{and_list(names)} {verb if len(names) == 1 else plural[verb]}" for verb, names in verdicts.items() if names]
     table = ece.set_index(ece["calibration"].astype(str))
     falls = ((table["ece_before"] - table["ece_after"]) / table["ece_before"]).astype(float)
-    removed = ((rows["excess_before"] - rows["excess_after"]) / rows["excess_before"]).astype(float)
-    text = (f"In {world_name(simulated)} {'; '.join(said)}: the mean ECE {_range_words(-falls)} and its excess over "
-            f"the floor {_range_words(-removed)}")
+    removed = ((rows["before"] - rows["after"]) / rows["before"]).astype(float)
+    text = (f"In {world_name(simulated)} {'; '.join(said)}: the mean debiased ECE {_range_words(-removed)} and the "
+            f"plug-in ECE {_range_words(-falls)}")
     if floor is not None and math.isfinite(floor) and floor > 0:
-        change = (table["ece_before"] - table["ece_after"]).astype(float)
+        change = (rows["before"] - rows["after"]).astype(float)
         largest = float(change.abs().max())
-        text += (f"; the largest fall of the mean ECE, {fmt(largest, 3)}, is {largest / floor:.2f} times the floor, "
-                 f"{noise_size_word(largest, floor)} beside it")
-    share = float(rows["excess_before"].mean()) / before if before > 0 else math.nan
+        text += (f"; the largest change of the mean debiased ECE, {fmt(largest, 3)}, is {largest / floor:.2f} times "
+                 f"the plug-in ECE's floor, {noise_size_word(largest, floor)} beside it")
+    share = debiased / before if before > 0 else math.nan
     text += "."
     if math.isfinite(share):
-        text += (f" How much a calibrator can remove depends on how far the uncalibrated ECE sits above its floor "
-                 f"(here the excess is {percent(share)} of the ECE): on a cohort whose probes are more over- or "
-                 "under-confident the same calibrators would remove more, on one already near its floor less.")
+        text += (f" How much a calibrator can remove depends on how much miscalibration there is (here the debiased "
+                 f"ECE is {percent(share)} of the plug-in ECE): on a cohort whose probes are more over- or "
+                 "under-confident the same calibrators would remove more, on one already well calibrated less.")
     study = ""
     if study_range is not None:
         study = (f"ECE fell by {percent(study_range[0])} to {percent(study_range[1])}"
@@ -408,14 +410,14 @@ def calibration_exercise_subset(
 
     The ``top`` encoders by mean AUROC before calibration are kept and the
     crossed bootstrap of the page
-    (:func:`~crsbench_lib.scoring.calibration_ablation.excess_ablation`) is
-    run on them with the page's settings; the verdict and the excess are set
-    beside the whole table's.
+    (:func:`~crsbench_lib.scoring.calibration_ablation.calibrator_effect`, on
+    the debiased ECE) is run on them with the page's settings; the verdict and
+    the debiased ECE are set beside the whole table's.
 
     Parameters
     ----------
     paired : pandas.DataFrame
-        :func:`~crsbench_lib.scoring.calibration_ablation.paired_calibration`, with the floor.
+        :func:`~crsbench_lib.scoring.calibration_ablation.paired_calibration`, with the debiased ECE.
     top : int
         Encoders kept.
     calibrator : str
@@ -426,21 +428,21 @@ def calibration_exercise_subset(
     Returns
     -------
     str
-        The verdicts, the excesses, what the difference means, and the rerun command.
+        The verdicts, the debiased ECEs, what the difference means, and the rerun command.
 
     Examples
     --------
     >>> import numpy as np, pandas as pd
     >>> rng = np.random.default_rng(0)
     >>> rows = [dict(encoder=e, dataset=d, seed=s, calibration="temperature", auroc_before=a, auroc_after=a,
-    ...              excess_before=x + rng.normal(0, 0.002), excess_after=0.002 + rng.normal(0, 0.002),
+    ...              ece_debiased_before=x + rng.normal(0, 0.002), ece_debiased_after=0.002 + rng.normal(0, 0.002),
     ...              ece_before=x + 0.02, ece_after=0.022)
     ...         for e, a, x in (("a", 0.9, 0.004), ("b", 0.85, 0.005), ("c", 0.6, 0.05), ("d", 0.55, 0.06))
     ...         for d in ("d1", "d2") for s in (0, 1)]
     >>> calibration_exercise_subset(pd.DataFrame(rows), top=2).split(". ")[0]
     'Kept: the 2 encoders with the highest AUROC before calibration (a and b)'
     """
-    from crsbench_lib.scoring.calibration_ablation import excess_ablation
+    from crsbench_lib.scoring.calibration_ablation import calibrator_effect
 
     rows = paired[paired["calibration"].astype(str) == calibrator]
     if rows.empty:
@@ -454,30 +456,30 @@ def calibration_exercise_subset(
     top = min(top, len(auroc) - 1)
     kept = auroc.index[:top].tolist()
     settings = dict(by=["calibration"], n_draws=n_draws, interval=interval, random_state=random_state)
-    whole = excess_ablation(rows, **settings).iloc[0]
-    part = excess_ablation(rows[rows["encoder"].astype(str).isin(kept)], **settings).iloc[0]
+    whole = calibrator_effect(rows, **settings).iloc[0]
+    part = calibrator_effect(rows[rows["encoder"].astype(str).isin(kept)], **settings).iloc[0]
     pct = f"{interval * 100:.0f} %"
 
     def verdict(row: "pd.Series") -> str:
-        low, high = float(row["excess_change_low"]), float(row["excess_change_high"])
+        low, high = float(row["change_low"]), float(row["change_high"])
         word = "helps" if high < 0 else "makes calibration worse" if low > 0 else "does not help measurably"
-        return (f"{word} (the excess over the floor {fmt(float(row['excess_before']), 4)} before, "
-                f"{fmt(float(row['excess_after']), 4)} after; {pct} interval of the change "
+        return (f"{word} (the debiased ECE {fmt(float(row['before']), 4)} before, "
+                f"{fmt(float(row['after']), 4)} after; {pct} interval of the change "
                 f"{format_interval(low, high, 4)})")
 
     text = (f"Kept: the {top} encoders with the highest AUROC before calibration ({and_list(kept)}). Among them "
             f"{calibrator} {verdict(part)}; over all {len(auroc)} encoders it {verdict(whole)}.")
-    before_part, before_whole = float(part["excess_before"]), float(whole["excess_before"])
+    before_part, before_whole = float(part["before"]), float(whole["before"])
     less = before_part < before_whole
 
     def width(row: "pd.Series") -> float:
-        return float(row["excess_change_high"]) - float(row["excess_change_low"])
+        return float(row["change_high"]) - float(row["change_low"])
 
-    text += (f" The best discriminators start with {'less' if less else 'more'} excess to remove "
+    text += (f" The best discriminators start with {'less' if less else 'more'} miscalibration to remove "
              f"({fmt(before_part, 4)} against {fmt(before_whole, 4)}), and the interval, resting on {top} encoders "
              f"instead of {len(auroc)}, is {'wider' if width(part) > width(whole) else 'no wider'}. ")
-    helps_part, helps_whole = float(part["excess_change_high"]) < 0, float(whole["excess_change_high"]) < 0
-    change_part, change_whole = float(part["excess_change"]), float(whole["excess_change"])
+    helps_part, helps_whole = float(part["change_high"]) < 0, float(whole["change_high"]) < 0
+    change_part, change_whole = float(part["change"]), float(whole["change"])
     ratio = change_part / change_whole if change_whole != 0 else math.nan
     sizes = f"{fmt(change_part, 4)} against {fmt(change_whole, 4)}"
     if helps_part == helps_whole and helps_whole:
@@ -528,28 +530,28 @@ def _auroc_clause(change: float, low: float, high: float, pct: str) -> str:
     return f"without a measurable AUROC cost (change {fmt(change, 4)}, {interval})"
 
 
-def _excess_clause(change: float, low: float, high: float, digits: int) -> str:
-    """How the ECE excess over its floor moves, and whether that lies beyond the crossed bootstrap's noise."""
+def _debiased_clause(change: float, low: float, high: float, digits: int) -> str:
+    """How the debiased ECE (the axis C's measure) moves, and whether that lies beyond the crossed bootstrap's noise."""
     if not (math.isfinite(low) and math.isfinite(high)):
-        return "no bootstrap draw defines the change of its ECE excess over the floor"
+        return "no bootstrap draw defines the change of its debiased ECE"
     moves = ("stays" if round(change, digits) == 0 else
              f"{'falls' if change < 0 else 'rises'} by {fmt(abs(change), digits)}")
     where = "within" if low <= 0 <= high else "beyond"
-    return (f"its ECE excess over the floor {moves}, {where} the bootstrap noise "
+    return (f"its debiased ECE (the axis C's measure) {moves}, {where} the bootstrap noise "
             f"(interval {format_interval(low, high, digits)})")
 
 
 def calibration_takeaway(
-    excess: "pd.DataFrame", ece: "pd.DataFrame", calibrator: str = "temperature", level: float = 0.95, digits: int = 3
+    effect: "pd.DataFrame", ece: "pd.DataFrame", calibrator: str = "temperature", level: float = 0.95, digits: int = 3
 ) -> str:
     """The calibration chapter's key takeaway: does calibrating cost AUROC, and is its ECE gain beyond the noise?
 
     Parameters
     ----------
-    excess : pandas.DataFrame
-        :func:`~crsbench_lib.scoring.calibration_ablation.excess_ablation` by
-        calibrator: calibration, excess_change, excess_change_low,
-        excess_change_high, auroc_change, auroc_change_low, auroc_change_high.
+    effect : pandas.DataFrame
+        :func:`~crsbench_lib.scoring.calibration_ablation.calibrator_effect` by
+        calibrator on the debiased ECE: calibration, change, change_low,
+        change_high, auroc_change, auroc_change_low, auroc_change_high.
     ece : pandas.DataFrame
         :func:`~crsbench_lib.scoring.calibration_ablation.calibration_summary`
         by calibrator: calibration, ece_before, ece_after.
@@ -563,26 +565,26 @@ def calibration_takeaway(
     -------
     str
         The lead calibrator's ECE change, whether it costs AUROC (its
-        interval), whether its change of the ECE excess is beyond the
+        interval), whether its change of the debiased ECE is beyond the
         bootstrap noise; then which calibrators lower AUROC measurably.
 
     Examples
     --------
     >>> import pandas as pd
-    >>> excess = pd.DataFrame({"calibration": ["temperature", "isotonic"], "excess_change": [-0.022, -0.023],
-    ...     "excess_change_low": [-0.083, -0.081], "excess_change_high": [0.010, 0.009],
+    >>> effect = pd.DataFrame({"calibration": ["temperature", "isotonic"], "change": [-0.022, -0.023],
+    ...     "change_low": [-0.083, -0.081], "change_high": [0.010, 0.009],
     ...     "auroc_change": [-0.0002, -0.0145], "auroc_change_low": [-0.0012, -0.0219],
     ...     "auroc_change_high": [0.0008, -0.0067]})
     >>> ece = pd.DataFrame({"calibration": ["temperature", "isotonic"], "ece_before": [0.125, 0.125],
     ...                     "ece_after": [0.099, 0.094]})
-    >>> print(calibration_takeaway(excess, ece))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(calibration_takeaway(effect, ece))  # doctest: +NORMALIZE_WHITESPACE
     Temperature scaling cuts the mean ECE by 21 % (0.125 to 0.099) without a measurable AUROC cost (change -0.0002,
-    95 % interval [-0.0012, 0.0008]); its ECE excess over the floor falls by 0.022, within the bootstrap noise
-    (interval [-0.083, 0.010]). Of the 2 calibrators, only isotonic lowers AUROC measurably.
+    95 % interval [-0.0012, 0.0008]); its debiased ECE (the axis C's measure) falls by 0.022, within the bootstrap
+    noise (interval [-0.083, 0.010]). Of the 2 calibrators, only isotonic lowers AUROC measurably.
     """
-    if excess.empty or ece.empty:
+    if effect.empty or ece.empty:
         raise ValueError("calibration_takeaway: no calibrator")
-    rows = excess.set_index(excess["calibration"].astype(str))
+    rows = effect.set_index(effect["calibration"].astype(str))
     name = calibrator if calibrator in rows.index else str(rows.index[0])
     row = rows.loc[name]
     table = ece.set_index(ece["calibration"].astype(str))
@@ -591,8 +593,8 @@ def calibration_takeaway(
     text = (f"{head} {_ece_clause(float(table.loc[name, 'ece_before']), float(table.loc[name, 'ece_after']), digits)} "
             + _auroc_clause(float(row["auroc_change"]), float(row["auroc_change_low"]), float(row["auroc_change_high"]),
                             pct)
-            + "; " + _excess_clause(float(row["excess_change"]), float(row["excess_change_low"]),
-                                    float(row["excess_change_high"]), digits) + ".")
+            + "; " + _debiased_clause(float(row["change"]), float(row["change_low"]),
+                                      float(row["change_high"]), digits) + ".")
     if len(rows) > 1:
         costly = [str(c) for c, high in zip(rows.index, rows["auroc_change_high"]) if float(high) < 0]
         if not costly:

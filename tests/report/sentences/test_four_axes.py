@@ -116,3 +116,30 @@ def test_the_retention_sentence_names_the_scale_the_figure_draws():
     assert "AUROC_f / AUROC_100%" in ratio and "study's ratio scale" in ratio and "0.5" not in ratio
     with pytest.raises(ValueError, match="scale"):
         describe_retention_scale("points", "crs-v1")
+
+
+def _knockout(reversed_pairs, changes, leader_without=None):
+    import pandas as pd
+
+    axes = ["D", "C", "L", "R"]
+    without = leader_without or ["b" if c else "a" for c in changes]
+    return pd.DataFrame({"axis": axes, "tau_b": [1 - 2 * k / 66 for k in reversed_pairs],
+                         "reversed_pairs": reversed_pairs, "pairs": [66] * 4, "leader": ["a"] * 4,
+                         "leader_without": without, "leader_changes": changes})
+
+
+def test_knockout_words_follow_the_counts():
+    from crsbench_lib.report.sentences.four_axes import describe_knockout
+
+    idle = describe_knockout(_knockout([0, 0, 0, 0], [False] * 4), simulated=True)
+    assert "So no single axis decides the leader on its own, and discrimination (D), calibration (C), label " \
+           "efficiency (L) and robustness (R) decide nothing among these candidates." in idle
+    one = describe_knockout(_knockout([9, 1, 0, 3], [True, False, False, False]), simulated=False)
+    assert "discrimination (D) reverses 9 of the 66 candidate pairs" in one
+    assert "moves the lead from a to b" in one and one.count("moves the lead") == 1
+    assert "So discrimination (D) decides the leader, and label efficiency (L) decides nothing" in one
+    assert "this run's own data" in one
+    # A sentence never says an axis decides nothing when it reverses a pair.
+    for k in range(1, 5):
+        text = describe_knockout(_knockout([k, k, k, k], [False] * 4))
+        assert "decide nothing" not in text and "decides nothing" not in text

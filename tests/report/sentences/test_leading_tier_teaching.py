@@ -32,13 +32,23 @@ def test_the_standing_says_which_gains_the_paired_interval_resolves():
     se = pd.DataFrame({"CRS": [0.06, 0.01], "D": [0.001, 0.01], "C": [0.002, 0.01], "L": [0.01] * 2, "R": [0.01] * 2},
                       index=["a", "b"])
     text = teaching.describe_reference_standing(STANDING, "ref", ["a", "b"], se)
-    assert "0.696 against 0.602; the paired 95 % interval of the difference, one pair at a time, includes zero" in text
-    assert "0.856 against 0.846; the paired 95 % interval of the difference, one pair at a time, excludes zero" in text
+    assert "0.696 against 0.602; the paired interval of the difference, simultaneous at 95 % over the 2 candidates, includes zero" in text
+    assert "0.856 against 0.846; the paired interval of the difference, simultaneous at 95 % over the 2 candidates, excludes zero" in text
     both = STANDING.assign(D=[0.846, 0.856, 0.85])
     several = teaching.describe_reference_standing(both, "ref", ["a", "b"], se)
-    assert "on D (AUROC) 2 (the best, a, 0.856 against 0.846; for 1 of them (a) the paired 95 % interval" in several
+    assert "on D (AUROC) 2 (the best, a, 0.856 against 0.846; for 1 of them (a) the paired interval" in several
     none = teaching.describe_reference_standing(both, "ref", ["a", "b"], se.assign(D=1.0))
-    assert "for none of them the paired 95 % interval" in none
+    assert "for none of them the paired interval" in none
+
+
+def test_the_standing_holds_its_intervals_to_the_pages_simultaneous_standard():
+    # Issue 46 item 8: a gain 2.08 standard errors above zero clears a one-pair 95 % interval (1.96) but not
+    # one simultaneous over 2 candidates (2.24), so the paragraph does not call it resolved.
+    se = pd.DataFrame({"CRS": [0.06, 0.01], "D": [0.0048, 0.01], "C": [0.01] * 2, "L": [0.01] * 2, "R": [0.01] * 2},
+                      index=["a", "b"])
+    text = teaching.describe_reference_standing(STANDING, "ref", ["a", "b"], se)
+    assert "0.856 against 0.846; the paired interval of the difference, simultaneous at 95 % over the 2 candidates, " \
+           "includes zero" in text
 
 
 def test_paired_standard_errors_cancel_shared_luck():

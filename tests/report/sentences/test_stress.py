@@ -14,7 +14,7 @@ positive = st.floats(min_value=1e-3, max_value=1e3, allow_nan=False, allow_infin
 @given(before=positive, after=positive, low=values, width=st.floats(min_value=0, max_value=100, allow_nan=False))
 def test_excess_verdict_helps_only_when_the_interval_lies_below_zero(before, after, low, width):
     high = low + width
-    text = stress.describe_excess_verdict("temperature", before, after, (low, high))
+    text = stress.describe_calibrator_verdict("temperature", before, after, (low, high))
     helps = high < 0
     assert text.startswith("temperature helps:") == helps
     assert ("does not help" in text) == (not helps)
@@ -24,8 +24,8 @@ def test_excess_verdict_helps_only_when_the_interval_lies_below_zero(before, aft
 
 
 def test_excess_verdict_says_plainly_when_calibration_does_not_help():
-    text = stress.describe_excess_verdict("isotonic", 0.010, 0.014, (0.001, 0.007))
-    assert text.startswith("isotonic does not help, it makes calibration worse: the mean ECE excess over its floor rose")
+    text = stress.describe_calibrator_verdict("isotonic", 0.010, 0.014, (0.001, 0.007))
+    assert text.startswith("isotonic does not help, it makes calibration worse: the mean debiased ECE rose")
     assert "cut" not in text and "fell" not in text
 
 
@@ -42,7 +42,7 @@ def test_robustness_faces_follow_the_interval_of_r():
 
 @given(before=positive, after=positive, floor=st.floats(min_value=1e-3, max_value=1.0))
 def test_excess_verdict_size_is_judged_against_the_floor(before, after, floor):
-    text = stress.describe_excess_verdict("temperature", before, after, (-1.0, 1.0), floor=floor)
+    text = stress.describe_calibrator_verdict("temperature", before, after, (-1.0, 1.0), floor=floor)
     if abs(after - before) / before < grammar.NEGLIGIBLE_RELATIVE:
         return
     # "large" only when the change reaches the floor itself, whatever share of the excess it is.
@@ -52,7 +52,7 @@ def test_excess_verdict_size_is_judged_against_the_floor(before, after, floor):
 
 def test_a_fall_of_a_quarter_of_the_floor_is_small():
     # Regression (issue 27): "a large improvement" for a 0.006 change beside a 0.023 floor.
-    text = stress.describe_excess_verdict("temperature", 0.0162, 0.0102, (-0.012, -0.001), floor=0.023)
+    text = stress.describe_calibrator_verdict("temperature", 0.0162, 0.0102, (-0.012, -0.001), floor=0.023)
     assert text.startswith("temperature helps:") and "large" not in text
     assert "the fall of 0.006 is 0.26 times the mean ECE floor of 0.023, a small improvement beside it" in text
 
@@ -107,8 +107,8 @@ from crsbench_lib.report.sentences.lessons import DESIGN, WORLD  # noqa: E402
 
 def _excess(rows):
     """rows: calibrator -> (excess change interval, AUROC change interval)."""
-    return pd.DataFrame([{"calibration": name, "excess_before": 0.015, "excess_after": 0.008,
-                          "excess_change_low": e[0], "excess_change_high": e[1],
+    return pd.DataFrame([{"calibration": name, "before": 0.015, "after": 0.008,
+                          "change_low": e[0], "change_high": e[1],
                           "auroc_change_low": a[0], "auroc_change_high": a[1]} for name, (e, a) in rows.items()])
 
 
@@ -120,12 +120,13 @@ def test_calibration_lessons_follow_the_verdicts_and_the_auroc_intervals():
         _excess({"isotonic": ((-0.015, -0.001), (-0.004, -0.001)), "temperature": ((-0.014, -0.002), (-0.0002, 0.0001))}),
         ECE, floor=0.023, simulated=True, study_range=(0.54, 0.77), study_tests=6)
     assert [lesson.scope for lesson in lessons] == [DESIGN, DESIGN, WORLD]
-    assert "mean ECE is 0.038 and its floor 0.023, so 61 % of the measured ECE" in lessons[0].text
+    assert "mean plug-in ECE is 0.038 and its floor 0.023, and the debiased ECE (the axis C) puts their miscalibration at 0.015" in lessons[0].text
     assert "[-0.0002, 0.0001], which includes zero, as the design says" in lessons[1].text
     assert "[-0.0040, -0.0010] lies below zero: its ties cost a little AUROC" in lessons[1].text
     world = lessons[2].text
-    assert world.startswith("In this build's simulated world isotonic and temperature help: the mean ECE falls by 16 % to 21 %")
-    assert "is 0.35 times the floor, small beside it" in world
+    assert world.startswith("In this build's simulated world isotonic and temperature help: the mean debiased ECE falls "
+                            "by 47 % and the plug-in ECE falls by 16 % to 21 %")
+    assert "is 0.30 times the plug-in ECE's floor, small beside it" in world
     assert lessons[2].study == "ECE fell by 54 % to 77 % across 6 primary tests, AUROC essentially unchanged."
 
 
@@ -175,20 +176,21 @@ def _ablation_rows(gain_strong, n_weak=12, seed=0, noise=0.02):
                 before = 0.03 + rng.normal(0, 0.002)
                 rows.append(dict(encoder=enc, dataset=dataset, seed=seed_, calibration="temperature", auroc_before=auroc,
                                  auroc_after=auroc, ece_before=before + 0.02, ece_after=before + 0.02 - gain,
-                                 excess_before=before, excess_after=before - gain + rng.normal(0, noise)))
+                                 ece_debiased_before=before,
+                                 ece_debiased_after=before - gain + rng.normal(0, noise)))
     return pd.DataFrame(rows)
 
 
 def test_exercise_subset_says_whether_fewer_encoders_or_a_smaller_gain_change_the_verdict():
-    same_gain = stress.calibration_exercise_subset(_ablation_rows(0.02), top=3, n_draws=300)
+    same_gain = stress.calibration_exercise_subset(_ablation_rows(0.02, noise=0.04), top=3, n_draws=300)
     assert same_gain.startswith("Kept: the 3 encoders with the highest AUROC before calibration (s0, s1 and s2)")
     assert "Rerun: `crsbench notebook calibration -p encoders '[s0, s1, s2]'`" in same_gain
     assert "The verdict changes though the change is about as large" in same_gain
     assert "Fewer encoders, not a smaller gain" in same_gain
     holds = stress.calibration_exercise_subset(_ablation_rows(0.02, noise=0.002), top=3, n_draws=300)
     assert "Among them temperature helps" in holds and "The verdict holds among them" in holds
-    neither = stress.calibration_exercise_subset(_ablation_rows(0.0, noise=0.02).assign(excess_after=lambda t: t[
-        "excess_before"] + np.random.default_rng(1).normal(0, 0.02, len(t))), top=3, n_draws=300)
+    neither = stress.calibration_exercise_subset(_ablation_rows(0.0, noise=0.02).assign(ece_debiased_after=lambda t: t[
+        "ece_debiased_before"] + np.random.default_rng(1).normal(0, 0.02, len(t))), top=3, n_draws=300)
     assert "Neither set shows a measurable gain" in neither
     no_gain = stress.calibration_exercise_subset(_ablation_rows(0.0), top=3, n_draws=300)
     assert "The verdict changes and the change is smaller" in no_gain
@@ -202,8 +204,8 @@ def _excess_and_ece(auroc=((-0.0002, -0.0012, 0.0008), (-0.0145, -0.0219, -0.006
 
     names = ["temperature", "isotonic"]
     table = pd.DataFrame({"calibration": names,
-                          "excess_change": [e[0] for e in excess], "excess_change_low": [e[1] for e in excess],
-                          "excess_change_high": [e[2] for e in excess], "auroc_change": [a[0] for a in auroc],
+                          "change": [e[0] for e in excess], "change_low": [e[1] for e in excess],
+                          "change_high": [e[2] for e in excess], "auroc_change": [a[0] for a in auroc],
                           "auroc_change_low": [a[1] for a in auroc], "auroc_change_high": [a[2] for a in auroc]})
     ece = pd.DataFrame({"calibration": names, "ece_before": [0.125, 0.125], "ece_after": list(after)})
     return table, ece
@@ -216,7 +218,7 @@ def test_calibration_takeaway_no_auroc_cost_and_gain_within_noise():
     assert check_takeaway(text) == text
     assert text.startswith("Temperature scaling cuts the mean ECE by 21 % (0.125 to 0.099) without a measurable AUROC "
                            "cost (change -0.0002, 95 % interval [-0.0012, 0.0008])")
-    assert "its ECE excess over the floor falls by 0.022, within the bootstrap noise (interval [-0.083, 0.010])" in text
+    assert "its debiased ECE (the axis C's measure) falls by 0.022, within the bootstrap noise (interval [-0.083, 0.010])" in text
     assert text.endswith("Of the 2 calibrators, only isotonic lowers AUROC measurably.")
 
 
@@ -236,7 +238,7 @@ def test_calibration_takeaway_auroc_cost_gain_beyond_noise_and_a_rise():
                                        calibrator="isotonic")
     assert rise.startswith("Isotonic regression raises the mean ECE by 12 % (0.125 to 0.140) and raises the AUROC "
                            "measurably (change +0.0020, 95 % interval [0.0010, 0.0030])")
-    assert "its ECE excess over the floor rises by 0.012, beyond the bootstrap noise" in rise
+    assert "its debiased ECE (the axis C's measure) rises by 0.012, beyond the bootstrap noise" in rise
     assert rise.endswith("None of the 2 calibrators lowers AUROC measurably.")
 
 
