@@ -73,11 +73,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", default="default", metavar="NAME", help="profile whose protocol is audited")
     parser.add_argument("--dataset", default="derm", help="phantom dataset of the profile (default: derm)")
     parser.add_argument("--preset", default=DEFAULT_PRESET, metavar="NAME",
-                        help="audit size: benchmark (default), chapter, smoke, or book (the chapter's size for the "
-                             "profile); the options below override it")
+                        help="audit size: benchmark (default), chapter, smoke, close_race (three encoders within "
+                             "0.03 of each other's CRS), all_families (every corruption family with the site term), "
+                             "or book (the chapter's size for the profile); the options below override it")
     parser.add_argument("--encoders", type=_names, default=None, metavar="A,B,...", help="zoo encoders audited")
     parser.add_argument("--families", type=_names, default=None, metavar="A,B,...",
-                        help="corruption families entering R (every severity of the profile)")
+                        help="corruption families entering R (every severity of the profile); 'all': every family "
+                             "of the dataset's domain")
     counts = (
         ("--replicates", "replicates of the protocol"),
         ("--truth-draws", "training draws averaged into the truth"),

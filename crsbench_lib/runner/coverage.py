@@ -60,6 +60,7 @@ import numpy as np
 
 from crsbench_lib import __version__
 from crsbench_lib.atomic import atomic_path
+from crsbench_lib.cohort.shortcuts import SHIFT_PARTS
 from crsbench_lib.errors import ConfigError
 from crsbench_lib.results.predictions import ConditionPredictions
 from crsbench_lib.runner.profile import Profile
@@ -76,6 +77,8 @@ DEFAULT_ENCODERS: tuple[str, ...] = (
 )
 #: The default corruption families: one acquisition family and one of the domain's own.
 DEFAULT_FAMILIES: tuple[str, ...] = ("gaussian_blur", "black_corner")
+#: A family list of this one name means every corruption family of the audited dataset's domain.
+ALL_FAMILIES = "all"
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,16 @@ AUDIT_PRESETS: dict[str, AuditSize] = {
                          truth_bootstrap_draws=100),
     "smoke": AuditSize(("pixels", "hog"), ("gaussian_blur",), replicates=2, truth_draws=2, truth_test=600,
                        truth_corrupted=100, pool_factor=2, draws=60, truth_bootstrap_draws=30),
+    # A close race (issue 46, item 6): the three broad multi-task encoders, whose CRS on the default run's
+    # dermatology rows lie within 0.03 of each other (the two best within 0.006), so the tier and the
+    # agreement verdict are audited where they must resolve little.
+    "close_race": AuditSize(("multitask_broad_aug_s", "multitask_broad_aug_l", "multitask_broad_noaug_s"),
+                            ("gaussian_blur", "black_corner"), replicates=8, truth_draws=6, truth_test=6_000,
+                            truth_corrupted=1_000, pool_factor=4, draws=500, truth_bootstrap_draws=100),
+    # Every corruption family of the dataset's domain (ALL_FAMILIES), with the site term: every term of R.
+    "all_families": AuditSize(("hog", "multitask_broad_aug_s", "simclr_derm_aug_s"), (ALL_FAMILIES,), replicates=8,
+                              truth_draws=6, truth_test=6_000, truth_corrupted=500, pool_factor=4, draws=500,
+                              truth_bootstrap_draws=100),
 }
 #: The preset the book's chapter uses per profile (``book``); profiles not named take ``chapter``.
 BOOK_PRESETS: dict[str, str] = {"quick": "smoke"}
@@ -151,8 +164,7 @@ class AuditDesign:
     encoders : tuple of str
         Zoo encoders audited (at least two).
     dataset : str
-        The phantom dataset (``derm``, ``fundus`` or ``cxr``; the shift term of
-        ``cxr`` is not simulated).
+        The phantom dataset (``derm``, ``fundus`` or ``cxr``).
     families : tuple of str
         Corruption families entering ``R`` (every severity of the profile).
     n_replicates : int
@@ -182,6 +194,15 @@ class AuditDesign:
     probe : dict
         The profile's probe settings, as written (calibrators removed).
     data_seed : int
+    shift_parts : tuple of str
+        The profile's parts of site B's difference (:data:`~crsbench_lib.cohort.shortcuts.SHIFT_PARTS`).
+    cues : bool
+        Whether the profile draws the domain's shortcut cue.
+    site_term : bool
+        Simulate the site-B test set, so that ``R`` carries its site term as the
+        profile's does (issue 46, item 6): each replicate draws ``test`` site-B
+        images from a pool of ``n_blocks * block_pool``, the truth reads
+        ``truth_test`` others.
     """
 
     encoders: tuple[str, ...]
@@ -208,6 +229,9 @@ class AuditDesign:
     ece_bins: int
     probe: dict[str, Any] = field(default_factory=dict)
     data_seed: int = AUDIT_DATA_SEED
+    shift_parts: tuple[str, ...] = SHIFT_PARTS
+    cues: bool = True
+    site_term: bool = True
 
     def __post_init__(self) -> None:
         _check_design(self)
@@ -281,6 +305,7 @@ def design_from_profile(
     truth_corrupted: int = 2_000,
     block_pool: int = 1_000,
     pool_factor: int = 8,
+    site_term: bool = True,
 ) -> AuditDesign:
     """The audit of ``profile``'s protocol on one of its phantom datasets.
 
@@ -295,11 +320,14 @@ def design_from_profile(
     dataset : str
         A phantom dataset of the profile.
     encoders, families : sequence of str
-        Audited encoders and corruption families.
+        Audited encoders and corruption families (``("all",)``: every family
+        of the dataset's domain).
     n_replicates, n_truth_draws, truth_test, truth_corrupted, block_pool : int
         See :class:`AuditDesign`.
     pool_factor : int
         The development pool holds ``pool_factor`` times a seed's train and validation sizes.
+    site_term : bool
+        Simulate the site-B test set (see :class:`AuditDesign`).
 
     Returns
     -------
@@ -322,6 +350,10 @@ def design_from_profile(
         valid = [s.name for s in profile.datasets if s.kind == "phantom"]
         raise ConfigError(f"coverage audit: {dataset!r} is not a phantom dataset of profile {profile.name!r} "
                           f"(its phantom datasets: {', '.join(valid) or 'none'})")
+    if tuple(families) == (ALL_FAMILIES,):
+        from crsbench_lib.cohort.corruptions import corruption_families
+
+        families = tuple(corruption_families(dataset))
     _check_names(dataset, encoders, families)
     options = specs[0].options
     sizes = options["sizes"]
@@ -339,6 +371,8 @@ def design_from_profile(
         corruption_seed=int(corruptions.seed), image_side=int(options["image_side"]),
         batch_size=int(profile.embedding.batch_size), label_fractions=tuple(profile.label_fractions),
         ece_bins=int(profile.ece_bins), probe=probe,
+        shift_parts=tuple(options.get("shift_parts", SHIFT_PARTS)), cues=bool(options.get("cues", True)),
+        site_term=bool(site_term),
     )
 
 
@@ -351,9 +385,11 @@ def audit_dataset(design: AuditDesign) -> Any:
     """The audit's phantom dataset (lazy): test = truth set + replicate test pool, development = the pool."""
     from crsbench_lib.cohort.datasets import build_dataset
 
-    sizes = {"train": design.pool_train, "val": design.pool_val, "calibration": 1,
-             "test": design.truth_test + design.n_blocks * design.block_pool}
-    return build_dataset(design.dataset, seed=design.data_seed, sizes=sizes, image_side=design.image_side)
+    pool = design.truth_test + design.n_blocks * design.block_pool
+    sizes = {"train": design.pool_train, "val": design.pool_val, "calibration": 1, "test": pool,
+             "shift_test": pool if design.site_term else 1}
+    return build_dataset(design.dataset, seed=design.data_seed, sizes=sizes, image_side=design.image_side,
+                         shift_parts=design.shift_parts, cues=design.cues)
 
 
 def condition_blocks(design: AuditDesign, domain: str) -> dict[tuple[str, int], int]:
@@ -380,7 +416,9 @@ class PoolEmbeddings:
     """One encoder's embeddings of every audit image set (see the module docstring).
 
     ``truth_corrupted[c]`` embeds the first ``truth_corrupted`` truth images under
-    condition ``c``; ``block_corrupted[c]`` the pool part of the condition's block.
+    condition ``c``; ``block_corrupted[c]`` the pool part of the condition's block;
+    ``shift`` the site-B test split (truth set first, then the replicates' pool),
+    None without the site term.
     """
 
     encoder: str
@@ -389,6 +427,7 @@ class PoolEmbeddings:
     test: np.ndarray
     truth_corrupted: dict[tuple[str, int], np.ndarray]
     block_corrupted: dict[tuple[str, int], np.ndarray]
+    shift: np.ndarray | None = None
 
 
 @dataclass
@@ -402,6 +441,7 @@ class PoolLabels:
     n_classes: int
     domain: str
     version: str
+    shift: np.ndarray | None = None
 
 
 def _pool_file(root: Path, design: AuditDesign, encoder: Any) -> Path:
@@ -453,6 +493,9 @@ def embed_pools(design: AuditDesign, root: Path, encoders: Sequence[str] | None 
             return embed_images(enc, images, design.batch_size)
 
         arrays = {"train": embed(train.images), "val": embed(val.images), "test": embed(test.images)}
+        shift = dataset.split("test", dataset.shift_site) if design.site_term and dataset.shift_site else None
+        if shift is not None:
+            arrays["shift"] = embed(shift.images)
         for c, (f, s) in enumerate(design.conditions):
             arrays[f"truth_{c}"] = embed(corrupted_images(dataset, "test", None, f, s, design.corruption_seed,
                                                           design.truth_corrupted, 0))
@@ -465,6 +508,7 @@ def embed_pools(design: AuditDesign, root: Path, encoders: Sequence[str] | None 
         if not labels_path.exists():
             with atomic_path(labels_path, suffix=".npz") as tmp:
                 np.savez(tmp, train=train.labels, val=val.labels, test=test.labels,
+                         **({} if shift is None else {"shift": shift.labels}),
                          facts=np.array(json.dumps({"task": dataset.task, "n_classes": dataset.n_classes,
                                                     "domain": dataset.domain, "version": dataset.version})))
     return paths
@@ -492,11 +536,12 @@ def load_pools(design: AuditDesign, root: Path) -> tuple[dict[str, PoolEmbedding
                 name, z["train"], z["val"], z["test"],
                 {c: z[f"truth_{i}"] for i, c in enumerate(design.conditions)},
                 {c: z[f"block_{i}"] for i, c in enumerate(design.conditions)},
+                z["shift"] if "shift" in z.files else None,
             )
     with np.load(_labels_file(root, design)) as z:
         facts = json.loads(str(z["facts"]))
         labels = PoolLabels(z["train"], z["val"], z["test"], facts["task"], int(facts["n_classes"]),
-                            facts["domain"], facts["version"])
+                            facts["domain"], facts["version"], z["shift"] if "shift" in z.files else None)
     _POOL_MEMO[memo] = (out, labels)
     return out, labels
 
@@ -513,13 +558,15 @@ class Draw:
     ``train[i]`` / ``val[i]``: development-pool positions of seed ``i``'s sets;
     ``test``: test-split positions of the test set (the truth set's for a truth
     draw); ``corrupted[c]``: (positions in this test set, rows of the
-    condition's corrupted array).
+    condition's corrupted array); ``shift``: site-B test-split positions
+    (None without the site term).
     """
 
     train: tuple[np.ndarray, ...]
     val: tuple[np.ndarray, ...]
     test: np.ndarray
     corrupted: dict[tuple[str, int], tuple[np.ndarray, np.ndarray]]
+    shift: np.ndarray | None = None
 
 
 def _stream(design: AuditDesign, tag: int, index: int) -> np.random.Generator:
@@ -545,7 +592,10 @@ def replicate_draw(design: AuditDesign, replicate: int, blocks: dict[tuple[str, 
     within = np.stack([rng.permutation(design.block_pool)[:n] for _ in range(design.n_blocks)])  # (blocks, n)
     test = (design.truth_test + np.arange(design.n_blocks)[:, None] * design.block_pool + within).ravel()
     corrupted = {c: (np.arange(b * n, (b + 1) * n), within[b]) for c, b in blocks.items()}
-    return Draw(tuple(np.sort(t) for t in train), tuple(np.sort(v) for v in val), test, corrupted)
+    # Drawn after everything else, so the site-A positions do not depend on the site term.
+    shift = (design.truth_test + np.sort(rng.permutation(design.n_blocks * design.block_pool)[: design.test])
+             if design.site_term else None)
+    return Draw(tuple(np.sort(t) for t in train), tuple(np.sort(v) for v in val), test, corrupted, shift)
 
 
 def truth_draw(design: AuditDesign, k: int) -> Draw:
@@ -554,7 +604,8 @@ def truth_draw(design: AuditDesign, k: int) -> Draw:
     train = np.sort(rng.permutation(design.pool_train)[: design.train])
     val = np.sort(rng.permutation(design.pool_val)[: design.val])
     rows = np.arange(design.truth_corrupted)
-    return Draw((train,), (val,), np.arange(design.truth_test), {c: (rows, rows) for c in design.conditions})
+    shift = np.arange(design.truth_test) if design.site_term else None
+    return Draw((train,), (val,), np.arange(design.truth_test), {c: (rows, rows) for c in design.conditions}, shift)
 
 
 def draw_predictions(
@@ -575,6 +626,7 @@ def draw_predictions(
     for name in design.encoders:
         pool = pools[name]
         corrupted_source = pool.truth_corrupted if truth else pool.block_corrupted
+        site = draw.shift if pool.shift is not None and labels.shift is not None else None
         for i, seed in enumerate(seeds):
             cell = CellEmbeddings(
                 train=pool.train[draw.train[i]], train_labels=labels.train[draw.train[i]],
@@ -582,6 +634,8 @@ def draw_predictions(
                 test=pool.test[draw.test], test_labels=labels.test[draw.test],
                 corrupted={c: corrupted_source[c][rows] for c, (_, rows) in draw.corrupted.items()},
                 corrupted_images={c: positions for c, (positions, _) in draw.corrupted.items()},
+                shift_test=None if site is None else pool.shift[site],
+                shift_labels=None if site is None else labels.shift[site],
             )
             meta = {"encoder": name, "dataset": design.dataset, "domain": labels.domain, "arm": "frozen",
                     "config_hash": design.simulation_hash(), "package_version": __version__}
@@ -740,7 +794,7 @@ def run_audit(
 
 
 __all__ = [
-    "AUDIT_DATA_SEED", "AUDIT_PRESETS", "BOOK_PRESETS", "DEFAULT_ENCODERS", "DEFAULT_FAMILIES", "AuditDesign",
+    "ALL_FAMILIES", "AUDIT_DATA_SEED", "AUDIT_PRESETS", "BOOK_PRESETS", "DEFAULT_ENCODERS", "DEFAULT_FAMILIES", "AuditDesign",
     "AuditSize", "audit_preset", "Draw", "PoolEmbeddings", "PoolLabels",
     "audit_dataset", "audit_root", "condition_blocks", "design_from_profile", "draw_predictions", "embed_pools",
     "load_pools", "replicate_draw", "replicate_predictions", "run_audit", "simulation_fingerprint", "truth_draw",

@@ -44,7 +44,7 @@ def test_a_tiny_audit_writes_its_tables_reports_and_resumes(tmp_path, capsys):
     (["--encoders", "pixels,hogg"], "unknown encoder 'hogg'; valid encoders: pixels"),
     (["--families", "gaussian_blurr"], "unknown corruption family 'gaussian_blurr' for derm; valid families:"),
     (["--dataset", "retina"], "'retina' is not a phantom dataset of profile 'quick' (its phantom datasets: derm"),
-    (["--preset", "huge"], "unknown audit preset 'huge'; valid presets: benchmark, chapter, smoke, book"),
+    (["--preset", "huge"], "unknown audit preset 'huge'; valid presets: benchmark, chapter, smoke, close_race, all_families, book"),
     (["--encoders", "pixels"], "at least two distinct encoders"),
     (["--replicates", "0"], "argument --replicates: expected a positive integer, got '0'"),
     (["--truth-test", "-5"], "argument --truth-test: expected a positive integer, got '-5'"),

@@ -93,6 +93,31 @@ def test_truth_draws_stay_in_the_pool_and_use_the_truth_set(design):
     assert not np.array_equal(truth_draw(design, 3).train[0], draw.train[0])
 
 
+def test_the_site_term_draws_site_b_images_and_leaves_site_a_alone(design):
+    blocks = condition_blocks(design, "dermatology")
+    with_site, without = replicate_draw(design, 4, blocks), replicate_draw(
+        dataclasses.replace(design, site_term=False), 4, blocks)
+    assert without.shift is None and design.site_term
+    # Site B: the design's test size, distinct, outside the truth's site-B images and inside the pool.
+    assert with_site.shift.size == len(np.unique(with_site.shift)) == design.test
+    assert with_site.shift.min() >= design.truth_test
+    assert with_site.shift.max() < design.truth_test + design.n_blocks * design.block_pool
+    # Drawn last: every site-A position is the same with and without the site term.
+    for x, y in zip(with_site.train + with_site.val + (with_site.test,), without.train + without.val + (without.test,),
+                    strict=True):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_array_equal(truth_draw(design, 1).shift, np.arange(design.truth_test))
+    assert design.shift_parts and design.cues
+
+
+def test_all_families_means_every_family_of_the_datasets_domain(profile):
+    from crsbench_lib.cohort.corruptions import corruption_families
+    from crsbench_lib.runner.coverage import ALL_FAMILIES
+
+    design = design_from_profile(profile, dataset="fundus", families=(ALL_FAMILIES,), n_replicates=2)
+    assert design.families == tuple(corruption_families("fundus"))
+
+
 def _tiny(profile):
     d = design_from_profile(profile, encoders=("pixels", "colour_hist"), families=("gaussian_blur",),
                             n_replicates=2, n_truth_draws=2, truth_test=1200, truth_corrupted=200, block_pool=200)
@@ -119,6 +144,8 @@ def test_a_tiny_audit_runs_resumes_and_repeats(profile, tmp_path):
     root = audit_root(design, tmp_path / "a")
     results = read_results(root / "results" / "replicate-0001.parquet")
     assert set(results["seed"]) == set(design.seeds) and set(results["encoder"]) == {"pixels", "colour_hist"}
+    # The site term is simulated as the profile measures it (issue 46, item 6).
+    assert "shift" in set(results["condition"])
     assert len(read_predictions(root / "predictions" / "replicate-0001.parquet")) > 0
     assert set(truth.loc[truth["quantity"] == "crs", "item"]) == {"pixels", "colour_hist"}
     table = coverage_table(truth, intervals)
@@ -143,7 +170,7 @@ def test_presets_name_the_audit_sizes_and_the_book_follows_the_profile():
 
     assert audit_preset("book", "quick") is AUDIT_PRESETS[BOOK_PRESETS["quick"]]
     assert audit_preset("book", "default") is AUDIT_PRESETS["chapter"] is audit_preset("chapter", "quick")
-    with pytest.raises(ConfigError, match="unknown audit preset 'big'; valid presets: benchmark, chapter, smoke, book"):
+    with pytest.raises(ConfigError, match="unknown audit preset 'big'; valid presets: benchmark, chapter, smoke, close_race, all_families, book"):
         audit_preset("big")
     # The chapter is smaller than the benchmark in every count, and every preset is a valid design.
     small, large = AUDIT_PRESETS["chapter"], AUDIT_PRESETS["benchmark"]
