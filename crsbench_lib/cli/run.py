@@ -50,6 +50,45 @@ def fit_verdict(standard_path: Path, results_path: Path) -> list[str]:
     return [f"fit: {line}" for line in lines]
 
 
+#: Bootstrap draws of the run's calibration-reach check (a quick look; ``crsbench data-needs`` takes the book's 1,000).
+REACH_DRAWS = 200
+
+
+def calibration_reach_warning(standard_path: Path, results_path: Path, n_draws: int = REACH_DRAWS) -> str:
+    """One line when some dataset's test split is too small for the calibration axis to separate any two candidates.
+
+    Reads the run's stored predictions (frozen arm) and runs a small two-level
+    bootstrap per dataset (:func:`~crsbench_lib.scoring.data_needs.precision_by_dataset`);
+    empty when every dataset's two candidates furthest apart on C are resolved,
+    or when the check cannot run (no stored predictions, fewer than two
+    candidates or seeds): a run is never failed by its advice.
+    """
+    from crsbench_lib.encoders.zoo import zoo_families
+    from crsbench_lib.errors import CRSBenchError
+    from crsbench_lib.report.roles import reference_encoders
+    from crsbench_lib.results.io import read_results
+    from crsbench_lib.results.predictions import load_prediction_arrays
+    from crsbench_lib.scoring.data_needs import precision_by_dataset
+    from crsbench_lib.standard import load_standard
+
+    try:
+        table = read_results(results_path)
+        references = reference_encoders(zoo_families(), present=sorted(set(table["encoder"].astype(str))))
+        if len(set(table["encoder"].astype(str)) - set(references)) < 2 or table["seed"].nunique() < 2:
+            return ""
+        arrays = load_prediction_arrays(Path(results_path).parent, "frozen")
+        precision = precision_by_dataset(arrays, table, load_standard(standard_path), references, n_draws=n_draws)
+    except (CRSBenchError, ValueError, OSError):
+        return ""
+    blind = precision[~precision["c_separates"].astype(bool)]
+    if blind.empty:
+        return ""
+    named = ", ".join(f"{row.dataset} ({row.n_test:,} test images: largest C difference {row.c_spread:.3f} "
+                      f"within ±{row.c_half_width:.3f})" for row in blind.itertuples())
+    return (f"warning: the calibration axis cannot separate any two candidates on {named}; "
+            "`crsbench data-needs RESULTS` says what would")
+
+
 def _handle(args: argparse.Namespace) -> int:
     from crsbench_lib.runner.config import load_profile
     from crsbench_lib.runner.run import run_profile
@@ -78,6 +117,9 @@ def _handle(args: argparse.Namespace) -> int:
     for line in read_manifest(outcome.manifest_path).data_warnings:
         print(f"warning: {line}", file=sys.stdout)
     for line in fit_verdict(profile.standard_path, outcome.results_path):
+        print(line, file=sys.stdout)
+    line = calibration_reach_warning(profile.standard_path, outcome.results_path)
+    if line:
         print(line, file=sys.stdout)
     summary = shipped_summary(profile.name)
     if summary.is_file():
