@@ -4,12 +4,13 @@ Prints
 - images per second per encoder of the default zoo (1,000 phantom dermatology test images, 32 px);
   for the neural encoders also through the module as trained, unfolded (the batch-norm
   folding of ``encoders.torch_encoder.fold_batch_norm`` is what the embeddings use);
-- the time to embed the default cohort with the whole zoo: for each phantom dataset the
-  clean train/val/test splits, the site-B test split (cxr), and every corruption family of
-  its domain at severities 1-5, each condition on its block of the default profile's
-  layout (125 test images; target: under 6 minutes on two cores).
+- the time to embed the default cohort with the whole zoo: for each phantom dataset one
+  seed's train/val/calibration splits, the test split, the site-B and cue-removed test
+  splits, and every corruption family of its domain at severities 1-5, each condition on
+  its block of the default profile's layout (125 test images; target: under 6 minutes on
+  two cores).
 
-Usage: ``python benchmarks/bench_embed.py [--threads 2] [--skip-cohort]``.
+Usage: ``python benchmarks/bench_embed.py [--threads 2] [--skip-cohort] [--encoders A B] [--n 1000]``.
 The zoo's pretraining time is benchmarks/bench_pretrain.py.
 """
 
@@ -28,9 +29,7 @@ from crsbench_lib.cohort import DEFAULT_SIZES, PHANTOM_DATASETS, build_dataset, 
 from crsbench_lib.embeddings.store import EmbeddingStore
 from crsbench_lib.encoders.registry import DEFAULT_ZOO, build_encoder
 from crsbench_lib.encoders.torch_encoder import TorchEncoder
-from crsbench_lib.results.schema import SEVERITIES
 from crsbench_lib.runner.config import load_profile
-from crsbench_lib.runner.pretrain import pretrain_zoo
 
 
 def _images_per_second(embed: Callable[[np.ndarray], object], images: np.ndarray, repeats: int = 3) -> float:
@@ -55,10 +54,10 @@ def _unfolded(enc: TorchEncoder) -> Callable[[np.ndarray], object]:
     return embed
 
 
-def throughput(threads: int) -> None:
-    images = build_dataset("derm", seed=0, sizes=DEFAULT_SIZES).split("test").images
+def throughput(threads: int, encoders: list[str], n: int) -> None:
+    images = build_dataset("derm", seed=0, sizes=DEFAULT_SIZES).split("test").images[:n]
     print(f"# images/s per encoder ({len(images)} derm test images, 32 px, {threads} threads, best of 3)")
-    for name in DEFAULT_ZOO:
+    for name in encoders:
         enc = build_encoder(name, device="cpu")
         rate = _images_per_second(enc.embed, images)
         line = f"{name:<24} {rate:>9.0f} img/s   dim {enc.embedding_dim}"
@@ -67,53 +66,60 @@ def throughput(threads: int) -> None:
         print(line, flush=True)
 
 
-def cohort_embedding() -> None:
-    sizes = {**DEFAULT_SIZES, "shift_test": DEFAULT_SIZES["test"]}
-    datasets = [build_dataset(name, seed=0, sizes=sizes) for name in PHANTOM_DATASETS]
+def cohort_embedding(encoders: list[str]) -> None:
+    """Embed every image set of the default profile's datasets as its run does (one seed's development splits)."""
+    from crsbench_lib.runner.cell import corruption_blocks
+
+    profile = load_profile("default", check_files=False)
+    datasets = []
+    for spec in profile.datasets:
+        options = spec.options
+        datasets.append(build_dataset(spec.name, seed=int(options["data_seed"]), sizes=options["sizes"],
+                                      image_side=int(options["image_side"]), shift_parts=options["shift_parts"],
+                                      cues=bool(options["cues"])))
     t0 = time.perf_counter()
     for ds in datasets:  # generate the images outside the timed embedding loop
-        for split in ("train", "val", "test"):
-            ds.split(split)
-        if ds.shift_site:
-            ds.split("test", ds.shift_site)
+        for split in ("train", "val", "calibration", "test"):
+            ds.split(split, seed=0)
+        for site in (ds.shift_site, *ds.ablation_sites):
+            if site:
+                ds.split("test", site)
     print(f"# default cohort generated in {time.perf_counter() - t0:.1f} s")
     with tempfile.TemporaryDirectory() as tmp:
         store = EmbeddingStore(Path(tmp))
-        per_encoder: dict[str, float] = {}
-        layout = load_profile("default", check_files=False).corruptions
         n_images = 0
         t_all = time.perf_counter()
-        for name in DEFAULT_ZOO:
+        for name in encoders:
             enc = build_encoder(name, device="cpu")
             t = time.perf_counter()
             for ds in datasets:
-                for split in ("train", "val", "test"):
-                    n_images += len(store.embed(enc, ds, split))
-                if ds.shift_site:
-                    n_images += len(store.embed(enc, ds, "test", site=ds.shift_site))
-                n_test = len(ds.split("test"))
-                for position, family in enumerate(corruption_families(ds.domain)):
-                    for severity in SEVERITIES:
-                        n_images += len(store.embed(
-                            enc, ds, "test", corruption=family, severity=severity,
-                            n_images=layout.images_per_condition(n_test),
-                            first_image=layout.first_image(position, severity, n_test),
-                        ))
-            per_encoder[name] = time.perf_counter() - t
-            print(f"{name:<24} {per_encoder[name]:>7.1f} s", flush=True)
+                for split in ("train", "val", "calibration", "test"):
+                    n_images += len(store.embed(enc, ds, split, seed=0))
+                for site in (ds.shift_site, *ds.ablation_sites):
+                    if site:
+                        n_images += len(store.embed(enc, ds, "test", site=site))
+                blocks = corruption_blocks(profile, ds, corruption_families(ds.domain))
+                for (family, severity), block in blocks.items():
+                    n_images += len(store.embed(enc, ds, "test", corruption=family, severity=severity,
+                                                corruption_seed=profile.corruptions.seed, n_images=block.size,
+                                                first_image=int(block[0])))
+            print(f"{name:<24} {time.perf_counter() - t:>7.1f} s", flush=True)
         total = time.perf_counter() - t_all
-    print(f"# whole zoo on the default cohort: {n_images} image embeddings, {total:.1f} s ({total / 60:.2f} min)")
+    print(f"# {len(encoders)} encoders on the default cohort: {n_images} image embeddings, {total:.1f} s "
+          f"({total / 60:.2f} min)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--skip-cohort", action="store_true")
+    parser.add_argument("--encoders", nargs="+", default=list(DEFAULT_ZOO), help="encoders (default: the zoo)")
+    parser.add_argument("--n", type=int, default=1000, help="test images of the throughput timing (default 1000)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    throughput(args.threads)
+    throughput(args.threads, args.encoders, args.n)
     if not args.skip_cohort:
-        cohort_embedding()
+        cohort_embedding(args.encoders)
 
 
 if __name__ == "__main__":

@@ -65,13 +65,15 @@ def make_cell(seed: int = 0, dim: int = DIM) -> CellEmbeddings:
 
     train, y_train = split(N_TRAIN)
     val, y_val = split(N_VAL)
+    calibration, y_calibration = split(N_VAL)  # the calibrators' own split (method section 9, amendment 2)
     test, y_test = split(N_TEST)
     corrupted = {
         (c, s): (test + rng.normal(0.0, 0.15 * s, test.shape) * scales).astype(np.float32)
         for c in CORRUPTIONS
         for s in SEVERITIES
     }
-    return CellEmbeddings(train, y_train, val, y_val, test, y_test, corrupted)
+    return CellEmbeddings(train, y_train, val, y_val, test, y_test, corrupted,
+                          calibration=calibration, calibration_labels=y_calibration)
 
 
 def engine(cell: CellEmbeddings, config: ProbeConfig) -> pd.DataFrame:
