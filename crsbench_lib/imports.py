@@ -209,14 +209,55 @@ def find_cycle(graph: Mapping[str, Iterable[str]]) -> list[str] | None:
     return None
 
 
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    """The tree with every module, class and function docstring removed (a body left empty gets ``pass``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def normalised_source(source: str | bytes) -> bytes:
+    r"""What a module *does*: its syntax tree without docstrings, comments or layout, as bytes.
+
+    Comments and layout never reach the syntax tree; docstrings do, as the first
+    string statement of a module, class or function, and are removed here. So a
+    documentation edit leaves the result unchanged and a behaviour change
+    changes it. The form is :func:`ast.dump` without line numbers, which is
+    stable for a given Python version (a new version may change it, and so
+    recompute cached cells once). A module that cannot be parsed is returned as
+    its bytes, so that its fingerprint still changes with every edit.
+
+    Examples
+    --------
+    >>> a = normalised_source('def f(x):\n    "Twice x."\n    return 2 * x  # double\n')
+    >>> b = normalised_source('def f(x):\n    "Two times x, documented again."\n\n    return 2 * x\n')
+    >>> a == b, a == normalised_source('def f(x):\n    return 3 * x\n')
+    (True, False)
+    """
+    text = source.decode() if isinstance(source, bytes) else source
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text.encode()
+    return ast.dump(_without_docstrings(tree), annotate_fields=True, include_attributes=False).encode()
+
+
 def source_fingerprint(names: Iterable[str], modules: Mapping[str, Path], root: Path = PACKAGE_DIR) -> str:
-    """SHA-256 over the relative paths and bytes of the named modules' source files, in name order."""
+    """SHA-256 over the relative paths and :func:`normalised_source` of the named modules, in name order.
+
+    Documentation (docstrings, comments, layout) does not enter it, so editing
+    it does not recompute a cached cell; code does (issue 47, item 7).
+    """
     digest = hashlib.sha256()
     for name in sorted(set(names)):
         path = modules[name]
         digest.update(path.relative_to(root.resolve()).as_posix().encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
+        digest.update(normalised_source(path.read_bytes()))
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -226,6 +267,7 @@ __all__ = [
     "find_cycle",
     "import_closure",
     "import_graph",
+    "normalised_source",
     "package_modules",
     "parse_imports",
     "source_fingerprint",

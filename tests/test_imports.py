@@ -55,6 +55,42 @@ def test_fingerprint_changes_with_any_covered_file(tmp_path):
     assert source_fingerprint(names, modules, pkg) != before
 
 
+def test_fingerprint_ignores_documentation_and_follows_behaviour(tmp_path):
+    # Issue 47 item 7: a docstring or comment edit no longer recomputes cached cells; a code edit still does.
+    pkg = _toy(tmp_path)
+    modules = package_modules(pkg)
+    names = import_closure([f"{PACKAGE}.a"], import_graph(pkg))
+    before = source_fingerprint(names, modules, pkg)
+    (pkg / "c.py").write_text('"""The module c, documented."""\n\n\ndef g():\n    """Return one."""\n'
+                              '    # one, as before\n    return 1  # unchanged\n')
+    assert source_fingerprint(names, modules, pkg) == before
+    (pkg / "c.py").write_text('def g():\n    """Return one."""\n    return 1.0\n')
+    assert source_fingerprint(names, modules, pkg) != before
+    # A string that is not a docstring is code: a constant a cell may compute with.
+    (pkg / "c.py").write_text('def g():\n    x = "text"\n    return 1\n')
+    assert source_fingerprint(names, modules, pkg) != before
+
+
+def test_a_docstring_edit_in_a_cells_closure_keeps_its_key(tmp_path, monkeypatch):
+    # The cell-level form: the code fingerprint of a real cell's closure, with one metrics module's
+    # docstrings rewritten in a copy, is unchanged; with one operator changed, it moves.
+    import ast
+
+    from crsbench_lib.imports import normalised_source
+    from crsbench_lib.runner.cell import cell_modules
+
+    closure = cell_modules("phantom", "hog", "frozen")
+    metric = next(m for m in sorted(closure) if m.startswith("crsbench_lib.metrics."))
+    source = package_modules()[metric].read_text()
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body and isinstance(
+                node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant):
+            node.body[0].value.value = "Rewritten documentation."
+    assert normalised_source(ast.unparse(tree)) == normalised_source(source)
+    assert normalised_source(source + "\n_CHANGED = 1\n") != normalised_source(source)
+
+
 def test_find_cycle_names_the_circle():
     assert find_cycle({"a": ["b"], "b": ["c"], "c": ["a"], "d": []}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": ["b", "c"], "b": ["c"], "c": []}) is None
