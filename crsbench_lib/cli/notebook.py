@@ -26,11 +26,21 @@ def parse_value(text: str) -> Any:
 
 
 def _parameters(pairs: list[list[str]] | None) -> dict[str, Any]:
+    """The ``-p`` pairs as values; a relative file parameter is read from the working directory, as a shell user means it.
+
+    The notebook's kernel runs in ``notebooks/``, so ``-p results_path
+    runs/mine/results.parquet`` would otherwise name a file under the project,
+    not the one beside the user.
+    """
+    from crsbench_lib.report.notebooks import FILE_PARAMETERS
+
     params: dict[str, Any] = {}
     for key, value in pairs or []:
         if key in params:
             raise NotebookError(f"parameter {key!r} given twice")
         params[key] = parse_value(value)
+        if key in FILE_PARAMETERS and isinstance(params[key], str) and not Path(params[key]).is_absolute():
+            params[key] = str(Path.cwd() / params[key])
     return params
 
 
