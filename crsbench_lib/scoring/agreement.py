@@ -609,3 +609,47 @@ def agreement_uncertainty(
 def uncertainty_table(items: dict[str, CorrelationUncertainty]) -> pd.DataFrame:
     """One row per named correlation (``name`` first, then the fields and ``direction``)."""
     return pd.DataFrame([{"name": name, **item.as_dict()} for name, item in items.items()])
+
+
+def decisive_reversal(scores: pd.DataFrame, references: Sequence[str] = ()) -> tuple[str, str, int] | None:
+    """The reversed candidate pair with the largest CRS gap: the pair a worked decision walks through.
+
+    A pair is reversed when clean AUROC (``D``) and the CRS order it oppositely
+    (a tie in either is no reversal, as in :func:`pair_counts`). Of the reversed
+    pairs the one whose CRS difference is largest is the decision the
+    reliability axes change most; ties are broken by the names, so the choice
+    does not depend on row order.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        A score table (columns ``encoder``, ``D``, ``crs``).
+    references : sequence of str
+        Reference encoders, left out (never ranked).
+
+    Returns
+    -------
+    (str, str, int) or None
+        ``(auroc_choice, crs_choice, n_reversed)``: the encoder AUROC ranks
+        higher, the one the CRS ranks higher, and how many candidate pairs are
+        reversed; None when no pair is.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"encoder": ["a", "b", "c"], "D": [0.86, 0.84, 0.80], "crs": [0.60, 0.70, 0.65]})
+    >>> decisive_reversal(table)
+    ('a', 'b', 2)
+    """
+    kept = scores[~scores["encoder"].astype(str).isin(set(references))]
+    names = kept["encoder"].astype(str).to_numpy()
+    d = kept["D"].to_numpy(dtype=float)
+    c = kept["crs"].to_numpy(dtype=float)
+    i, j = np.triu_indices(len(names), k=1)
+    reversed_ = np.sign(d[i] - d[j]) * np.sign(c[i] - c[j]) < 0
+    if not reversed_.any():
+        return None
+    gaps = np.abs(c[i] - c[j])
+    order = sorted(np.flatnonzero(reversed_), key=lambda k: (-gaps[k], *sorted((names[i[k]], names[j[k]]))))
+    k = order[0]
+    a, b = (i[k], j[k]) if d[i[k]] > d[j[k]] else (j[k], i[k])
+    return str(names[a]), str(names[b]), int(reversed_.sum())

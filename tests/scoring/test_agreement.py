@@ -199,3 +199,18 @@ def test_interval_brackets_nothing_outside_the_draws(seed):
     per_draw = correlation_draws(a, b)
     assert per_draw.min() <= u.ci_low <= u.ci_high <= per_draw.max()
     assert 0.0 < u.p_value <= 1.0
+
+
+def test_decisive_reversal_picks_the_largest_crs_gap_among_reversed_candidates():
+    import pandas as pd
+
+    from crsbench_lib.scoring.agreement import decisive_reversal
+
+    table = pd.DataFrame({"encoder": ["a", "b", "c", "hog"], "D": [0.86, 0.84, 0.80, 0.90],
+                          "crs": [0.60, 0.62, 0.75, 0.10]})
+    # Reversed: (a, b) gap 0.02, (a, c) gap 0.15, (b, c) gap 0.13; hog is a reference and left out.
+    assert decisive_reversal(table, references=["hog"]) == ("a", "c", 3)
+    assert decisive_reversal(table.assign(crs=table["D"]), references=["hog"]) is None
+    # A tie in AUROC is no reversal.
+    tied = pd.DataFrame({"encoder": ["a", "b"], "D": [0.85, 0.85], "crs": [0.6, 0.7]})
+    assert decisive_reversal(tied) is None
