@@ -88,3 +88,21 @@ def data_needs_lines(needs: Any) -> list[str]:
     return lines
 
 
+
+
+def data_needs_markdown(needs: Any) -> str:
+    """:func:`data_needs_lines` as a Markdown list (indented lines as sub-items), for the chapters.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from crsbench_lib.scoring.data_needs import DataNeeds, PROJECTION_COLUMNS, PRECISION_COLUMNS
+    >>> precision = pd.DataFrame([["derm", 600, 0.04, 0.011, 0.008, 0.012, 0.02, False]], columns=PRECISION_COLUMNS)
+    >>> projection = pd.DataFrame([[a, 0.01, 0.001, 0.004, 0.012, False, 2.3, float("inf")] for a in "DCLR"],
+    ...                           columns=PROJECTION_COLUMNS)
+    >>> text = data_needs_markdown(DataNeeds(precision, ("a", "b"), True, projection, 0.02, 0.05, {"derm": 600}, 3, 0.95))
+    >>> [line[:12] for line in text.splitlines()[:3]]
+    ['- what each ', '    - derm: ', '- leading ti']
+    """
+    return "\n".join(("    - " + line.strip()) if line.startswith("  ") else ("- " + line)
+                     for line in data_needs_lines(needs))
