@@ -249,6 +249,7 @@ def build_dataset(
         sites=module.SITES,
         development_loader=development_loader,
         ablation_sites=(CUE_REMOVED_SITE,) if cues else (),
+        development_sizes={split: resolved[split] for split in DEVELOPMENT_SPLITS},
     )
 
 

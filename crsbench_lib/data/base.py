@@ -109,6 +109,12 @@ class ImageDataset:
         Test-only variants of the training site's test split that change one
         thing (the phantom cohort's shortcut cue removed), loaded through
         ``loader("test", name)``; empty for real data.
+    development_sizes : mapping of str to int, optional
+        The sizes ``development_loader`` draws (``train``, ``val``,
+        ``calibration``), when known without drawing: then
+        :meth:`development_record` describes a seed's splits without drawing
+        their images (a run's parent process records every seed's splits
+        before any cell, and its workers draw them again).
     """
 
     name: str
@@ -122,6 +128,7 @@ class ImageDataset:
     development_loader: Callable[[int], Mapping[str, ImageSplit]] | None = None
     calibration_size: int | None = None
     ablation_sites: tuple[str, ...] = ()
+    development_sizes: Mapping[str, int] | None = None
     _cache: dict[tuple[str, str], ImageSplit] = field(default_factory=dict, repr=False)
     _development: dict[int, dict[str, ImageSplit]] = field(default_factory=dict, repr=False)
     _records: dict[int, dict[str, object]] = field(default_factory=dict, repr=False)
@@ -176,7 +183,17 @@ class ImageDataset:
         return parts
 
     def development_record(self, seed: int) -> dict[str, object]:
-        """How seed ``seed``'s development splits were drawn (sizes; for a resample the indices' SHA-256)."""
+        """How seed ``seed``'s development splits were drawn (sizes; for a resample the indices' SHA-256).
+
+        A generator with declared :attr:`development_sizes` is described without
+        drawing (the same record drawing would give).
+        """
+        if (self.development_loader is not None and self.development_sizes is not None
+                and int(seed) not in self._records):
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise DataError(f"dataset {self.name}: seed must be a non-negative integer, got {seed!r}")
+            return {"source": "generator", **{f"n_{name}": int(self.development_sizes[name])
+                                              for name in DEVELOPMENT_SPLITS}}
         self.development(seed)
         return dict(self._records[int(seed)])
 

@@ -281,3 +281,17 @@ def test_evaluation_seeds_redraw_development_splits_and_keep_the_test(name: str)
     assert not train_hashes & {_digest(im) for im in ds.split("test").images}
     assert not train_hashes & {_digest(im) for im in zero["calibration"].images}
     assert ds.development_record(0)["source"] == "generator"
+
+
+def test_the_development_record_of_a_phantom_is_the_drawn_one_without_drawing():
+    # A run's parent records every seed's splits before any cell: for a generator it need not draw them.
+    from crsbench_lib.cohort.datasets import build_dataset
+
+    sizes = {"train": 120, "val": 60, "calibration": 40, "test": 60}
+    lazy = build_dataset("fundus", sizes=sizes)
+    record = lazy.development_record(2)
+    assert lazy._development == {}  # nothing was drawn
+    drawn = build_dataset("fundus", sizes=sizes)
+    drawn.development(2)
+    assert drawn.development_record(2) == record and list(drawn.development_record(2)) == list(record)
+    assert record == {"source": "generator", "n_train": 120, "n_val": 60, "n_calibration": 40}
