@@ -83,8 +83,8 @@ def calibration_reach_warning(standard_path: Path, results_path: Path, n_draws: 
     blind = precision[~precision["c_separates"].astype(bool)]
     if blind.empty:
         return ""
-    named = ", ".join(f"{row.dataset} ({row.n_test:,} test images: largest C difference {row.c_spread:.3f} "
-                      f"within ±{row.c_half_width:.3f})" for row in blind.itertuples())
+    named = ", ".join(f"{row.dataset} ({row.n_test:,} test images: none of {row.c_pairs} pairs, the largest C "
+                      f"difference {row.c_spread:.3f} within ±{row.c_half_width:.3f})" for row in blind.itertuples())
     return (f"warning: the calibration axis cannot separate any two candidates on {named}; "
             "`crsbench data-needs RESULTS` says what would")
 

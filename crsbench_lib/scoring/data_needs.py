@@ -5,12 +5,11 @@ module turns a run's own two-level bootstrap (:mod:`.two_level_bootstrap`)
 into the numbers a team needs before it collects data (issue 49, item 5;
 method section 9, amendment 31):
 
-* per dataset (:func:`dataset_precision`): the test-set size, the ECE floor
-  (the plug-in ECE of a perfectly calibrated probe on that many images), the
-  standard error of a candidate's clean AUROC and of its calibration axis,
-  and whether the calibration axis can separate the candidates at all: the
-  largest difference between two candidates' C against the half-width of a
-  paired difference's interval;
+* per dataset (:func:`dataset_precision`): the test-set size, the plug-in
+  ECE floor (the plug-in ECE of a perfectly calibrated probe on that many
+  images), the standard error of a candidate's clean AUROC and of its
+  calibration axis, and how many candidate pairs the calibration axis
+  separates, their intervals simultaneous over the pairs;
 * for a pair of candidates (:func:`pair_projection`), per axis: the
   difference, its two variance components (seeds; test images), whether the
   run resolves it, and how many test images (with the seeds as they are) or
@@ -54,10 +53,12 @@ if TYPE_CHECKING:
 #: Columns of :func:`pair_projection`.
 PROJECTION_COLUMNS: tuple[str, ...] = (
     "axis", "difference", "se_seed", "se_images", "half_width", "resolved", "image_factor", "seeds_needed",
+    "interaction",
 )
 #: Columns of :func:`dataset_precision`.
 PRECISION_COLUMNS: tuple[str, ...] = (
-    "dataset", "n_test", "ece_floor", "auroc_se", "c_se", "c_spread", "c_half_width", "c_separates",
+    "dataset", "n_test", "ece_floor", "auroc_se", "c_se", "c_spread", "c_half_width", "c_pairs_separated",
+    "c_pairs", "c_separates",
 )
 #: The largest number of seeds :func:`seeds_needed` searches.
 MAX_SEEDS = 200
@@ -103,14 +104,32 @@ def resolved_with_power(difference: float, var_seed: float, var_images: float, n
     return _margin(difference, var_seed, var_images, n_seeds, interval, power) >= 0
 
 
+def _scaled(var_seed: float, var_images: float, interaction: float, n_seeds: int, k: float = 1.0,
+            m: int | None = None) -> tuple[float, float]:
+    """The two variance components with the test images ``k`` times as many and ``m`` seeds (default as now).
+
+    ``interaction`` is the seed-by-image variance of one seed's statistic (the
+    part of its image variance other seeds do not share). On one shared test
+    set it shows up in the seeds' spread (``V_seed = (sigma_seed^2 + I) / n``)
+    and in the image variance (``V_img = C + I / n``); more test images shrink
+    ``I`` wherever it appears, more seeds shrink it through ``1 / m``.
+    """
+    n = n_seeds
+    m = n if m is None else m
+    pure_seed = max(var_seed * n - interaction, 0.0)  # sigma_seed^2, the interaction taken out
+    common = max(var_images - interaction / n, 0.0)  # C, the image variance every seed shares
+    return (pure_seed + interaction / k) / m, (common + interaction / m) / k
+
+
 def image_factor(difference: float, var_seed: float, var_images: float, n_seeds: int, interval: float = 0.95,
-                 power: float = DEFAULT_POWER) -> float:
+                 power: float = DEFAULT_POWER, interaction: float = 0.0) -> float:
     """By how much the test images must grow to resolve ``difference`` with ``power`` (seeds as they are).
 
-    The test-image variance of the seed mean scales as ``1 / n_test``: the
-    smallest ``k`` with :func:`resolved_with_power` at ``V_img / k``, by
-    bisection (the margin grows with ``k``); at most 1 when the run already
-    has the power, ``inf`` when the seeds' spread alone prevents it.
+    The test-image variance shrinks as ``1 / k``, and so does the seed-by-image
+    interaction hidden in the seeds' spread (:func:`_scaled`): the smallest
+    ``k`` with :func:`resolved_with_power`, by bisection (the margin grows with
+    ``k``); at most 1 when the run already has the power, ``inf`` when the
+    seeds' own spread prevents it whatever the test set.
 
     Examples
     --------
@@ -118,15 +137,21 @@ def image_factor(difference: float, var_seed: float, var_images: float, n_seeds:
     1.96
     >>> image_factor(0.01, 0.0001, 0.0001, 3)
     inf
+    >>> round(image_factor(0.01, 0.0001, 0.0001, 3, interaction=0.0003), 1)  # the spread was the interaction
+    35.0
     """
-    if _margin(difference, var_seed, 0.0, n_seeds, interval, power) <= 0:
+    def margin(k: float) -> float:
+        vs, vi = _scaled(var_seed, var_images, interaction, n_seeds, k=k)
+        return _margin(difference, vs, vi, n_seeds, interval, power)
+
+    if margin(math.inf) <= 0:
         return math.inf
     low, high = 1e-9, 1.0
-    while _margin(difference, var_seed, var_images / high, n_seeds, interval, power) < 0:
+    while margin(high) < 0:
         low, high = high, high * 2.0
     for _ in range(100):
         mid = math.sqrt(low * high)
-        if _margin(difference, var_seed, var_images / mid, n_seeds, interval, power) >= 0:
+        if margin(mid) >= 0:
             high = mid
         else:
             low = mid
@@ -134,11 +159,11 @@ def image_factor(difference: float, var_seed: float, var_images: float, n_seeds:
 
 
 def seeds_needed(difference: float, var_seed: float, var_images: float, n_seeds: int, interval: float = 0.95,
-                 power: float = DEFAULT_POWER, max_seeds: int = MAX_SEEDS) -> float:
+                 power: float = DEFAULT_POWER, interaction: float = 0.0, max_seeds: int = MAX_SEEDS) -> float:
     """The fewest seeds that resolve ``difference`` with ``power`` (test images as they are); ``inf`` if none up to ``max_seeds``.
 
-    The seed variance of a mean over ``m`` seeds is ``s^2 / m`` with
-    ``s^2 = n_seeds * var_seed``, read with ``t_{m-1}``.
+    With ``m`` seeds the seed variance is ``(sigma_seed^2 + I) / m`` and the
+    image variance ``C + I / m`` (:func:`_scaled`), read with ``t_{m-1}``.
 
     Examples
     --------
@@ -147,21 +172,21 @@ def seeds_needed(difference: float, var_seed: float, var_images: float, n_seeds:
     >>> seeds_needed(0.01, 0.0, 0.0001, 3)  # the test images alone cover the difference
     inf
     """
-    s2 = n_seeds * var_seed
     for m in range(2, max_seeds + 1):
-        if resolved_with_power(difference, s2 / m, var_images, m, interval, power):
+        vs, vi = _scaled(var_seed, var_images, interaction, n_seeds, m=m)
+        if resolved_with_power(difference, vs, vi, m, interval, power):
             return m
     return math.inf
 
 
 def joint_needs(difference: float, var_seed: float, var_images: float, n_seeds: int, interval: float = 0.95,
-                power: float = DEFAULT_POWER, seed_grid: Sequence[int] = (5, 10, 20, 50, 100),
+                power: float = DEFAULT_POWER, interaction: float = 0.0, seed_grid: Sequence[int] = (5, 10, 20, 50, 100),
                 max_factor: float = 100.0) -> tuple[int, float] | None:
     """The fewest seeds of ``seed_grid`` at which some test-image factor up to ``max_factor`` resolves the difference.
 
     For a difference that neither more test images alone nor more seeds alone
-    resolves: with ``m`` seeds the seed variance is ``s^2 / m`` and the factor
-    :func:`image_factor` at that variance.
+    resolves: with ``m`` seeds and ``k`` times the test images the components
+    are :func:`_scaled`'s.
 
     Returns
     -------
@@ -175,12 +200,54 @@ def joint_needs(difference: float, var_seed: float, var_images: float, n_seeds: 
     >>> m, round(k, 1)
     (50, 6.7)
     """
-    s2 = n_seeds * var_seed
     for m in seed_grid:
-        k = image_factor(difference, s2 / m, var_images, m, interval, power)
-        if math.isfinite(k) and k <= max_factor:
-            return int(m), float(max(k, 1.0))
+        def margin(k: float, m: int = m) -> float:
+            vs, vi = _scaled(var_seed, var_images, interaction, n_seeds, k=k, m=m)
+            return _margin(difference, vs, vi, m, interval, power)
+
+        if margin(max_factor) < 0:
+            continue
+        low, high = 1e-9, max_factor
+        for _ in range(100):
+            mid = math.sqrt(low * high)
+            if margin(mid) >= 0:
+                high = mid
+            else:
+                low = mid
+        return int(m), float(max(high, 1.0))
     return None
+
+
+def interaction_variance(seed_draws: np.ndarray) -> np.ndarray:
+    """The seed-by-image variance of one seed's statistic, per trailing index, from the bootstrap's image draws.
+
+    ``mean_s Var*(P_s) - mean_{s != t} Cov*(P_s, P_t)`` over the draws that
+    computed both seeds (NaN where not computed), floored at 0: the part of a
+    seed's image variance that the other seeds do not share.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> shared, own = rng.normal(0, 0.01, (4000, 1)), rng.normal(0, 0.02, (4000, 3))
+    >>> round(float(interaction_variance(shared + own)), 4)  # own sd 0.02: 0.0004
+    0.0004
+    """
+    draws = np.asarray(seed_draws, dtype=float)
+    n_seeds = draws.shape[1]
+    flat = draws.reshape(draws.shape[0], n_seeds, -1)
+    variances, covariances = [], []
+    for s in range(n_seeds):
+        for t in range(s, n_seeds):
+            ok = np.isfinite(flat[:, s, :]) & np.isfinite(flat[:, t, :])
+            out = np.full(flat.shape[2], np.nan)
+            for j in range(flat.shape[2]):
+                x, y = flat[ok[:, j], s, j], flat[ok[:, j], t, j]
+                if x.size > 2:
+                    out[j] = float(np.cov(x, y, ddof=1)[0, 1])
+            (variances if s == t else covariances).append(out)
+    var = np.nanmean(np.vstack(variances), axis=0)
+    cov = np.nanmean(np.vstack(covariances), axis=0) if covariances else np.zeros_like(var)
+    return np.maximum(var - cov, 0.0).reshape(draws.shape[2:])
 
 
 def pair_projection(seed_values: np.ndarray, seed_draws: np.ndarray, interval: float = 0.95,
@@ -206,7 +273,8 @@ def pair_projection(seed_values: np.ndarray, seed_draws: np.ndarray, interval: f
         less second, raw units), ``se_seed`` and ``se_images`` (the two
         components of the seed mean's standard error), ``half_width`` (the
         interval's), ``resolved`` (the interval excludes zero), ``image_factor``
-        (:func:`image_factor`) and ``seeds_needed`` (:func:`seeds_needed`).
+        (:func:`image_factor`), ``seeds_needed`` (:func:`seeds_needed`) and
+        ``interaction`` (:func:`interaction_variance`, which both projections use).
 
     Examples
     --------
@@ -221,16 +289,19 @@ def pair_projection(seed_values: np.ndarray, seed_draws: np.ndarray, interval: f
     values = np.asarray(seed_values, dtype=float)
     n_seeds = values.shape[0]
     out = seed_level_interval(values, np.asarray(seed_draws, dtype=float), interval)
+    interaction = interaction_variance(seed_draws)
     rows = []
     for a, axis in enumerate(AXES):
         d = float(out["estimate"][a])
         v_seed = float(out["se_seed"][a]) ** 2
         v_img = float(out["se_images"][a]) ** 2
+        i_var = float(interaction[a])
         half = float(out["half_width"][a])
         rows.append({"axis": axis, "difference": d, "se_seed": math.sqrt(v_seed), "se_images": math.sqrt(v_img),
                      "half_width": half, "resolved": bool(abs(d) > half),
-                     "image_factor": image_factor(d, v_seed, v_img, n_seeds, interval, power),
-                     "seeds_needed": seeds_needed(d, v_seed, v_img, n_seeds, interval, power)})
+                     "image_factor": image_factor(d, v_seed, v_img, n_seeds, interval, power, i_var),
+                     "seeds_needed": seeds_needed(d, v_seed, v_img, n_seeds, interval, power, i_var),
+                     "interaction": i_var})
     return pd.DataFrame(rows, columns=list(PROJECTION_COLUMNS))
 
 
@@ -268,10 +339,10 @@ def dataset_precision(
         :data:`PRECISION_COLUMNS`: ``ece_floor`` (the candidates' mean),
         ``auroc_se`` and ``c_se`` (the median over candidates of the standard
         error of their seed-mean D and C), ``c_spread`` (the largest difference
-        between two candidates' C), ``c_half_width`` (the half-width of that
-        pair's paired interval) and ``c_separates`` (whether the spread exceeds
-        it: if even the two candidates furthest apart on C are within their
-        interval, C can tell no two candidates apart on this dataset).
+        between two candidates' C) and ``c_half_width`` (that pair's interval's
+        half-width), ``c_pairs_separated`` of ``c_pairs`` (candidate pairs whose
+        C difference excludes zero, every interval simultaneous over the pairs
+        by Bonferroni) and ``c_separates`` (at least one does).
     """
     from crsbench_lib.scoring.two_level_bootstrap import seed_level_interval
 
@@ -282,14 +353,21 @@ def dataset_precision(
         values, draws = np.asarray(seed_profiles[dataset]), np.asarray(seed_profile_draws[dataset])
         own = seed_level_interval(values[:, keep, :], draws[:, :, keep, :], interval)
         c_point = values[:, keep, 1].mean(axis=0)
-        half = math.nan
-        if len(keep) >= 2:
-            # The two candidates furthest apart on C: if even their difference is within its interval, C can
-            # separate no two candidates on this dataset.
-            i, j = keep[int(np.argmax(c_point))], keep[int(np.argmin(c_point))]
-            diff = seed_level_interval(values[:, i, 1] - values[:, j, 1], draws[:, :, i, 1] - draws[:, :, j, 1],
-                                       interval)
-            half = float(diff["half_width"])
+        half, separated, n_pairs = math.nan, 0, len(keep) * (len(keep) - 1) // 2
+        if n_pairs:
+            # Every candidate pair's C difference, its interval simultaneous over the pairs (Bonferroni): "C
+            # separates some candidates" is a family statement, and a single pair's 95 % interval would make it
+            # by chance in about one build in four with five equal candidates.
+            level = 1.0 - (1.0 - interval) / n_pairs
+            far = (keep[int(np.argmax(c_point))], keep[int(np.argmin(c_point))])
+            for x in range(len(keep)):
+                for y in range(x + 1, len(keep)):
+                    i, j = keep[x], keep[y]
+                    diff = seed_level_interval(values[:, i, 1] - values[:, j, 1],
+                                               draws[:, :, i, 1] - draws[:, :, j, 1], level)
+                    separated += int(abs(float(diff["estimate"])) > float(diff["half_width"]))
+                    if {i, j} == set(far):
+                        half = float(diff["half_width"])
         rows_ds = results[(results["dataset"] == dataset) & (results["condition"] == "clean")
                           & (results["arm"] == "frozen") & (results["calibration"] == "none")
                           & results["encoder"].astype(str).isin(candidates)]
@@ -299,8 +377,8 @@ def dataset_precision(
         spread = float(c_point.max() - c_point.min()) if len(keep) else math.nan
         rows.append({"dataset": dataset, "n_test": int(n_test[dataset]), "ece_floor": floor,
                      "auroc_se": float(np.nanmedian(own["se"][:, 0])), "c_se": float(np.nanmedian(own["se"][:, 1])),
-                     "c_spread": spread, "c_half_width": half,
-                     "c_separates": bool(spread > half) if math.isfinite(half) else False})
+                     "c_spread": spread, "c_half_width": half, "c_pairs_separated": separated,
+                     "c_pairs": n_pairs, "c_separates": separated > 0})
     return pd.DataFrame(rows, columns=list(PRECISION_COLUMNS))
 
 
@@ -320,9 +398,10 @@ class DataNeeds:
     projection : pandas.DataFrame
         :func:`pair_projection` of the pair, on every dataset together.
     crs_difference, crs_resolution : float
-        The pair's CRS difference, and the smallest CRS difference the leader's
-        tier comparison resolves (its critical value times the median standard
-        error of its differences from its rivals).
+        The pair's CRS difference, and the CRS difference the tier resolves:
+        the median over the leader's rivals of ``q_i se_Li``, the lead at which
+        rival ``i`` leaves the tier (its own critical value times the standard
+        error of its difference from the leader).
     n_test : dict of str to int
         Test images per dataset.
     n_seeds : int
@@ -413,9 +492,12 @@ def data_needs(
     values = boot.seed_profiles[:, first, :] - boot.seed_profiles[:, second, :]
     draws = boot.seed_profile_draws[:, :, first, :] - boot.seed_profile_draws[:, :, second, :]
     projection = pair_projection(values, draws, interval)
+    # A rival i leaves the tier when the leader's lead exceeds q_i se_Li (its own critical value): the typical
+    # such threshold over the rivals is the CRS difference the tier resolves.
     diffs = boot.crs_draws[:, order[1:]] - boot.crs_draws[:, [leader]]
     se = np.nanstd(diffs, axis=0, ddof=1)
-    resolution = float(decision.critical_values[leader] * np.nanmedian(se)) if se.size else math.nan
+    thresholds = np.asarray(decision.critical_values, dtype=float)[order[1:]] * se
+    resolution = float(np.nanmedian(thresholds)) if thresholds.size else math.nan
     precision = precision_by_dataset(predictions, results, standard, references, n_draws, random_state, interval)
     n_test = dict(zip(precision["dataset"], (int(n) for n in precision["n_test"]), strict=True))
     return DataNeeds(precision, (names[first], names[second]), bool(decision.in_tier[second]), projection,
@@ -464,6 +546,6 @@ def oriented(difference: float, axis: str) -> float:
 
 
 __all__ = ["DEFAULT_POWER", "MAX_SEEDS", "PRECISION_COLUMNS", "PROJECTION_COLUMNS", "DataNeeds", "data_needs", "dataset_precision",
-           "joint_needs", "precision_by_dataset", "resolved_with_power",
+           "interaction_variance", "joint_needs", "precision_by_dataset", "resolved_with_power",
            "oriented",
            "pair_projection", "seeds_needed", "image_factor"]

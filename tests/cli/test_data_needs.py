@@ -50,10 +50,12 @@ def test_the_reach_warning_names_each_dataset_c_cannot_read(quick_results_path, 
 
     table = pd.DataFrame({"dataset": ["cxr", "derm"], "n_test": [600, 2000], "ece_floor": [0.04, 0.02],
                           "auroc_se": [0.01, 0.006], "c_se": [0.01, 0.004], "c_spread": [0.012, 0.03],
-                          "c_half_width": [0.02, 0.01], "c_separates": [False, True]})
+                          "c_half_width": [0.02, 0.01], "c_pairs_separated": [0, 4], "c_pairs": [10, 10],
+                          "c_separates": [False, True]})
     monkeypatch.setattr(data_needs, "precision_by_dataset", lambda *a, **k: table)
     line = calibration_reach_warning(load_profile("quick").standard_path, quick_results_path)
     assert line == ("warning: the calibration axis cannot separate any two candidates on cxr (600 test images: "
-                    "largest C difference 0.012 within ±0.020); `crsbench data-needs RESULTS` says what would")
+                    "none of 10 pairs, the largest C difference 0.012 within ±0.020); `crsbench data-needs "
+                    "RESULTS` says what would")
     monkeypatch.setattr(data_needs, "precision_by_dataset", lambda *a, **k: table.assign(c_separates=True))
     assert calibration_reach_warning(load_profile("quick").standard_path, quick_results_path) == ""
