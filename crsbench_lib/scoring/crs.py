@@ -167,8 +167,12 @@ def dominance_probability(normalised: np.ndarray, member: np.ndarray, noise_sd: 
     scale = np.sqrt(2.0) * np.asarray(noise_sd, dtype=float)
     z = (np.asarray(normalised, dtype=float) - np.asarray(member, dtype=float)[None, :]) / scale[None, :]
     phi = ndtr(z)
-    # Explicit product over the four axes: bit-identical per row whatever the row count.
-    return phi[:, 0] * phi[:, 1] * phi[:, 2] * phi[:, 3]
+    # Explicit product over the axes, left to right: bit-identical per row whatever the row count (and, on the
+    # four axes, the same products as ever); any number of axes, so the knock-out can leave one out.
+    out = phi[:, 0]
+    for j in range(1, phi.shape[1]):
+        out = out * phi[:, j]
+    return out
 
 
 def dominance_matrix(normalised: np.ndarray, panel: np.ndarray, noise_sd: np.ndarray | None = None) -> np.ndarray:
@@ -237,9 +241,12 @@ def balance_scores(normalised: np.ndarray) -> np.ndarray:
 
 
 def floor_scores(normalised: np.ndarray) -> np.ndarray:
-    """``min_a s_a`` per row."""
+    """``min_a s_a`` per row (over however many axes the array holds; a minimum is exact in any order)."""
     s = np.asarray(normalised, dtype=float)
-    return np.minimum(np.minimum(s[:, 0], s[:, 1]), np.minimum(s[:, 2], s[:, 3]))
+    out = s[:, 0]
+    for j in range(1, s.shape[1]):
+        out = np.minimum(out, s[:, j])
+    return out
 
 
 def _weight_array(weights: Mapping[str, float] | np.ndarray | ReferenceStandard) -> np.ndarray:
