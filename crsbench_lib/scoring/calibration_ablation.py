@@ -306,7 +306,11 @@ def calibrator_effect(
     With ``factors`` including ``"dataset"`` it speaks of new datasets like
     these, but a crossed bootstrap over three datasets has at most ten distinct
     resamples of that factor and its percentiles are coarse. The column
-    ``population`` says which.
+    ``population`` says which. Either way the test and calibration images,
+    shared by every encoder and seed, are not resampled: the interval is
+    conditional on these image sets (the chapters' two-level bootstrap
+    resamples test images for the axes; this ablation's question is the
+    calibrators' effect across encoders and seeds).
 
     Parameters
     ----------

@@ -78,8 +78,10 @@ def describe_worked_decision(
     >>> print(text.splitlines()[-1])  # doctest: +NORMALIZE_WHITESPACE
     So the reversal rests on calibration (C, ECE), where b's advantage is resolved, while a's advantage in
     discrimination (D, clean AUROC) is resolved too: the two choices trade one for the other, and which matters
-    more is the clinical use's question, not the benchmark's. Which pair reverses is a fact of this build's
-    simulated world; that a pair can reverse on axes AUROC does not see holds for any benchmark of this design.
+    more is the clinical use's question, not the benchmark's. (The pair was chosen from these data, so its
+    intervals are not adjusted for the choice; "rests on" reads which axes are resolved, and how much each axis
+    moves the CRS is the four-axes chapter's knock-out.) Which pair reverses is a fact of this build's simulated
+    world; that a pair can reverse on axes AUROC does not see holds for any benchmark of this design.
     """
     table = scores.assign(encoder=scores["encoder"].astype(str)).set_index("encoder")
     first = (f"Of the {n_pairs} candidate pairs, {n_reversed} {'is' if n_reversed == 1 else 'are'} ordered one way by "
@@ -126,8 +128,10 @@ def describe_worked_decision(
     else:
         text = (f"No axis favours {crs_choice}, so the CRS's preference comes from its dominance, balance and floor "
                 "terms, not from any single axis.")
-    lines.append(text + f" Which pair reverses is a fact of {world_name(simulated)}; that a pair can reverse on axes "
-                 "AUROC does not see holds for any benchmark of this design.")
+    lines.append(text + " (The pair was chosen from these data, so its intervals are not adjusted for the choice; "
+                 "\"rests on\" reads which axes are resolved, and how much each axis moves the CRS is the four-axes "
+                 f"chapter's knock-out.) Which pair reverses is a fact of {world_name(simulated)}; that a pair can "
+                 "reverse on axes AUROC does not see holds for any benchmark of this design.")
     return "\n".join(lines)
 
 

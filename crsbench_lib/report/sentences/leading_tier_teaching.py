@@ -148,6 +148,7 @@ def describe_reference_standing(
     # Simultaneous over the m candidates of a column (Bonferroni), as the page's tier is simultaneous.
     z = NormalDist().inv_cdf(1.0 - (1.0 - finite(level, "level")) / (2.0 * len(names)))
     beaten, unbeaten = [], []
+    resolved_any = False  # with se: does any candidate clear its simultaneous interval on any column?
     for column in columns:
         higher, label = _STANDING_AXES[column]
         ref = finite(profiles.loc[reference, column], f"{column} of {reference}")
@@ -164,6 +165,7 @@ def describe_reference_standing(
                   + f" (the best, {best}, {fmt(float(profiles.loc[best, column]), digits)} against {fmt(ref, digits)}")
         if se is not None and column in se.columns:
             clear = [n for n in better.index if float(se.loc[n, column]) >= 0 and gain[n] > z * float(se.loc[n, column])]
+            resolved_any = resolved_any or bool(clear)
             interval = (f"the paired interval of the difference, simultaneous at {level * 100:.0f} % over the "
                         f"{len(names)} candidates,")
             if len(better) == 1:
@@ -176,6 +178,13 @@ def describe_reference_standing(
     if not beaten:
         return (f"{head} On this build, yes for every column shown: no candidate scores better than it on "
                 f"{and_list(columns)}, so here it marks what the task allows with these features.")
+    if se is not None and not resolved_any:
+        # The verdict follows the intervals when there are any: point gains alone do not show it passed.
+        text = f"{head} Not shown here: at the point, on {'; on '.join(beaten)}"
+        if unbeaten:
+            text += f"; on {and_list(unbeaten)} no candidate scores better"
+        return (text + ". No candidate's gain clears its simultaneous interval, so the data do not show the "
+                "reference passed; nor do they show it to be a ceiling.")
     text = f"{head} Not here: on {'; on '.join(beaten)}"
     if unbeaten:
         text += f"; on {and_list(unbeaten)} no candidate scores better"

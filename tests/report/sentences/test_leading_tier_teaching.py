@@ -125,3 +125,14 @@ def test_lessons_follow_the_tier():
 def test_own_data_tier_lesson_names_no_simulation():
     lesson = teaching.leading_tier_lessons(["a", "b"], 5, {"a": 0.5}, 2.5, 3, 10, simulated=False)[2]
     assert "this run's own data" in lesson.text and "simulated" not in lesson.text and "phantom" not in lesson.text
+
+
+def test_the_verdict_follows_the_intervals_when_there_are_any():
+    # Referee (issue 49 review): "Not here" rested on point gains even when every interval included zero.
+    se = pd.DataFrame({"CRS": [1.0, 1.0], "D": [1.0, 1.0], "C": [1.0] * 2, "L": [1.0] * 2, "R": [1.0] * 2},
+                      index=["a", "b"])
+    text = teaching.describe_reference_standing(STANDING, "ref", ["a", "b"], se)
+    assert "Not shown here: at the point, on CRS 1 of the 2 candidates" in text
+    assert "the data do not show the reference passed; nor do they show it to be a ceiling" in text
+    assert "Not here:" not in text
+
