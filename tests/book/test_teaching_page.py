@@ -170,10 +170,13 @@ def decimal_numbers(text: str) -> list[str]:
 
 
 def part_figures(toc: dict, labels_by_page: dict[str, set[str]]) -> list[tuple[str, set[str]]]:
-    """(caption, figure names of its chapters) per part of the table of contents, the Reference part excepted."""
+    """(caption, figure names of its chapters) per part of the table of contents with a chapter notebook.
+
+    Parts of prose pages only (the playbook's "Start here", the Reference part) have no figures and no handout.
+    """
     parts = []
     for part in toc["parts"]:
-        if part["caption"] == "Reference":
+        if not any(chapter["file"].startswith("notebooks/") for chapter in part["chapters"]):
             continue
         names: set[str] = set()
         for chapter in part["chapters"]:
