@@ -120,11 +120,8 @@ AUDIT_PRESETS: dict[str, AuditSize] = {
                          truth_bootstrap_draws=100),
     "smoke": AuditSize(("pixels", "hog"), ("gaussian_blur",), replicates=2, truth_draws=2, truth_test=600,
                        truth_corrupted=100, pool_factor=2, draws=60, truth_bootstrap_draws=30),
-    # A close race (issue 46, item 6): the three broad multi-task encoders, whose CRS on the default run's
-    # dermatology rows lie within 0.03 of each other (the two best within 0.006), so the tier and the
-    # agreement verdict are audited where they must resolve little. The truth is the benchmark's size: at
-    # the chapter's (6 draws on 6,000 images) its own Monte-Carlo error of a CRS difference (0.079) was as
-    # large as the margin it had to judge.
+    # A close race (issue 46, item 6): three encoders whose CRS on the default run's derm rows lie within 0.03; the
+    # truth at the benchmark's size (at the chapter's its own error of a CRS difference, 0.079, was the margin's).
     "close_race": AuditSize(("multitask_broad_aug_s", "multitask_broad_aug_l", "multitask_broad_noaug_s"),
                             ("gaussian_blur", "black_corner"), replicates=16, truth_draws=16, truth_test=20_000,
                             truth_corrupted=2_000, pool_factor=8, draws=1000, truth_bootstrap_draws=200),
@@ -201,10 +198,8 @@ class AuditDesign:
     cues : bool
         Whether the profile draws the domain's shortcut cue.
     site_term : bool
-        Simulate the site-B test set, so that ``R`` carries its site term as the
-        profile's does (issue 46, item 6): each replicate draws ``test`` site-B
-        images from a pool of ``n_blocks * block_pool``, the truth reads
-        ``truth_test`` others.
+        Simulate the site-B test set, so that ``R`` carries its site term as the profile's does (issue 46, item
+        6): a replicate draws ``test`` site-B images from a pool of ``n_blocks * block_pool``, the truth others.
     """
 
     encoders: tuple[str, ...]
