@@ -37,7 +37,7 @@ simulated larger test set.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -146,9 +146,15 @@ def image_factor(difference: float, var_seed: float, var_images: float, n_seeds:
 
     if margin(math.inf) <= 0:
         return math.inf
-    low, high = 1e-9, 1.0
+    high = 1.0
     while margin(high) < 0:
-        low, high = high, high * 2.0
+        high *= 2.0
+    return _smallest_factor(margin, high)
+
+
+def _smallest_factor(margin: Callable[[float], float], high: float) -> float:
+    """The smallest factor ``k <= high`` with ``margin(k) >= 0`` (``margin`` grows with ``k``, ``margin(high) >= 0``), by bisection on a log scale."""
+    low = 1e-9
     for _ in range(100):
         mid = math.sqrt(low * high)
         if margin(mid) >= 0:
@@ -207,14 +213,7 @@ def joint_needs(difference: float, var_seed: float, var_images: float, n_seeds: 
 
         if margin(max_factor) < 0:
             continue
-        low, high = 1e-9, max_factor
-        for _ in range(100):
-            mid = math.sqrt(low * high)
-            if margin(mid) >= 0:
-                high = mid
-            else:
-                low = mid
-        return int(m), float(max(high, 1.0))
+        return int(m), float(max(_smallest_factor(margin, max_factor), 1.0))
     return None
 
 
