@@ -40,7 +40,8 @@ FORBIDDEN_THIRD_PARTY: dict[str, frozenset[str]] = {
     "standard": frozenset({"torch", "torchvision", "timm", "open_clip", "transformers", "PIL", "skimage"}),
     "results": frozenset({"torch", "torchvision", "PIL", "skimage"}),
     "evaluation": frozenset({"torch", "torchvision", "PIL", "skimage"}),
-    "report": frozenset({"torch", "torchvision"}),
+    # The report words numbers; it computes no statistic (issue 47), so it needs no scipy.
+    "report": frozenset({"torch", "torchvision", "scipy"}),
     "metrics": frozenset({"torch", "torchvision", "timm", "open_clip", "transformers", "PIL", "skimage"}),
 }
 
@@ -118,6 +119,53 @@ def test_no_forbidden_third_party_import():
             if imp.target.split(".")[0] in forbidden:
                 bad.append(f"{name}:{imp.line} imports {imp.target}")
     assert not bad, "; ".join(bad)
+
+
+#: The one home of every rank statistic (Kendall's tau-b, reversed pairs, the rank rules).
+RANK_STATISTICS_HOME = "crsbench_lib.scoring.rank_statistics"
+#: Calls that compute a rank statistic; outside its home only the AUROC's Mann-Whitney ranks may rank.
+RANK_CALLS: frozenset[str] = frozenset({"kendalltau", "rankdata", "spearmanr", "weightedtau", "rank"})
+RANK_CALLS_ALLOWED: dict[str, frozenset[str]] = {"crsbench_lib.metrics.auroc": frozenset({"rankdata"})}
+
+
+def rank_statistic_sites(name: str, source: str) -> list[str]:
+    """Where a module defines or computes a rank statistic outside its one home (name:line what)."""
+    if name == RANK_STATISTICS_HOME:
+        return []
+    sites = []
+    allowed = RANK_CALLS_ALLOWED.get(name, frozenset())
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and ("kendall" in node.name or node.name.endswith(("_ranks", "_rho"))
+                                                  or node.name in {"rank_descending", "reversed_pairs", "pair_counts"}):
+            sites.append(f"{name}:{node.lineno} defines {node.name}")
+        if isinstance(node, ast.Call):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in RANK_CALLS and called not in allowed:
+                sites.append(f"{name}:{node.lineno} calls {called}")
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scipy"):
+            for alias in node.names:
+                if alias.name in RANK_CALLS and alias.name not in allowed:
+                    sites.append(f"{name}:{node.lineno} imports {alias.name}")
+    return sites
+
+
+def test_each_rank_statistic_has_one_home():
+    sites = [site for name, path in package_modules().items()
+             for site in rank_statistic_sites(name, path.read_text(encoding="utf-8"))]
+    assert not sites, f"rank statistics belong in {RANK_STATISTICS_HOME}: " + "; ".join(sites)
+
+
+@pytest.mark.parametrize("source, found", [
+    ("from scipy.stats import kendalltau\n", "imports kendalltau"),
+    ("import scipy.stats as st\nt = st.kendalltau(a, b)\n", "calls kendalltau"),
+    ("def my_kendall(a, b):\n    return 0\n", "defines my_kendall"),
+    ("def descending_ranks(x):\n    return x\n", "defines descending_ranks"),
+    ("r = table['crs'].rank(ascending=False)\n", "calls rank"),
+    ("r = (-x).argsort()\n", None),
+])
+def test_the_rank_check_catches_a_second_home(source, found):
+    sites = rank_statistic_sites("crsbench_lib.report.toy", source)
+    assert (found in " ".join(sites)) if found else not sites
 
 
 def test_the_checks_catch_a_circle_and_a_lazy_import(tmp_path: Path):

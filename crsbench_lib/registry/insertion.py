@@ -27,7 +27,8 @@ from crsbench_lib.registry.entries import RAW_FIELDS, candidate_labels, same_flo
 from crsbench_lib.registry.store import AddReport, Registry, select_encoders
 from crsbench_lib.results.schema import validate_results
 from crsbench_lib.scoring.axes import raw_axes
-from crsbench_lib.scoring.crs import cohort_renormalised_scores, rank_descending
+from crsbench_lib.scoring.crs import cohort_renormalised_scores
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 from crsbench_lib.scoring.insertion import order_changes
 from crsbench_lib.standard import AXES, ReferenceStandard
 
@@ -74,8 +75,8 @@ def displacement_table(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFram
         raise RegistryError(f"entry #{missing[0]} listed before is no longer current (superseded by a correction)")
     crs_before = old["crs"].to_numpy(dtype=float)
     crs_after = new.loc[old.index, "crs"].to_numpy(dtype=float)
-    rank_before = rank_descending(crs_before)
-    among = rank_descending(crs_after)
+    rank_before = descending_ranks(crs_before, ties="min")
+    among = descending_ranks(crs_after, ties="min")
     table = pd.DataFrame(
         {
             "entry_id": old.index.astype("int64"),
@@ -143,8 +144,8 @@ def renormalised_displacement(
     labels = candidate_labels(old).to_numpy()
     crs_before = scored_before.loc[labels, "crs"].to_numpy(dtype=float)
     crs_after = scored_after.loc[labels, "crs"].to_numpy(dtype=float)
-    rank_before = rank_descending(crs_before)
-    among = rank_descending(crs_after)
+    rank_before = descending_ranks(crs_before, ties="min")
+    among = descending_ranks(crs_after, ties="min")
     table = pd.DataFrame(
         {
             "entry_id": old["entry_id"].astype("int64").to_numpy(),

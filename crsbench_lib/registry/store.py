@@ -35,6 +35,7 @@ from crsbench_lib.registry.entries import (
 )
 from crsbench_lib.registry.rows import decode_rows, encode_rows
 from crsbench_lib.results.schema import ARMS, validate_results
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 from crsbench_lib.standard import AXES, ReferenceStandard, dump_standard, load_standard
 
 #: Actions an addition can take per encoder.
@@ -540,7 +541,8 @@ class Registry:
         current = frame["superseded_by"].isna()
         frame["rank"] = pd.array([pd.NA] * len(frame), dtype="Int64")
         if current.any():
-            ranks = frame[current].groupby("standard_version")["crs"].rank(method="min", ascending=False)
+            ranks = frame[current].groupby("standard_version")["crs"].transform(
+                lambda crs: descending_ranks(crs.to_numpy(float), ties="min"))
             frame.loc[current, "rank"] = ranks.astype("int64").to_numpy()
         order = {v: i for i, v in enumerate(self.standard_versions())}
         frame["_std_order"] = frame["standard_version"].map(order)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pandas as pd
-from scipy import stats
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b
 
 from crsbench_lib.report import grammar
 from crsbench_lib.report.context import BUILD_CREATED
@@ -153,7 +153,7 @@ def anchor_sensitivity(results: pd.DataFrame, standard: ReferenceStandard, arm: 
         scored = rescored(anchors)
         rows.append({
             "anchors_from_cohort": label,
-            "tau_to_standard": float(stats.kendalltau(reference["crs"], scored["crs"]).statistic),
+            "tau_to_standard": kendall_tau_b(reference["crs"].to_numpy(float), scored["crs"].to_numpy(float)),
             "top_k_overlap": len(reference_top & set(scored["crs"].sort_values(ascending=False, kind="mergesort").index[:top_k])),
             "tau_auroc_crs": agreement.score_agreement(scored.reset_index()).tau_b,
         })
@@ -230,7 +230,7 @@ def gap_bearings(scores: pd.DataFrame, ece_floor: pd.DataFrame, compared: pd.Dat
     >>> rows["measured here that bears on the gap"].tolist()[1]
     'the ECE floor is 50 % of the mean clean ECE (0.025 of 0.050): a bias no calibrator removes, so a relative reduction is capped near 50 %'
     """
-    from crsbench_lib.report.sentences.agreement import auroc_variance_share, floor_axis_counts
+    from crsbench_lib.scoring.agreement import auroc_variance_share, floor_axis_counts
     from crsbench_lib.report.sentences.insertion import AXIS_NAMES
 
     values = compared.set_index("quantity")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 
 from crsbench_lib.errors import SchemaError
 # Who is ranked has one home, the roles module; the chapters read it through here as before.
@@ -120,7 +120,7 @@ def rank_probabilities(crs_draws: np.ndarray, encoders: Sequence[str], order: Se
     names = [str(e) for e in encoders]
     if draws.ndim != 2 or draws.shape[1] != len(names):
         raise ValueError(f"crs_draws must have shape (n_draws, {len(names)}), got {draws.shape}")
-    ranks = stats.rankdata(-draws, method="min", axis=1).astype(int)
+    ranks = descending_ranks(draws, ties="min", axis=1)
     n = len(names)
     counts = np.stack([(ranks == r).mean(axis=0) for r in range(1, n + 1)], axis=1)
     table = pd.DataFrame(counts, index=pd.Index(names, name="encoder"), columns=range(1, n + 1))
@@ -253,7 +253,7 @@ def untrained_encoders(zoo: pd.DataFrame | Sequence[dict]) -> list[str]:
     return zoo.loc[mask, "name"].astype(str).tolist()
 
 
-def candidate_ranks(scores: pd.DataFrame, references: Sequence[str], column: str = "crs") -> pd.Series:
+def candidate_rank_labels(scores: pd.DataFrame, references: Sequence[str], column: str = "crs") -> pd.Series:
     """Rank among the candidates only (1 = highest ``column``); a reference gets "–" (it is never ranked).
 
     Every page ranks candidates the same way: a reference encoder (classical
@@ -264,11 +264,12 @@ def candidate_ranks(scores: pd.DataFrame, references: Sequence[str], column: str
     Examples
     --------
     >>> scores = pd.DataFrame({"encoder": ["a", "ref", "b"], "crs": [0.5, 0.9, 0.7]})
-    >>> candidate_ranks(scores, ["ref"]).tolist()
+    >>> candidate_rank_labels(scores, ["ref"]).tolist()
     ['2', '–', '1']
     """
     is_reference = scores["encoder"].astype(str).isin(set(references))
-    ranks = scores.loc[~is_reference, column].rank(ascending=False, method="min").astype(int).astype(str)
+    candidates = scores.loc[~is_reference, column]
+    ranks = pd.Series(descending_ranks(candidates.to_numpy(float), ties="min").astype(str), index=candidates.index)
     return ranks.reindex(scores.index).fillna("–").rename("rank")
 
 

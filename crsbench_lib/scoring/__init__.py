@@ -3,20 +3,19 @@
 Axes and profiles (:mod:`.axes`), freezing a reference standard
 (:mod:`.freeze`; the file format is :mod:`crsbench_lib.standard`), the fixed-reference Clinical Reliability Score
 (:mod:`.crs`), and the rank analyses of method section 6: agreement
-(:mod:`.agreement`), paired-seed bootstrap (:mod:`.bootstrap`, from predictions
+(:mod:`.agreement`, its statistics in :mod:`.rank_statistics`), paired-seed bootstrap (:mod:`.bootstrap`, from predictions
 :mod:`.two_level_bootstrap`), weight and panel
 sensitivity (:mod:`.sensitivity`), the insertion test (:mod:`.insertion`), the
 published figures (:mod:`.published`) and the audit of reported rank
 statistics (:mod:`.consistency`).
 """
 
-from crsbench_lib.scoring.agreement import (
-    RankAgreement,
+from crsbench_lib.scoring.agreement import RankAgreement, rank_agreement, rank_table, score_agreement
+from crsbench_lib.scoring.rank_statistics import (
+    descending_ranks,
     kendall_tau_b,
     kendall_tau_to_reference,
-    rank_agreement,
-    rank_table,
-    score_agreement,
+    reversed_pairs,
     spearman_rho,
 )
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes
@@ -63,6 +62,7 @@ __all__ = [
     "encoder_profiles",
     "freeze_standard",
     "insertion_test",
+    "descending_ranks",
     "kendall_tau_b",
     "kendall_tau_to_reference",
     "normalise",
@@ -78,6 +78,7 @@ __all__ = [
     "score_agreement",
     "score_profiles",
     "score_results",
+    "reversed_pairs",
     "spearman_rho",
     "weight_perturbation",
 ]

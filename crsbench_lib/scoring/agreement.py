@@ -7,16 +7,10 @@ For n items there are n(n-1)/2 pairs; a pair is
 * discordant (a *reversed pair*) when they order it oppositely,
 * tied when either ranking ties it (counted separately for each ranking).
 
-Statistics:
-
-* Kendall tau-b: ``(n_c - n_d) / sqrt((n0 - n1) (n0 - n2))`` with n0 the number
-  of pairs and n1, n2 the pairs tied in each ranking (Kendall 1945; the
-  variant of ``scipy.stats.kendalltau``). Without ties, reversed pairs =
-  ``(1 - tau) / 2 * n0``.
-* Spearman rho: the Pearson correlation of the average ranks (equal to
-  ``1 - 6 sum d^2 / (n (n^2 - 1))`` without ties).
-* Mean absolute rank displacement: mean over items of ``|rank_a - rank_b|``
-  on average ranks.
+Statistics (Kendall tau-b, reversed pairs counted exactly, Spearman rho on
+average ranks) come from their one home, :mod:`crsbench_lib.scoring.rank_statistics`;
+this module adds the mean absolute rank displacement: the mean over items of
+``|rank_a - rank_b|`` on average ranks.
 
 Uncertainty (method section 9, amendment 6): :func:`rank_correlation_uncertainty` gives tau-b
 or rho a percentile interval over bootstrap draws (:func:`correlation_draws` on
@@ -34,9 +28,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from crsbench_lib.errors import SchemaError
+from crsbench_lib.scoring.rank_statistics import (
+    descending_ranks,
+    kendall_tau_b,
+    kendall_tau_b_rows,
+    pair_counts,
+    spearman_rho,
+    spearman_rho_rows,
+)
 from crsbench_lib.scoring.resampling import (
     Direction,
     check_count,
@@ -45,6 +46,7 @@ from crsbench_lib.scoring.resampling import (
     percentile_interval,
     permutation_p_value,
 )
+from crsbench_lib.standard import AXES
 
 
 @dataclass(frozen=True)
@@ -108,46 +110,6 @@ def _align(first: pd.Series | np.ndarray, second: pd.Series | np.ndarray) -> tup
     if np.isnan(a).any() or np.isnan(b).any():
         raise SchemaError("rankings contain NaN")
     return a, b, names
-
-
-def descending_ranks(values: np.ndarray) -> np.ndarray:
-    """Average ranks with the highest value at rank 1."""
-    return rankdata(-np.asarray(values, dtype=float), method="average")
-
-
-def pair_counts(a: np.ndarray, b: np.ndarray) -> dict[str, int]:
-    """Concordant, discordant and tied pair counts of two score vectors (O(n^2), vectorised)."""
-    i, j = np.triu_indices(a.size, k=1)
-    da = np.sign(a[i] - a[j])
-    db = np.sign(b[i] - b[j])
-    product = da * db
-    return {
-        "concordant": int((product > 0).sum()),
-        "discordant": int((product < 0).sum()),
-        "tied_a": int((da == 0).sum()),
-        "tied_b": int((db == 0).sum()),
-        "tied_both": int(((da == 0) & (db == 0)).sum()),
-        "pairs": int(i.size),
-    }
-
-
-def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall tau-b of two score vectors (NaN when either is constant)."""
-    c = pair_counts(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    denominator = np.sqrt(float(c["pairs"] - c["tied_a"]) * float(c["pairs"] - c["tied_b"]))
-    if denominator == 0:
-        return float("nan")
-    return float((c["concordant"] - c["discordant"]) / denominator)
-
-
-def spearman_rho(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman rho: Pearson correlation of the average ranks (NaN when either is constant)."""
-    ra, rb = rankdata(a, method="average"), rankdata(b, method="average")
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    denominator = np.sqrt((ra * ra).sum() * (rb * rb).sum())
-    if denominator == 0:
-        return float("nan")
-    return float((ra * rb).sum() / denominator)
 
 
 def rank_agreement(auroc: pd.Series | np.ndarray, crs: pd.Series | np.ndarray) -> RankAgreement:
@@ -215,86 +177,6 @@ def rank_table(auroc: pd.Series, crs: pd.Series) -> pd.DataFrame:
     return table.iloc[order].reset_index(drop=True)
 
 
-def _paired_rows(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two score arrays as float rows of one shape (B, n); a vector pairs with every row of the other."""
-    x, y = np.broadcast_arrays(np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float)))
-    return x, y
-
-
-def _ratio_or_nan(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
-    """``numerator / denominator`` per row, NaN where the denominator is 0 (a constant row)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
-
-
-def kendall_tau_b_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Kendall tau-b between paired rows of two score arrays.
-
-    ``tau_b = (n_c - n_d) / sqrt((n0 - n1)(n0 - n2))`` per row (see the module
-    docstring), vectorised over rows.
-
-    Parameters
-    ----------
-    a, b : numpy.ndarray
-        Shapes broadcastable to (B, n) (a single vector of shape (n,) pairs with
-        every row of the other).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (B,); NaN where a row is constant in either array.
-
-    Examples
-    --------
-    >>> kendall_tau_b_rows(np.arange(4.0), np.array([[0.0, 1, 2, 3], [3, 2, 1, 0]]))
-    array([ 1., -1.])
-    """
-    x, y = _paired_rows(a, b)
-    i, j = np.triu_indices(x.shape[1], k=1)
-    dx = np.sign(x[:, i] - x[:, j])
-    dy = np.sign(y[:, i] - y[:, j])
-    numerator = (dx * dy).sum(axis=1)
-    n0 = float(i.size)
-    denominator = np.sqrt((n0 - (dx == 0).sum(axis=1)) * (n0 - (dy == 0).sum(axis=1)))
-    return _ratio_or_nan(numerator, denominator)
-
-
-def spearman_rho_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Spearman rho between paired rows: Pearson correlation of the average ranks, per row.
-
-    Parameters
-    ----------
-    a, b : numpy.ndarray
-        Shapes broadcastable to (B, n).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (B,); NaN where a row is constant in either array.
-
-    Examples
-    --------
-    >>> spearman_rho_rows(np.arange(4.0), np.array([[0.0, 1, 2, 3], [3, 2, 1, 0]]))
-    array([ 1., -1.])
-    """
-    x, y = _paired_rows(a, b)
-    rx = rankdata(x, method="average", axis=1)
-    ry = rankdata(y, method="average", axis=1)
-    rx = rx - rx.mean(axis=1, keepdims=True)
-    ry = ry - ry.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((rx * rx).sum(axis=1) * (ry * ry).sum(axis=1))
-    return _ratio_or_nan((rx * ry).sum(axis=1), denominator)
-
-
-def kendall_tau_to_reference(reference: np.ndarray, draws: np.ndarray) -> np.ndarray:
-    """Kendall tau-b between one reference score vector and each row of ``draws``.
-
-    Vectorised over draws (shape (B, n)): the sensitivity analyses compare
-    thousands of perturbed rankings to the default one.
-    """
-    return kendall_tau_b_rows(np.asarray(reference, dtype=float)[None, :], draws)
-
-
 def score_agreement(scores: pd.DataFrame) -> RankAgreement:
     """Agreement of aggregate AUROC (raw ``D``) and CRS in a scored table.
 
@@ -309,6 +191,80 @@ def score_agreement(scores: pd.DataFrame) -> RankAgreement:
         raise SchemaError(f"scored table lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     indexed = scores.set_index("encoder")
     return rank_agreement(indexed["D"], indexed["crs"])
+
+
+def check_floor_columns(scores: pd.DataFrame) -> None:
+    """Raise ValueError naming the first missing column of a scored table (``s_D .. s_R``, ``crs``)."""
+    missing = [c for c in (*(f"s_{axis}" for axis in AXES), "crs") if c not in scores.columns]
+    if missing:
+        raise ValueError(f"scores: missing column {missing[0]!r} (expected crsbench_lib.scoring.crs.score_results rows)")
+
+
+def floor_axis_counts(scores: pd.DataFrame) -> dict[str, int]:
+    """How many candidates have each axis as their lowest normalised value, most first.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Candidates' rows with ``s_D, s_C, s_L, s_R`` and ``crs``
+        (:func:`crsbench_lib.scoring.crs.score_results`).
+
+    Returns
+    -------
+    dict
+        Axis letter -> number of candidates whose lowest axis it is (ties
+        count for every tied axis); axes that are nobody's floor are left out.
+        Ordered by count, then D, C, L, R.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = [(0.7, 0.8, 0.85, 0.82, 0.69), (0.5, 0.8, 0.6, 0.7, 0.52), (0.3, 0.7, 0.2, 0.5, 0.30)]
+    >>> floor_axis_counts(pd.DataFrame(rows, columns=["s_D", "s_C", "s_L", "s_R", "crs"]))
+    {'D': 2, 'L': 1}
+    """
+    check_floor_columns(scores)
+    if len(scores) == 0:
+        return {}
+    values = scores[[f"s_{axis}" for axis in AXES]].to_numpy(dtype=float)
+    lowest = np.isclose(values, values.min(axis=1, keepdims=True), rtol=0, atol=1e-12)
+    counts = {axis: int(lowest[:, k].sum()) for k, axis in enumerate(AXES) if lowest[:, k].any()}
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], list(AXES).index(item[0]))))
+
+
+def auroc_variance_share(scores: pd.DataFrame) -> float | None:
+    """The share of the CRS's variance across candidates that the normalised AUROC explains (squared Pearson r).
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Candidates' rows with ``s_D`` and ``crs``.
+
+    Returns
+    -------
+    float or None
+        ``r**2`` of ``s_D`` against ``crs``; None for fewer than 3 rows or a
+        constant column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> round(auroc_variance_share(pd.DataFrame({"s_D": [0.1, 0.5, 0.9], "crs": [0.2, 0.4, 0.9]})), 3)
+    0.942
+    >>> auroc_variance_share(pd.DataFrame({"s_D": [0.1, 0.5], "crs": [0.2, 0.4]})) is None
+    True
+    """
+    s_d, score = scores["s_D"].to_numpy(dtype=float), scores["crs"].to_numpy(dtype=float)
+    if len(s_d) < 3 or np.ptp(s_d) == 0 or np.ptp(score) == 0:
+        return None
+    r = float(np.corrcoef(s_d, score)[0, 1])
+    return r * r
+
 
 
 #: The rank correlations with an uncertainty statement, by name.

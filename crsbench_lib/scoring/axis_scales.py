@@ -35,7 +35,7 @@ import pandas as pd
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults
-from crsbench_lib.scoring.agreement import spearman_rho
+from crsbench_lib.scoring.rank_statistics import descending_ranks, spearman_rho
 from crsbench_lib.scoring.axes import encoder_profiles, raw_axes
 from crsbench_lib.standard import AxisScales
 
@@ -89,7 +89,12 @@ def scale_comparison(
     for axis, ascending in (("L", False), ("R", True)):
         for scale in SCALES:
             column = f"{axis}_{scale}"
-            out[f"rank_{column}"] = out[column].rank(ascending=ascending, method="min").astype("Int64")
+            values = out[column].to_numpy(dtype=float)
+            finite = np.isfinite(values)
+            ranks = pd.array([pd.NA] * len(out), dtype="Int64")
+            # Rank 1 = best: the highest L, the lowest R; an undefined value takes no rank.
+            ranks[finite] = descending_ranks(values[finite] if not ascending else -values[finite], ties="min")
+            out[f"rank_{column}"] = ranks
     out["near_chance"] = near.reindex(out["encoder"]).to_numpy(dtype=float)
     return out.sort_values(["D", "encoder"], ascending=[False, True], kind="mergesort").reset_index(drop=True)
 

@@ -52,7 +52,8 @@ import pandas as pd
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, standard_axes
-from crsbench_lib.scoring.crs import component_arrays, normalise_array, rank_descending, score_profiles
+from crsbench_lib.scoring.crs import component_arrays, normalise_array, score_profiles
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 from crsbench_lib.scoring.tier import best_confidence_set
 from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
 
@@ -345,7 +346,7 @@ def _draw_summary(
     roles = np.where(is_reference[order], "reference", "candidate")
     rank = pd.array([pd.NA] * n_e, dtype="Int64")
     candidate_rows = np.flatnonzero(roles == "candidate")
-    rank[candidate_rows] = rank_descending(point_crs[candidate_rows]).astype("int64")
+    rank[candidate_rows] = descending_ranks(point_crs[candidate_rows], ties="min").astype("int64")
     summary = pd.DataFrame({
         "encoder": point["encoder"].to_numpy(),
         "role": roles,
@@ -527,7 +528,7 @@ def paired_seed_bootstrap(
     rows = [encoders.index(e) for e in point["encoder"]]
     point["dominance"] = own_out[rows, 0]
     point["crs"] = own_out[rows, 3]
-    point["rank"] = rank_descending(point["crs"].to_numpy()).astype("int64")
+    point["rank"] = descending_ranks(point["crs"].to_numpy(), ties="min").astype("int64")
     point = point.sort_values(["rank", "encoder"], kind="mergesort").reset_index(drop=True)
 
     multiplicities = seed_multiplicities(len(seeds), int(n_draws), random_state)
@@ -569,3 +570,49 @@ def _leave_self_out_crs(profiles: np.ndarray, encoders: Sequence[str], std: Refe
     """CRS (B, E) with each encoder scored against the panel without its own entry."""
     return _leave_self_out_components(profiles, encoders, std)[:, :, 3]
 
+
+def paired_reference_se(
+    profile_draws: np.ndarray, crs_draws: np.ndarray, encoders: Sequence[str], reference: str
+) -> pd.DataFrame:
+    """Standard errors of every encoder's paired difference with a reference, per axis and for the CRS.
+
+    Parameters
+    ----------
+    profile_draws : numpy.ndarray
+        (B, E, 4) raw profile draws (D, C, L, R) of the bootstrap.
+    crs_draws : numpy.ndarray
+        (B, E) CRS draws of the same bootstrap.
+    encoders : sequence of str
+        The E column names.
+    reference : str
+        The reference encoder.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index encoder (the reference left out); columns CRS, D, C, L, R: the
+        standard deviation over draws of ``x_encoder - x_reference`` (the same
+        resampled seeds and images for both, so shared luck cancels).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> profiles, crs = rng.normal(size=(50, 3, 4)), rng.normal(size=(50, 3))
+    >>> paired_reference_se(profiles, crs, ["a", "b", "r"], "r").round(2).columns.tolist()
+    ['CRS', 'D', 'C', 'L', 'R']
+    """
+    names = [str(e) for e in encoders]
+    if reference not in names:
+        raise ValueError(f"paired_reference_se: no column for reference {reference!r}")
+    at = names.index(reference)
+    profiles = np.asarray(profile_draws, dtype=float)
+    crs = np.asarray(crs_draws, dtype=float)
+    if profiles.shape[:2] != crs.shape or profiles.shape[1] != len(names):
+        raise ValueError(f"paired_reference_se: draws of shapes {profiles.shape} and {crs.shape} for {len(names)} encoders")
+    rows = {}
+    for i, name in enumerate(names):
+        if i == at:
+            continue
+        axes = (profiles[:, i, :] - profiles[:, at, :]).std(axis=0, ddof=1)
+        rows[name] = [float((crs[:, i] - crs[:, at]).std(ddof=1)), *map(float, axes)]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["CRS", "D", "C", "L", "R"])

@@ -127,7 +127,7 @@ def truth_table(
     Traceback (most recent call last):
     SchemaError: truth_table: no predictions
     """
-    from crsbench_lib.scoring.agreement import kendall_tau_b, kendall_tau_b_rows
+    from crsbench_lib.scoring.rank_statistics import kendall_tau_b, kendall_tau_b_rows
 
     if len(predictions) == 0:
         raise SchemaError("truth_table: no predictions")

@@ -31,11 +31,11 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 from scipy.special import ndtr
-from scipy.stats import rankdata
 
 from crsbench_lib.errors import ReferenceStandardError, SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, as_standard, check_ece_bins
 
 COMPONENTS: tuple[str, ...] = ("dominance", "balance", "floor")
@@ -319,11 +319,6 @@ def crs_components(
     return pd.DataFrame(values, index=index, columns=[*COMPONENTS, "crs"])
 
 
-def rank_descending(values: np.ndarray) -> np.ndarray:
-    """Competition ranks, 1 = highest (tied values share the best rank)."""
-    return rankdata(-np.asarray(values, dtype=float), method="min").astype(np.int64)
-
-
 def _ranked_table(profiles: pd.DataFrame, normalised: np.ndarray, components: np.ndarray, version: str) -> pd.DataFrame:
     table = pd.DataFrame({"encoder": [str(e) for e in profiles.index]})
     for a in AXES:
@@ -332,7 +327,7 @@ def _ranked_table(profiles: pd.DataFrame, normalised: np.ndarray, components: np
         table[name] = normalised[:, j]
     for j, name in enumerate([*COMPONENTS, "crs"]):
         table[name] = components[:, j]
-    table["rank"] = rank_descending(components[:, 3]).astype("int64")
+    table["rank"] = descending_ranks(components[:, 3], ties="min").astype("int64")
     table["standard_version"] = version
     order = np.lexsort((table["encoder"].to_numpy(), table["rank"].to_numpy()))
     return table.iloc[order].reset_index(drop=True)

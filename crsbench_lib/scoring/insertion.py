@@ -10,7 +10,7 @@ scores move.
 Ranks need two measures, because an incumbent's *position* can change for two
 different reasons:
 
-* **pairwise order changes** (:func:`order_changes`): pairs of incumbents that
+* **pairwise order changes** (:func:`~crsbench_lib.scoring.rank_statistics.order_changes`): pairs of incumbents that
   the two scorings order differently. This is what the fixed-reference claim is
   about: with every incumbent's score unchanged, their relative order cannot
   change, so the count is 0 under a fixed reference, always;
@@ -37,11 +37,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.scoring.axes import CELL, encoder_profiles
 from crsbench_lib.scoring.crs import cohort_renormalised_scores, score_profiles
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b, order_changes
 from crsbench_lib.scoring.retest import WITHIN_ARM, bootstrap_retest_taus, noise_baseline_table, retest_summary
 from crsbench_lib.standard import AXES, ReferenceStandard
 
@@ -69,7 +69,7 @@ class InsertionResult:
         Largest absolute change of an existing encoder's CRS.
     fixed_order_changes, cohort_order_changes : int
         Pairs of existing encoders whose relative order changed
-        (:func:`order_changes`); 0 under the fixed reference.
+        (:func:`~crsbench_lib.scoring.rank_statistics.order_changes`); 0 under the fixed reference.
     fixed_positions_shifted, cohort_positions_shifted : int
         Existing encoders whose rank in the whole list (newcomers included)
         differs from their rank before the insertion.
@@ -92,88 +92,6 @@ class InsertionResult:
     n_pairs: int
     fixed_tau: float
     cohort_tau: float
-
-
-def order_changes(before: np.ndarray | pd.Series, after: np.ndarray | pd.Series) -> int:
-    """Pairs of items that two score vectors order differently.
-
-    A pair ``(i, j)`` counts when ``sign(before_i - before_j) !=
-    sign(after_i - after_j)``: a reversal, or a tie that forms or breaks. It
-    counts more than Kendall's (1938) discordant pairs, which leave out pairs
-    tied in either vector; it is 0 exactly when the relative order of the
-    items, ties included, is unchanged, whatever happened to their positions in
-    a longer list.
-
-    Parameters
-    ----------
-    before, after : array-like
-        Scores of the same items, in the same order, shape (n,).
-
-    Returns
-    -------
-    int
-        Between 0 and ``n (n - 1) / 2``.
-
-    Raises
-    ------
-    ValueError
-        If the shapes differ or a score is NaN.
-
-    Examples
-    --------
-    >>> order_changes([0.9, 0.5, 0.1], [0.8, 0.6, 0.2])  # every score moved, no pair swapped
-    0
-    >>> order_changes([0.9, 0.5, 0.1], [0.4, 0.6, 0.2])
-    1
-    """
-    a = np.asarray(before, dtype=float).reshape(-1)
-    b = np.asarray(after, dtype=float).reshape(-1)
-    if a.shape != b.shape:
-        raise ValueError(f"before and after must score the same items, found {a.size} and {b.size} scores")
-    if np.isnan(a).any() or np.isnan(b).any():
-        raise ValueError("scores must not be NaN")
-    upper = np.triu_indices(a.size, k=1)
-    sign_before = np.sign(a[:, None] - a[None, :])[upper]
-    sign_after = np.sign(b[:, None] - b[None, :])[upper]
-    return int(np.count_nonzero(sign_before != sign_after))
-
-
-def rank_tau(before: np.ndarray | pd.Series, after: np.ndarray | pd.Series) -> float:
-    """Kendall's (1945) tau-b between two score vectors of the same items.
-
-    ``tau_b = (P - Q) / sqrt((P + Q + T_x) (P + Q + T_y))`` with ``P`` and
-    ``Q`` the concordant and discordant pairs and ``T_x``, ``T_y`` the pairs
-    tied in one vector only (scipy.stats.kendalltau, variant "b"), as
-    :mod:`crsbench_lib.scoring.retest` computes it between seeds, so the two
-    read on one scale.
-
-    Parameters
-    ----------
-    before, after : array-like
-        Scores of the same items, in the same order, shape (n,).
-
-    Returns
-    -------
-    float
-        In [-1, 1]; NaN with fewer than two items or a constant vector.
-
-    Examples
-    --------
-    >>> rank_tau([0.9, 0.5, 0.1], [0.8, 0.6, 0.2])
-    1.0
-    >>> round(rank_tau([0.9, 0.5, 0.1], [0.4, 0.6, 0.2]), 3)
-    0.333
-    """
-    a = np.asarray(before, dtype=float).reshape(-1)
-    b = np.asarray(after, dtype=float).reshape(-1)
-    if a.shape != b.shape:
-        raise ValueError(f"before and after must score the same items, found {a.size} and {b.size} scores")
-    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    if order_changes(a, b) == 0:
-        # The same order, ties included: tau_b is exactly 1 (scipy's square root can leave 1 - 2e-16 with ties).
-        return 1.0
-    return float(stats.kendalltau(a, b, variant="b")[0])
 
 
 def insertion_test(existing: pd.DataFrame, candidates: pd.DataFrame, standard: ReferenceStandard) -> InsertionResult:
@@ -242,8 +160,8 @@ def insertion_test(existing: pd.DataFrame, candidates: pd.DataFrame, standard: R
         fixed_positions_shifted=int((table["rank_fixed_before"] != table["rank_fixed_after"]).sum()),
         cohort_positions_shifted=int((table["rank_cohort_before"] != table["rank_cohort_after"]).sum()),
         n_pairs=len(names) * (len(names) - 1) // 2,
-        fixed_tau=rank_tau(table["crs_fixed_before"], table["crs_fixed_after"]),
-        cohort_tau=rank_tau(table["crs_cohort_before"], table["crs_cohort_after"]),
+        fixed_tau=kendall_tau_b(table["crs_fixed_before"], table["crs_fixed_after"]),
+        cohort_tau=kendall_tau_b(table["crs_cohort_before"], table["crs_cohort_after"]),
     )
 
 
@@ -379,7 +297,7 @@ def insertion_retest(raw: pd.DataFrame, existing: Sequence[str], standard: Refer
     pandas.DataFrame
         Columns :data:`INSERTION_RETEST_COLUMNS`, one row per scheme and pair
         of distinct seeds (none with a single seed): tau-b (:func:`rank_tau`)
-        and pairwise order changes (:func:`order_changes`) between the two
+        and pairwise order changes (:func:`~crsbench_lib.scoring.rank_statistics.order_changes`) between the two
         seeds' scores of the same encoders.
 
     Examples
@@ -400,7 +318,7 @@ def insertion_retest(raw: pd.DataFrame, existing: Sequence[str], standard: Refer
         for s, t in itertools.combinations(sorted(by_seed), 2):
             a, b = by_seed[s], by_seed[t].loc[by_seed[s].index]
             n = len(a)
-            rows.append((scheme, s, t, rank_tau(a, b), order_changes(a, b), n * (n - 1) // 2, n))
+            rows.append((scheme, s, t, kendall_tau_b(a, b), order_changes(a, b), n * (n - 1) // 2, n))
     return pd.DataFrame(rows, columns=list(INSERTION_RETEST_COLUMNS))
 
 

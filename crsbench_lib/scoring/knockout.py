@@ -20,10 +20,10 @@ that constant, blurring the other axes' floors (a referee measured the two
 forms differing in 1.7 % of pairs and 5.7 % of leaders on random profiles).
 
 Reported per axis: Kendall's tau-b between the full and the knocked-out CRS
-of the candidates (:func:`~crsbench_lib.scoring.agreement.kendall_tau_b`), the
+of the candidates (:func:`~crsbench_lib.scoring.rank_statistics.kendall_tau_b`), the
 number of candidate pairs whose order reverses (discordant pairs, ties in
 either ranking counted as no reversal:
-:func:`~crsbench_lib.scoring.agreement.pair_counts`), and the leader with and
+:func:`~crsbench_lib.scoring.rank_statistics.pair_counts`), and the leader with and
 without the axis.
 """
 
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from crsbench_lib.scoring.agreement import kendall_tau_b, pair_counts
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b, pair_counts
 from crsbench_lib.scoring.crs import (
     _profile_array,
     balance_scores,

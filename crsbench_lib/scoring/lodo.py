@@ -10,7 +10,7 @@ weights stay the standard's; otherwise ``d`` would reach the CRS through the
 dominance term. The baseline predictor is the AUROC
 without ``d`` (the discrimination axis of the reduced profile). Each predictor's
 quality is Kendall's tau-b between its scores and the AUROC on ``d`` (Kendall
-1945; scipy.stats.kendalltau). The other axes of the reduced profile are
+1945; :func:`~crsbench_lib.scoring.rank_statistics.kendall_tau_b_test`). The other axes of the reduced profile are
 reported as predictors too, each oriented so that larger is better (ECE and
 robustness loss are negated), so that one can see which part of the profile
 carries over.
@@ -51,7 +51,6 @@ from typing import cast
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.predictions import DatasetPredictions, restrict_arrays
@@ -68,6 +67,7 @@ from crsbench_lib.scoring.resampling import (
     multiplicities,
     percentile_interval,
 )
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b_test, weighted_kendall_tau_b
 from crsbench_lib.scoring.retest import bootstrap_retest_taus
 from crsbench_lib.scoring.two_level_bootstrap import two_level_bootstrap
 from crsbench_lib.standard import AXES, HIGHER_IS_BETTER, ReferenceStandard, check_ece_bins
@@ -81,20 +81,13 @@ SITE_B_PREDICTORS: tuple[str, ...] = ("crs_without_shift", "clean_auroc")
 Scorer = Callable[[pd.DataFrame], pd.Series]
 
 
-def _tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    if np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan"), float("nan")
-    tau, p_value = stats.kendalltau(x, y, variant="b")
-    return float(tau), float(p_value)
-
-
 def _block_taus(frame: pd.DataFrame, block: str, predictors: tuple[str, ...]) -> list[dict[str, object]]:
     """Kendall tau-b (and its scipy p-value) of each predictor column with ``target``, per block."""
     rows: list[dict[str, object]] = []
     for key, rows_of_block in frame.groupby(block, sort=True):
         y = rows_of_block["target"].to_numpy(dtype=float)
         for name in predictors:
-            tau, p_value = _tau(rows_of_block[name].to_numpy(dtype=float), y)
+            tau, p_value = kendall_tau_b_test(rows_of_block[name].to_numpy(dtype=float), y)
             rows.append({block: key, "predictor": name, "kendall_tau": tau, "p_value": p_value,
                          "n_encoders": len(rows_of_block)})
     return rows
@@ -387,7 +380,7 @@ def site_b_prediction(results: pd.DataFrame, standard: ReferenceStandard, arm: s
     The predictor is :func:`shift_free_scores`: the CRS computed without the
     results' ``shift`` rows, against the standard with its panel refrozen the
     same way (method section 9, amendment 7). The target is the mean site-B AUROC over seeds;
-    each predictor's quality is Kendall's tau-b with it (scipy.stats.kendalltau).
+    each predictor's quality is Kendall's tau-b with it (:mod:`~crsbench_lib.scoring.rank_statistics`).
 
     Parameters
     ----------
@@ -508,61 +501,6 @@ class TauDifference:
     def direction(self) -> Direction:
         """Side of zero of the interval (``ABOVE_ZERO``: ``first`` predicts better)."""
         return interval_direction(self.ci_low, self.ci_high)
-
-
-def weighted_kendall_tau_b(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Kendall tau-b of ``x`` and ``y`` on data sets in which item ``i`` appears ``weights[b, i]`` times.
-
-    With ``w`` copies of each item, pairs of distinct items count ``w_i w_j``
-    times, and the ``w_i (w_i - 1) / 2`` pairs of copies of one item are tied in
-    both variables, so tau-b (Kendall 1945) is
-
-        tau_b = sum_{i<j} w_i w_j s_ij / sqrt((n0 - T_x)(n0 - T_y))
-
-    with ``s_ij = sign(x_i - x_j) sign(y_i - y_j)``, ``n0 = N (N - 1) / 2``,
-    ``N = sum_i w_i`` and ``T_x`` the (weighted) pairs tied in ``x``, copies
-    included. This equals tau-b computed on the data set with the copies
-    written out, as an encoder bootstrap produces it.
-
-    Parameters
-    ----------
-    x, y : numpy.ndarray
-        Scores of n items, shape (n,).
-    weights : numpy.ndarray
-        Non-negative integer multiplicities, shape (B, n).
-
-    Returns
-    -------
-    numpy.ndarray
-        Shape (B,): tau-b per row, NaN where a resample is constant in ``x`` or ``y``.
-
-    Examples
-    --------
-    >>> float(weighted_kendall_tau_b(np.arange(4.0), np.array([0.0, 2, 1, 3]), np.ones((1, 4)))[0])
-    0.6666666666666666
-    """
-    a = np.asarray(x, dtype=float).reshape(-1)
-    b = np.asarray(y, dtype=float).reshape(-1)
-    w = np.atleast_2d(np.asarray(weights, dtype=float))
-    if a.shape != b.shape or w.shape[1] != a.size:
-        raise ValueError(f"x, y and the weights' columns must have one entry per item, found {a.size}, {b.size}, "
-                         f"{w.shape[1]}")
-    sign_x = np.sign(a[:, None] - a[None, :])
-    sign_y = np.sign(b[:, None] - b[None, :])
-    tied_x = (sign_x == 0).astype(float)
-    tied_y = (sign_y == 0).astype(float)
-    np.fill_diagonal(tied_x, 0.0)
-    np.fill_diagonal(tied_y, 0.0)
-    # Each quadratic form counts every unordered pair twice (the matrices are symmetric).
-    numerator = np.einsum("bi,ij,bj->b", w, sign_x * sign_y, w) / 2.0
-    copies = (w * (w - 1.0)).sum(axis=1) / 2.0
-    total = w.sum(axis=1)
-    n0 = total * (total - 1.0) / 2.0
-    untied_x = n0 - np.einsum("bi,ij,bj->b", w, tied_x, w) / 2.0 - copies
-    untied_y = n0 - np.einsum("bi,ij,bj->b", w, tied_y, w) / 2.0 - copies
-    denominator = np.sqrt(untied_x * untied_y)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan)
 
 
 def _joint_means(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

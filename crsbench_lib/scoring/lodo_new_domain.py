@@ -27,7 +27,7 @@ Two targets are predicted, each by two predictors from the other datasets:
 
 The predictors are the CRS of the profile without ``d`` (against the same LoDO
 standard) and, as the baseline, the AUROC without ``d``. Each pair is scored
-by Kendall's tau-b (Kendall 1945; scipy.stats.kendalltau), whose resolution
+by Kendall's tau-b (Kendall 1945; :mod:`~crsbench_lib.scoring.rank_statistics`), whose resolution
 among ``n`` encoders is one swapped pair, ``2 / C(n, 2)`` (:func:`tau_resolution`).
 
 A LoDO tau is read against the reproducibility of its target (a reference
@@ -48,13 +48,13 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
 from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.scoring.lodo import BASELINE, lodo_standard
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b, kendall_tau_b_test
 from crsbench_lib.scoring.retest import (
     ACROSS_MEASURES_OTHER_SEED,
     ACROSS_MEASURES_SAME_SEED,
@@ -331,13 +331,6 @@ def new_domain_predictions(
     return pd.concat(blocks, ignore_index=True)[columns] if blocks else pd.DataFrame(columns=columns)
 
 
-def _tau(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
-    if x.size < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return float("nan"), float("nan")
-    tau, p_value = stats.kendalltau(x, y, variant="b")
-    return float(tau), float(p_value)
-
-
 def new_domain_taus(predictions: pd.DataFrame) -> pd.DataFrame:
     """Kendall tau-b of each predictor with each target, per held-out dataset.
 
@@ -372,7 +365,7 @@ def new_domain_taus(predictions: pd.DataFrame) -> pd.DataFrame:
         for target in NEW_DOMAIN_MEASURES:
             y = block[f"target_{target}"].to_numpy(dtype=float)
             for predictor in NEW_DOMAIN_MEASURES:
-                tau, p_value = _tau(block[predictor].to_numpy(dtype=float), y)
+                tau, p_value = kendall_tau_b_test(block[predictor].to_numpy(dtype=float), y)
                 rows.append((held_out, domain, target, predictor, tau, p_value, len(block), tau_resolution(len(block))))
     return pd.DataFrame(rows, columns=["held_out", "domain", "target", "predictor", "kendall_tau", "p_value",
                                        "n_encoders", "tau_resolution"])
@@ -380,7 +373,7 @@ def new_domain_taus(predictions: pd.DataFrame) -> pd.DataFrame:
 
 def _seed_tau(a: pd.Series, b: pd.Series) -> tuple[float, int]:
     shared = sorted(set(a.index) & set(b.index))
-    tau, _ = _tau(a[shared].to_numpy(dtype=float), b[shared].to_numpy(dtype=float))
+    tau = kendall_tau_b(a[shared].to_numpy(dtype=float), b[shared].to_numpy(dtype=float))
     return tau, len(shared)
 
 

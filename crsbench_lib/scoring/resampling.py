@@ -215,7 +215,7 @@ def permutation_p_value(
 
     Examples
     --------
-    >>> from crsbench_lib.scoring.agreement import kendall_tau_b_rows
+    >>> from crsbench_lib.scoring.rank_statistics import kendall_tau_b_rows
     >>> test = permutation_p_value(np.arange(5.0), np.arange(5.0), kendall_tau_b_rows)
     >>> test.method, test.n_permutations, round(test.p_value, 4)  # 2 of 120 pairings have |tau| = 1
     ('exact', 120, 0.0167)

@@ -31,8 +31,8 @@ beside both baselines, the one table every rank comparison of the book shows
 (agreement, transfer, LoDO, insertion), and
 :func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise` reads it.
 
-Kendall's tau-b as in :mod:`crsbench_lib.scoring.transfer` (scipy.stats.kendalltau);
-between bootstrap draws, vectorised by :func:`crsbench_lib.scoring.agreement.kendall_tau_b_rows`.
+Kendall's tau-b from :mod:`crsbench_lib.scoring.rank_statistics`;
+between bootstrap draws, vectorised by :func:`crsbench_lib.scoring.rank_statistics.kendall_tau_b_rows`.
 """
 
 from __future__ import annotations
@@ -42,11 +42,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.validated import ValidatedResults, as_validated
-from crsbench_lib.scoring.agreement import kendall_tau_b_rows
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b, kendall_tau_b_rows
 from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.standard import ReferenceStandard, as_standard, check_ece_bins
@@ -120,8 +119,7 @@ def _tau(a: pd.Series, b: pd.Series) -> tuple[float, int]:
     shared = sorted(set(a.index) & set(b.index))
     if len(shared) < 2:
         return float("nan"), len(shared)
-    tau, _ = stats.kendalltau(a[shared].to_numpy(), b[shared].to_numpy(), variant="b")
-    return float(tau), len(shared)
+    return kendall_tau_b(a[shared].to_numpy(), b[shared].to_numpy()), len(shared)
 
 
 def retest_taus(
@@ -308,7 +306,7 @@ def bootstrap_retest_taus(
     concordant / discordant pairs and ``n1``, ``n2`` the pairs tied in either
     draw (Kendall 1945, "The treatment of ties in ranking problems",
     Biometrika 33: 239-251), computed by
-    :func:`~crsbench_lib.scoring.agreement.kendall_tau_b_rows`. A comparison
+    :func:`~crsbench_lib.scoring.rank_statistics.kendall_tau_b_rows`. A comparison
     of two rankings averaged over seeds (each with its own sampling noise) is
     like-for-like with this baseline; the seed-redraw baseline
     (:func:`retest_taus`) is the partner of one-seed rankings.

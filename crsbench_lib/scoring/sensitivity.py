@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
-from crsbench_lib.scoring.agreement import kendall_tau_b, kendall_tau_to_reference
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b, kendall_tau_to_reference
 from crsbench_lib.scoring.crs import (
     _profile_array,
     balance_scores,

@@ -9,10 +9,9 @@ both (hand-crafted encoders have no adapted arm):
 * per encoder (and dataset), the clean AUROC gain ``mean AUROC_lora - mean
   AUROC_frozen`` over seeds (the study: discrimination improves).
 
-Kendall's tau-b: ``(P - Q) / sqrt((P + Q + T_x)(P + Q + T_y))`` with P, Q the
-concordant and discordant pairs and T_x, T_y the pairs tied in one ranking only
-(Kendall 1945, "The treatment of ties in ranking problems"); computed with
-scipy.stats.kendalltau.
+Kendall's tau-b and its p-value of no association come from
+:func:`~crsbench_lib.scoring.rank_statistics.kendall_tau_b_test` (the formula and
+its reference are there).
 
 With a handful of adaptable encoders, tau alone says little: :func:`transfer_uncertainty`
 adds a percentile interval, over paired bootstrap draws of both arms when given
@@ -28,12 +27,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from crsbench_lib.errors import SchemaError
 from crsbench_lib.results.schema import validate_results
 from crsbench_lib.results.select import clean_rows
 from crsbench_lib.scoring.agreement import CorrelationUncertainty, rank_correlation_uncertainty
+from crsbench_lib.scoring.rank_statistics import descending_ranks, kendall_tau_b_test, reversed_pairs
 from crsbench_lib.scoring.resampling import check_interval, percentile_interval
 
 
@@ -45,6 +44,9 @@ class TransferSummary:
     ----------
     kendall_tau : float
         Kendall tau-b between frozen and adapted CRS over the shared encoders.
+    reversed_pairs : int
+        Pairs of those encoders the two arms order oppositely (counted, ties in
+        either arm not reversed).
     p_value : float
         Two-sided p-value of tau = 0.
     top_k : int
@@ -60,6 +62,7 @@ class TransferSummary:
     """
 
     kendall_tau: float
+    reversed_pairs: int
     p_value: float
     top_k: int
     top_k_frozen: tuple[str, ...]
@@ -113,8 +116,8 @@ def rank_comparison(frozen_scores: pd.DataFrame, lora_scores: pd.DataFrame) -> p
     if len(shared) < 2:
         raise SchemaError(f"frozen and lora scores share {len(shared)} encoder(s); need at least 2 to compare rankings")
     frame = pd.DataFrame({"encoder": shared, "crs_frozen": frozen[shared].to_numpy(), "crs_lora": lora[shared].to_numpy()})
-    frame["rank_frozen"] = frame["crs_frozen"].rank(ascending=False, method="min").astype(int)
-    frame["rank_lora"] = frame["crs_lora"].rank(ascending=False, method="min").astype(int)
+    frame["rank_frozen"] = descending_ranks(frame["crs_frozen"].to_numpy(float), ties="min")
+    frame["rank_lora"] = descending_ranks(frame["crs_lora"].to_numpy(float), ties="min")
     frame["rank_change"] = frame["rank_frozen"] - frame["rank_lora"]
     return frame.sort_values(["rank_frozen", "encoder"], kind="mergesort").reset_index(drop=True)
 
@@ -229,7 +232,7 @@ def transfer_summary(
         raise ValueError(f"k must be at least 1, got {k}")
     frame = rank_comparison(frozen_scores, lora_scores)
     frame = frame[~frame["encoder"].isin([str(name) for name in references])].reset_index(drop=True)
-    tau, p_value = stats.kendalltau(frame["crs_frozen"], frame["crs_lora"], variant="b")
+    tau, p_value = kendall_tau_b_test(frame["crs_frozen"].to_numpy(float), frame["crs_lora"].to_numpy(float))
     frozen = pd.Series(frame["crs_frozen"].to_numpy(), index=frame["encoder"])
     lora = pd.Series(frame["crs_lora"].to_numpy(), index=frame["encoder"])
     k_eff = min(k, len(frozen))
@@ -240,6 +243,7 @@ def transfer_summary(
         mean_gain = float(shared["auroc_gain"].mean()) if not shared.empty else float("nan")
     return TransferSummary(
         kendall_tau=float(tau),
+        reversed_pairs=reversed_pairs(frame["crs_frozen"].to_numpy(float), frame["crs_lora"].to_numpy(float)),
         p_value=float(p_value) if np.isfinite(p_value) else float("nan"),
         top_k=k_eff,
         top_k_frozen=top_frozen,

@@ -77,7 +77,7 @@ def test_ranking_functions_never_rank_a_reference(synthetic_table, names, random
 
     # The score table's ranks: a reference takes none, the candidates take 1..n among themselves.
     scores = score_results(table, frozen_standard)
-    ranks = summaries.candidate_ranks(scores, references).set_axis(scores["encoder"].astype(str))
+    ranks = summaries.candidate_rank_labels(scores, references).set_axis(scores["encoder"].astype(str))
     assert (ranks.loc[references] == "–").all()
     assert sorted(int(r) for r in ranks.loc[candidates]) == sorted(
         scores.set_index("encoder").loc[candidates, "crs"].rank(ascending=False, method="min").astype(int))

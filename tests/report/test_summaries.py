@@ -164,11 +164,11 @@ def test_newcomers_are_the_highest_auroc_candidates_references_left_out():
 def test_candidates_are_ranked_among_themselves_and_a_reference_takes_no_rank():
     import pandas as pd
 
-    from crsbench_lib.report.summaries import candidate_ranks
+    from crsbench_lib.report.summaries import candidate_rank_labels
 
     scores = pd.DataFrame({"encoder": ["ref", "a", "b", "c"], "crs": [0.9, 0.5, 0.7, 0.7]})
-    assert candidate_ranks(scores, ["ref"]).tolist() == ["–", "3", "1", "1"]
-    assert candidate_ranks(scores, []).tolist() == ["1", "4", "2", "2"]
+    assert candidate_rank_labels(scores, ["ref"]).tolist() == ["–", "3", "1", "1"]
+    assert candidate_rank_labels(scores, []).tolist() == ["1", "4", "2", "2"]
 
 
 def test_the_shown_overview_has_a_site_column_only_where_a_dataset_has_a_second_site(table):

@@ -10,15 +10,13 @@ from crsbench_lib.scoring.agreement import (
     agreement_uncertainty,
     correlation_draws,
     item_bootstrap_draws,
-    kendall_tau_b_rows,
-    kendall_tau_to_reference,
     rank_agreement,
     rank_correlation_uncertainty,
     rank_table,
     score_agreement,
-    spearman_rho_rows,
     uncertainty_table,
 )
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b_rows, kendall_tau_to_reference, spearman_rho_rows
 from crsbench_lib.scoring.resampling import Direction
 
 permutations = st.integers(2, 30).flatmap(lambda n: st.permutations(list(range(n))))

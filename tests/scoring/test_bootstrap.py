@@ -6,7 +6,12 @@ import pytest
 
 from crsbench_lib.errors import ConfigError, ReferenceStandardError, SchemaError
 from crsbench_lib.scoring.axes import encoder_profiles, per_seed_axes, raw_axes, standard_axes
-from crsbench_lib.scoring.bootstrap import paired_seed_bootstrap, resampled_profiles, seed_multiplicities
+from crsbench_lib.scoring.bootstrap import (
+    paired_reference_se,
+    paired_seed_bootstrap,
+    resampled_profiles,
+    seed_multiplicities,
+)
 from crsbench_lib.scoring.crs import score_profiles
 from crsbench_lib.standard import AXES, load_template
 
@@ -245,3 +250,14 @@ def test_the_pairwise_table_carries_each_candidates_critical_value(boot):
     assert (pairwise["critical_low"].to_numpy() == own.loc[pairwise["encoder_b"]].to_numpy()).all()
     assert (pairwise["critical_high"].to_numpy() == own.loc[pairwise["encoder_a"]].to_numpy()).all()
     assert (own.dropna() > 0).all()
+
+
+def test_paired_standard_errors_cancel_shared_luck():
+    rng = np.random.default_rng(0)
+    shared = rng.normal(size=(500, 1, 1))
+    profiles = np.concatenate([shared, shared + 0.1], axis=1).repeat(4, axis=2)
+    crs = profiles[:, :, 0]
+    se = paired_reference_se(profiles, crs, ["a", "ref"], "ref")
+    assert list(se.index) == ["a"] and float(se.loc["a"].abs().max()) < 1e-12
+    with pytest.raises(ValueError, match="reference"):
+        paired_reference_se(profiles, crs, ["a", "b"], "ref")

@@ -61,7 +61,7 @@ def test_name_clash_rejected(existing, frozen_standard):
 
 
 def test_order_changes_counts_swapped_and_tied_pairs():
-    from crsbench_lib.scoring.insertion import order_changes
+    from crsbench_lib.scoring.rank_statistics import order_changes
 
     assert order_changes([3.0, 2.0, 1.0], [3.0, 2.0, 1.0]) == 0
     assert order_changes([3.0, 2.0, 1.0], [1.0, 2.0, 3.0]) == 3  # every pair reversed
@@ -78,7 +78,7 @@ def test_order_changes_counts_swapped_and_tied_pairs():
 def test_order_changes_is_zero_under_any_increasing_map_and_equals_discordant_pairs(before, data):
     from scipy import stats
 
-    from crsbench_lib.scoring.insertion import order_changes
+    from crsbench_lib.scoring.rank_statistics import order_changes
 
     # A strictly increasing map moves every score but keeps every pairwise order
     # (integer-valued scores, so that the map is exact in floating point).
@@ -132,26 +132,14 @@ def test_rank_change_table_reports_both_schemes(existing, frozen_standard):
 @given(candidates=raw_rows)
 def test_insertion_tau_is_one_under_the_fixed_reference_and_agrees_with_the_order_changes(
         existing, frozen_standard, candidates):
-    from crsbench_lib.scoring.insertion import rank_tau
+    from crsbench_lib.scoring.rank_statistics import kendall_tau_b
 
     result = insertion_test(existing, _frame(candidates, "new"), frozen_standard)
     assert result.fixed_tau == 1.0
     table = result.existing
-    assert result.cohort_tau == pytest.approx(rank_tau(table["crs_cohort_before"], table["crs_cohort_after"]))
+    assert result.cohort_tau == pytest.approx(kendall_tau_b(table["crs_cohort_before"].to_numpy(), table["crs_cohort_after"].to_numpy()))
     if table["crs_cohort_before"].is_unique and table["crs_cohort_after"].is_unique:
         assert result.cohort_tau == pytest.approx(1 - 2 * result.cohort_order_changes / result.n_pairs)
-
-
-def test_rank_tau_is_kendalls_tau_b_and_undefined_on_a_constant_vector():
-    from scipy import stats
-
-    from crsbench_lib.scoring.insertion import rank_tau
-
-    before, after = [0.9, 0.5, 0.5, 0.1], [0.8, 0.6, 0.2, 0.2]
-    assert rank_tau(before, after) == pytest.approx(stats.kendalltau(before, after, variant="b").statistic)
-    assert np.isnan(rank_tau([0.5, 0.5], [0.1, 0.2])) and np.isnan(rank_tau([0.5], [0.1]))
-    with pytest.raises(ValueError, match="same items"):
-        rank_tau([1.0, 2.0], [1.0])
 
 
 @pytest.fixture(scope="module")

@@ -177,22 +177,6 @@ def test_lodo_of_the_lora_arm_refreezes_the_panel_from_the_frozen_arm():
 # --- the difference of two predictors' taus, with a paired encoder bootstrap ---
 
 
-@settings(max_examples=50, deadline=None)
-@given(n=st.integers(2, 9), data=st.data())
-def test_weighted_tau_b_equals_tau_b_of_the_written_out_resample(n, data):
-    from crsbench_lib.scoring.agreement import kendall_tau_b
-
-    x = data.draw(arrays(np.float64, n, elements=st.integers(0, 4).map(float)))
-    y = data.draw(arrays(np.float64, n, elements=st.integers(0, 4).map(float)))
-    counts = data.draw(arrays(np.int64, n, elements=st.integers(0, 3)))
-    got = lodo.weighted_kendall_tau_b(x, y, counts[None, :])[0]
-    expected = kendall_tau_b(np.repeat(x, counts), np.repeat(y, counts)) if counts.sum() >= 2 else float("nan")
-    if np.isnan(expected):
-        assert np.isnan(got)
-    else:
-        assert got == pytest.approx(expected, abs=1e-12)
-
-
 def test_tau_difference_matches_the_lodo_taus_and_is_paired(table, standard):
     raw = standard_axes(table, standard)
     predictions = lodo.lodo_predictions(raw, standard)

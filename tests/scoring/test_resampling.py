@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from crsbench_lib.scoring.agreement import kendall_tau_b_rows, spearman_rho_rows
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b_rows, spearman_rho_rows
 from crsbench_lib.scoring.resampling import (
     Direction,
     crossed_weights,

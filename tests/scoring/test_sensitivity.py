@@ -5,7 +5,7 @@ import pytest
 from crsbench_lib.errors import ConfigError, ReferenceStandardError
 from crsbench_lib.scoring.axes import encoder_profiles, standard_axes
 from crsbench_lib.scoring.crs import score_profiles
-from crsbench_lib.scoring.agreement import kendall_tau_b
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b
 from crsbench_lib.scoring.freeze import freeze_profiles, freeze_standard
 from crsbench_lib.scoring.sensitivity import (
     ANCHOR_SWEEP_COLUMNS,
@@ -109,7 +109,7 @@ def test_anchor_sweep_moves_the_ranking_when_an_axis_is_stretched():
 
 
 def test_a_reference_takes_no_top_k_place_and_no_part_in_tau(profiles, frozen_standard):
-    from crsbench_lib.scoring.agreement import kendall_tau_b
+    from crsbench_lib.scoring.rank_statistics import kendall_tau_b
     from crsbench_lib.scoring.sensitivity import kendall_tau_to_reference
 
     plain = weight_perturbation(profiles, frozen_standard, n_draws=200, random_state=2)

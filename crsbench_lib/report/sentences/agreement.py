@@ -31,6 +31,7 @@ from crsbench_lib.report.grammar import (
     relation,
 )
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
+from crsbench_lib.scoring.agreement import check_floor_columns, auroc_variance_share, floor_axis_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -217,7 +218,7 @@ def describe_floor_axis(scores: "pd.DataFrame", floor_weight: float, simulated: 
     benchmark of this design; which axis that is depends on where these encoders sit between the standard's anchors,
     a property of this build's world."
     """
-    _check_floor_columns(scores)
+    check_floor_columns(scores)
     weight = finite(floor_weight, "floor_weight")
     counts = floor_axis_counts(scores)
     n = len(scores)
@@ -234,82 +235,6 @@ def describe_floor_axis(scores: "pd.DataFrame", floor_weight: float, simulated: 
     return text + (" That the floor term repeats whichever axis is lowest holds for any benchmark of this design; "
                    "which axis that is depends on where these encoders sit between the standard's anchors, a "
                    f"property of {world_name(simulated)}.")
-
-
-def _check_floor_columns(scores: "pd.DataFrame") -> None:
-    missing = [c for c in (*(f"s_{axis}" for axis in _FLOOR_AXIS_NAMES), "crs") if c not in scores.columns]
-    if missing:
-        raise ValueError(f"scores: missing column {missing[0]!r} (expected crsbench_lib.scoring.crs.score_results rows)")
-
-
-def floor_axis_counts(scores: "pd.DataFrame") -> dict[str, int]:
-    """How many candidates have each axis as their lowest normalised value, most first.
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        Candidates' rows with ``s_D, s_C, s_L, s_R`` and ``crs``
-        (:func:`crsbench_lib.scoring.crs.score_results`).
-
-    Returns
-    -------
-    dict
-        Axis letter -> number of candidates whose lowest axis it is (ties
-        count for every tied axis); axes that are nobody's floor are left out.
-        Ordered by count, then D, C, L, R.
-
-    Raises
-    ------
-    ValueError
-        If a column is missing.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> rows = [(0.7, 0.8, 0.85, 0.82, 0.69), (0.5, 0.8, 0.6, 0.7, 0.52), (0.3, 0.7, 0.2, 0.5, 0.30)]
-    >>> floor_axis_counts(pd.DataFrame(rows, columns=["s_D", "s_C", "s_L", "s_R", "crs"]))
-    {'D': 2, 'L': 1}
-    """
-    import numpy as np
-
-    _check_floor_columns(scores)
-    if len(scores) == 0:
-        return {}
-    values = scores[[f"s_{axis}" for axis in _FLOOR_AXIS_NAMES]].to_numpy(dtype=float)
-    lowest = np.isclose(values, values.min(axis=1, keepdims=True), rtol=0, atol=1e-12)
-    counts = {axis: int(lowest[:, k].sum()) for k, axis in enumerate(_FLOOR_AXIS_NAMES) if lowest[:, k].any()}
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], list(_FLOOR_AXIS_NAMES).index(item[0]))))
-
-
-def auroc_variance_share(scores: "pd.DataFrame") -> float | None:
-    """The share of the CRS's variance across candidates that the normalised AUROC explains (squared Pearson r).
-
-    Parameters
-    ----------
-    scores : pandas.DataFrame
-        Candidates' rows with ``s_D`` and ``crs``.
-
-    Returns
-    -------
-    float or None
-        ``r**2`` of ``s_D`` against ``crs``; None for fewer than 3 rows or a
-        constant column.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> round(auroc_variance_share(pd.DataFrame({"s_D": [0.1, 0.5, 0.9], "crs": [0.2, 0.4, 0.9]})), 3)
-    0.942
-    >>> auroc_variance_share(pd.DataFrame({"s_D": [0.1, 0.5], "crs": [0.2, 0.4]})) is None
-    True
-    """
-    import numpy as np
-
-    s_d, score = scores["s_D"].to_numpy(dtype=float), scores["crs"].to_numpy(dtype=float)
-    if len(s_d) < 3 or np.ptp(s_d) == 0 or np.ptp(score) == 0:
-        return None
-    r = float(np.corrcoef(s_d, score)[0, 1])
-    return r * r
 
 
 def agreement_lessons(
@@ -564,7 +489,7 @@ def agreement_exercise_anchors(
     **In this build:** with the C anchors at [0.3, 0.0] instead of [0.2, 0.0], one normalised point of C is 0.003 ECE
     instead of 0.002, and the candidates' spread on C (0.020 to 0.060 ECE) covers 13 normalised points instead of 20
     """
-    from crsbench_lib.scoring.crs import rank_descending
+    from crsbench_lib.scoring.rank_statistics import descending_ranks
 
     column = f"s_{axis}"
     old_point = abs(default_anchors[1] - default_anchors[0]) / 100
@@ -589,8 +514,8 @@ def agreement_exercise_anchors(
         text += (f" Kendall's τ_b (full panel) between AUROC and CRS goes from {fmt(old.tau_b, digits)} to "
                  f"{fmt(new.tau_b, digits)} ({old.reversed_pairs} then {new.reversed_pairs} reversed pairs of "
                  f"{old.n_pairs}).")
-    ranks_before = dict(zip(before["encoder"], rank_descending(before["crs"].to_numpy(float))))
-    ranks_after = dict(zip(after["encoder"], rank_descending(after["crs"].to_numpy(float))))
+    ranks_before = dict(zip(before["encoder"], descending_ranks(before["crs"].to_numpy(float), ties="min")))
+    ranks_after = dict(zip(after["encoder"], descending_ranks(after["crs"].to_numpy(float), ties="min")))
     moved = [(name, int(ranks_before[name]), int(ranks_after[name])) for name in before["encoder"]
              if ranks_before[name] != ranks_after.get(name, ranks_before[name])]
     d_span = (before["s_D"].max() - before["s_D"].min()) * 100

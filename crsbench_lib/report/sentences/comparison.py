@@ -603,14 +603,14 @@ def differences_exercise_anchor(base: "pd.DataFrame", whatif: "pd.DataFrame", ro
     >>> print(text.split(". ")[0])
     In this build, widening the C anchors from [0.2, 0.0] to [0.3, 0.0] gives a CRS ranking with τ_b 0.667 to the standard's (1 of 6 pairs swapped) and keeps 3 of 3 members of the top 3
     """
-    from scipy import stats
-
     from crsbench_lib.scoring.agreement import score_agreement
+    from crsbench_lib.scoring.rank_statistics import kendall_tau_b, reversed_pairs
 
     merged = base[["encoder", "D", "crs"]].merge(whatif[["encoder", "crs"]], on="encoder", suffixes=("", "_whatif"))
-    tau = float(stats.kendalltau(merged["crs"], merged["crs_whatif"]).statistic)
+    before, after = merged["crs"].to_numpy(float), merged["crs_whatif"].to_numpy(float)
+    tau = kendall_tau_b(before, after)
     n = len(merged)
-    swapped = round((1 - tau) * pair_count(n) / 2)
+    swapped = reversed_pairs(before, after)
     top_base = set(merged.sort_values("crs", ascending=False, kind="mergesort")["encoder"].head(top_k))
     top_new = set(merged.sort_values("crs_whatif", ascending=False, kind="mergesort")["encoder"].head(top_k))
     agree_base = score_agreement(merged[["encoder", "D", "crs"]]).tau_b

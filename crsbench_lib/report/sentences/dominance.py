@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scipy.stats import kendalltau
 
 from crsbench_lib.report.grammar import correlation_word, fmt
+from crsbench_lib.scoring.rank_statistics import kendall_tau_b
 from crsbench_lib.report.sentences.lessons import WORLD, Lesson, world_name
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def describe_dominance_forms(
     )
     ranked = candidates[["crs_pareto", "crs_noise_aware"]].to_numpy(dtype=float)
     if len(candidates) >= 3:
-        tau = float(kendalltau(ranked[:, 0], ranked[:, 1]).statistic)
+        tau = kendall_tau_b(ranked[:, 0], ranked[:, 1])
         text += f" The two forms rank the {len(candidates)} candidates with Kendall's τ_b {tau:.2f}."
     firsts = {f: str(candidates[f"crs_{f}"].astype(float).idxmax()) for f in ("pareto", "noise_aware")}
     if firsts["pareto"] != firsts["noise_aware"]:
@@ -161,7 +161,7 @@ def dominance_lessons(comparison: "pd.DataFrame", form: str, simulated: bool | N
     firsts = {f: str(candidates[f"crs_{f}"].astype(float).idxmax()) for f in ("pareto", "noise_aware")}
     tau = ""
     if len(candidates) >= 3:
-        value = float(kendalltau(candidates["crs_pareto"].astype(float), candidates["crs_noise_aware"].astype(float)).statistic)
+        value = kendall_tau_b(candidates["crs_pareto"].to_numpy(float), candidates["crs_noise_aware"].to_numpy(float))
         tau = (f", though the two orders of the {len(candidates)} candidates agree closely otherwise (τ_b {value:.2f}, "
                f"{correlation_word(value)})" if firsts["pareto"] != firsts["noise_aware"]
                else f" and order the {len(candidates)} candidates with τ_b {value:.2f}")

@@ -2,7 +2,7 @@
 
 Whether any candidate beats the in-task reference, axis by axis
 (:func:`describe_reference_standing`, with the paired standard errors of
-:func:`paired_reference_se`), the chapter's lessons sorted into those of any
+:func:`crsbench_lib.scoring.bootstrap.paired_reference_se`), the chapter's lessons sorted into those of any
 benchmark of this design and those of this build's world
 (:func:`leading_tier_lessons`), and the exercises' answers computed from the
 page's own bootstrap draws: the tier at another coverage
@@ -22,6 +22,7 @@ import numpy as np
 
 from crsbench_lib.report.grammar import and_list, finite, fmt, percent
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,55 +30,6 @@ if TYPE_CHECKING:
 #: The columns a standing table may hold, with whether higher is better and what they are called in a sentence.
 _STANDING_AXES = {"CRS": (True, "CRS"), "D": (True, "D (AUROC)"), "C": (False, "C (ECE, lower is better)"),
                   "L": (True, "L (label efficiency)"), "R": (False, "R (robustness loss, lower is better)")}
-
-
-def paired_reference_se(
-    profile_draws: np.ndarray, crs_draws: np.ndarray, encoders: Sequence[str], reference: str
-) -> "pd.DataFrame":
-    """Standard errors of every encoder's paired difference with a reference, per axis and for the CRS.
-
-    Parameters
-    ----------
-    profile_draws : numpy.ndarray
-        (B, E, 4) raw profile draws (D, C, L, R) of the bootstrap.
-    crs_draws : numpy.ndarray
-        (B, E) CRS draws of the same bootstrap.
-    encoders : sequence of str
-        The E column names.
-    reference : str
-        The reference encoder.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index encoder (the reference left out); columns CRS, D, C, L, R: the
-        standard deviation over draws of ``x_encoder - x_reference`` (the same
-        resampled seeds and images for both, so shared luck cancels).
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> profiles, crs = rng.normal(size=(50, 3, 4)), rng.normal(size=(50, 3))
-    >>> paired_reference_se(profiles, crs, ["a", "b", "r"], "r").round(2).columns.tolist()
-    ['CRS', 'D', 'C', 'L', 'R']
-    """
-    import pandas as pd
-
-    names = [str(e) for e in encoders]
-    if reference not in names:
-        raise ValueError(f"paired_reference_se: no column for reference {reference!r}")
-    at = names.index(reference)
-    profiles = np.asarray(profile_draws, dtype=float)
-    crs = np.asarray(crs_draws, dtype=float)
-    if profiles.shape[:2] != crs.shape or profiles.shape[1] != len(names):
-        raise ValueError(f"paired_reference_se: draws of shapes {profiles.shape} and {crs.shape} for {len(names)} encoders")
-    rows = {}
-    for i, name in enumerate(names):
-        if i == at:
-            continue
-        axes = (profiles[:, i, :] - profiles[:, at, :]).std(axis=0, ddof=1)
-        rows[name] = [float((crs[:, i] - crs[:, at]).std(ddof=1)), *map(float, axes)]
-    return pd.DataFrame.from_dict(rows, orient="index", columns=["CRS", "D", "C", "L", "R"])
 
 
 def describe_reference_standing(
@@ -112,7 +64,7 @@ def describe_reference_standing(
     candidates : sequence of str
         The candidates' rows.
     se : pandas.DataFrame, optional
-        :func:`paired_reference_se`.
+        :func:`crsbench_lib.scoring.bootstrap.paired_reference_se`.
     level : float
         Simultaneous coverage of a column's paired intervals.
     digits : int
@@ -372,7 +324,7 @@ def leading_tier_exercise_top_k(
     point, candidates = _tier_inputs(summary, encoders)
     names = [str(e) for e, c in zip(encoders, candidates, strict=True) if c]
     draws = np.asarray(crs_draws, dtype=float)[:, candidates]
-    ranks = (-draws).argsort(axis=1, kind="stable").argsort(axis=1) + 1
+    ranks = descending_ranks(draws, ties="min", axis=1)
     order = np.argsort(-point[candidates], kind="stable")
 
     def always(top: int) -> list[str]:

@@ -28,6 +28,7 @@ from crsbench_lib.report.grammar import (
 )
 from crsbench_lib.report.sentences.lessons import DESIGN, WORLD, Lesson, world_name
 from crsbench_lib.scoring.probe_grid import EdgeShare
+from crsbench_lib.scoring.rank_statistics import descending_ranks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -381,11 +382,11 @@ def calibration_exercise_by_encoder(paired: "pd.DataFrame", calibrator: str = "t
         text += (f" {best} was also the worst calibrated of the {n} encoders before calibration, so the gain follows "
                  "the miscalibration there was to remove.")
     else:
-        rank = int(table["ece_before"].rank(ascending=False, method="min")[best])
+        rank = int(descending_ranks(table["ece_before"].to_numpy(float), ties="min")[list(table.index).index(best)])
         text += (f" It ranks {rank} of {n} by ECE before calibration (the worst calibrated, {worst}, gains "
                  f"{fmt(float(table.loc[worst, 'fall']), 3)}), so the gain is not simply the miscalibration there was "
                  "to remove.")
-    auroc_rank = int(table["auroc_before"].rank(ascending=False, method="min")[best])
+    auroc_rank = int(descending_ranks(table["auroc_before"].to_numpy(float), ties="min")[list(table.index).index(best)])
     standing = ("among the strongest discriminators" if auroc_rank <= n / 3 else
                 "among the weakest discriminators" if auroc_rank > 2 * n / 3 else "a middling discriminator")
     text += (f" Its AUROC before calibration, {fmt(float(row['auroc_before']), 3)}, ranks {auroc_rank} of {n}: "

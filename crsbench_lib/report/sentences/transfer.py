@@ -117,20 +117,24 @@ def tau_step(n_encoders: int) -> str:
 MOST = 0.5
 
 
-def _swapped_pairs(tau: float, n: int, ties_note: bool = True) -> str:
-    """How many discordant pairs a τ_b among ``n`` untied items is, in words ("1 swapped pair of 36").
+def _swapped_pairs(reversed_pairs: int, tau: float, n: int, ties_note: bool = True) -> str:
+    """The counted reversed pairs among ``n`` items in words ("1 swapped pair of 36").
+
+    The count is the facts' (:func:`crsbench_lib.scoring.rank_statistics.reversed_pairs`),
+    never inferred from τ_b: with tied pairs τ_b lies between the steps of
+    ``2 / pairs``, which ``ties_note`` says.
 
     Examples
     --------
-    >>> _swapped_pairs(0.944, 9), _swapped_pairs(0.9, 9, ties_note=False)
-    ('1 swapped pair of 36', 'about 1.8 swapped pairs of 36')
+    >>> _swapped_pairs(1, 0.944, 9), _swapped_pairs(1, 0.9, 9)
+    ('1 swapped pair of 36', '1 swapped pair of 36 (tied pairs put τ_b between the steps)')
     """
     pairs = pair_count(n)
-    exact = (1 - float(tau)) * pairs / 2
-    count = round(exact)
-    if abs(exact - count) < 0.05:
-        return f"{count} swapped pair{'s' if count != 1 else ''} of {pairs}"
-    return f"about {exact:.1f} swapped pairs of {pairs}" + (" (ties put τ_b between the steps)" if ties_note else "")
+    count = int(reversed_pairs)
+    text = f"{count} swapped pair{'s' if count != 1 else ''} of {pairs}"
+    if ties_note and abs((1 - float(tau)) * pairs / 2 - count) >= 0.05:
+        text += " (tied pairs put τ_b between the steps)"
+    return text
 
 
 def adapter_counts(training: "pd.DataFrame") -> dict[str, int]:
@@ -173,7 +177,7 @@ def adapter_counts(training: "pd.DataFrame") -> dict[str, int]:
 def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: float,
                      gain_interval: tuple[float, float] | None, training: "pd.DataFrame",
                      top_frozen: Sequence[str], top_adapted: Sequence[str], level: float = 0.95,
-                     simulated: bool | None = None) -> list[Lesson]:
+                     simulated: bool | None = None, *, reversed_pairs: int) -> list[Lesson]:
     """The transfer chapter's "Is this real?" lessons, decided from the page's numbers.
 
     Parameters
@@ -193,6 +197,9 @@ def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: f
         :func:`crsbench_lib.report.world.adapter_training` of the chapter's runs (may be empty).
     top_frozen, top_adapted : sequence of str
         The two top-k sets.
+    reversed_pairs : int
+        The pairs the two arms order oppositely (counted by the facts, never
+        inferred from τ_b).
     level : float
         Coverage of the intervals.
     simulated : bool or None
@@ -210,7 +217,8 @@ def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: f
     >>> import numpy as np, pandas as pd
     >>> from crsbench_lib.scoring.retest import noise_baseline_table
     >>> noise = noise_baseline_table({"f vs a": 0.944}, {"frozen": [0.61, 0.72, 0.78]}, {"frozen": np.linspace(0.56, 1, 101)})
-    >>> lessons = transfer_lessons(0.944, 9, noise, 0.005, (0.003, 0.008), pd.DataFrame(), ["a", "b"], ["a", "b"])
+    >>> lessons = transfer_lessons(0.944, 9, noise, 0.005, (0.003, 0.008), pd.DataFrame(), ["a", "b"], ["a", "b"],
+    ...                            reversed_pairs=1)
     >>> [lesson.scope for lesson in lessons]
     ['design', 'design', 'world', 'world']
     >>> lessons[0].text[:97]
@@ -225,7 +233,7 @@ def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: f
     value = float(tau)
     lessons = [Lesson(DESIGN, (
         f"Kendall τ_b among {n} candidates moves in steps of {2 / max(pair_count(n), 1):.3f} (one swapped pair of "
-        f"{pair_count(n)}), so {fmt(value, 3)} is {_swapped_pairs(value, n)}. Whether that is a reordering is read "
+        f"{pair_count(n)}), so {fmt(value, 3)} is {_swapped_pairs(reversed_pairs, value, n)}. Whether that is a reordering is read "
         "against the τ_b that two replicates of one ranking reach (two bootstrap draws, two seeds), never from "
         "the τ_b alone."))]
     counts = adapter_counts(training)
@@ -302,7 +310,7 @@ _SURVIVAL: dict[str, tuple[str, str]] = {
 
 
 def transfer_takeaway(tau: float, n_encoders: int, noise: "pd.DataFrame | None", top_frozen: Sequence[str],
-                      top_adapted: Sequence[str]) -> str:
+                      top_adapted: Sequence[str], *, reversed_pairs: int) -> str:
     """The transfer chapter's key takeaway: does the frozen ranking survive adaptation, against its own noise.
 
     The verdict is the page's (:func:`crsbench_lib.report.sentences.noise.tau_against_draws` on the
@@ -321,6 +329,9 @@ def transfer_takeaway(tau: float, n_encoders: int, noise: "pd.DataFrame | None",
         :func:`crsbench_lib.scoring.retest.noise_baseline_table` of the page.
     top_frozen, top_adapted : sequence of str
         The two top-k sets (:func:`describe_overlap`).
+    reversed_pairs : int
+        The pairs the two arms order oppositely
+        (:attr:`crsbench_lib.scoring.transfer.TransferSummary.reversed_pairs`).
 
     Returns
     -------
@@ -332,7 +343,7 @@ def transfer_takeaway(tau: float, n_encoders: int, noise: "pd.DataFrame | None",
     >>> import numpy as np
     >>> from crsbench_lib.scoring.retest import noise_baseline_table
     >>> noise = noise_baseline_table({"f vs a": 0.944}, {}, {"frozen": np.linspace(0.8, 1, 101)})
-    >>> transfer_takeaway(0.944, 9, noise, ["a", "b"], ["b", "a"])
+    >>> transfer_takeaway(0.944, 9, noise, ["a", "b"], ["b", "a"], reversed_pairs=1)
     'The frozen CRS ranking of the 9 candidates survives adaptation: frozen against adapted τ_b 0.944 (1 swapped pair of 36) lies within the agreement of two bootstrap draws of one ranking. The top-2 sets are the same 2 encoders (a, b).'
     """
     from crsbench_lib.report.grammar import fmt
@@ -341,7 +352,7 @@ def transfer_takeaway(tau: float, n_encoders: int, noise: "pd.DataFrame | None",
     n, value = int(n_encoders), float(tau)
     overlap = " " + describe_overlap(top_frozen, top_adapted) if len(top_frozen) or len(top_adapted) else ""
     head = f"The frozen CRS ranking of the {n} candidates"
-    measured = f"frozen against adapted τ_b {fmt(value, 3)} ({_swapped_pairs(value, n, ties_note=False)})"
+    measured = f"frozen against adapted τ_b {fmt(value, 3)} ({_swapped_pairs(reversed_pairs, value, n, ties_note=False)})"
     if value >= 1:
         return f"{head} survives adaptation unchanged: {measured}, whatever the noise.{overlap}"
     where = tau_against_draws(value, noise) if noise is not None and len(noise) else "none"

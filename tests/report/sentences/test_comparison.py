@@ -155,6 +155,14 @@ def test_differences_exercise_when_the_what_if_moves_nothing():
     assert "the what-if does not move the ranking at all" in text and "stays as close to AUROC as it was" in text
 
 
+def test_differences_exercise_counts_swapped_pairs_when_the_what_if_ties():
+    # A tie formed by the what-if is not a swap: the count is exact, never inferred from tau_b (issue 47).
+    base = _scores([0.7, 0.6, 0.5, 0.4, 0.3, 0.2])
+    text = comparison.differences_exercise_anchor(base, _scores([0.6, 0.6, 0.6, 0.6, 0.7, 0.2]),
+                                                  {"tau_to_standard": 0.905, "top_k_overlap": 2}, "C", (0.3, 0.0), (0.2, 0.0))
+    assert "(4 of 15 pairs swapped)" in text
+
+
 # --- the key takeaways and the two encoder counts -------------------------------------------------------
 
 from crsbench_lib.report.takeaway import check_takeaway  # noqa: E402

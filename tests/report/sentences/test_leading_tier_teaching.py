@@ -51,17 +51,6 @@ def test_the_standing_holds_its_intervals_to_the_pages_simultaneous_standard():
            "includes zero" in text
 
 
-def test_paired_standard_errors_cancel_shared_luck():
-    rng = np.random.default_rng(0)
-    shared = rng.normal(size=(500, 1, 1))
-    profiles = np.concatenate([shared, shared + 0.1], axis=1).repeat(4, axis=2)
-    crs = profiles[:, :, 0]
-    se = teaching.paired_reference_se(profiles, crs, ["a", "ref"], "ref")
-    assert list(se.index) == ["a"] and float(se.loc["a"].abs().max()) < 1e-12
-    with pytest.raises(ValueError, match="reference"):
-        teaching.paired_reference_se(profiles, crs, ["a", "b"], "ref")
-
-
 def _summary(point, roles=None, in_tier=None):
     names = [f"e{i}" for i in range(len(point))]
     table = pd.DataFrame({"encoder": names, "crs": point, "role": roles or ["candidate"] * len(point)})

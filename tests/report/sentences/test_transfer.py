@@ -112,9 +112,11 @@ def _training(n_full=10, capped=1, improving=0, kept=2, frozen=3):
 
 
 def _lessons(tau=0.944, gain=0.005, interval=(0.003, 0.008), training=None, top=(["a", "b"], ["a", "b"]),
-             noise=None, simulated=True):
+             noise=None, simulated=True, reversed_pairs=None):
+    counted = round((1 - tau) * 18) if reversed_pairs is None else reversed_pairs  # untied: 36 pairs
     return transfer.transfer_lessons(tau, 9, _noise(tau) if noise is None else noise, gain, interval,
-                                     _training() if training is None else training, *top, simulated=simulated)
+                                     _training() if training is None else training, *top, simulated=simulated,
+                                     reversed_pairs=counted)
 
 
 def test_transfer_lessons_place_design_and_world_and_cite_the_study():
@@ -199,9 +201,11 @@ def test_top_k_exercise_without_swaps_and_with_many():
         transfer.transfer_exercise_top_k(_ranks([2, 1], [2, 1]), 2)
 
 
-def test_tau_lesson_counts_swapped_pairs_or_says_ties_blur_them():
-    assert "so 0.889 is 2 swapped pairs of 36" in _lessons(tau=8 / 9)[0].text
-    assert "about 1.5 swapped pairs of 36 (ties" in _lessons(tau=1 - 3 / 36)[0].text
+def test_tau_lesson_states_the_counted_pairs_and_says_when_ties_put_tau_between_steps():
+    assert "so 0.889 is 2 swapped pairs of 36." in _lessons(tau=8 / 9)[0].text
+    # With ties, tau_b is no multiple of the step: the count comes from the facts, never from tau.
+    text = _lessons(tau=1 - 3 / 36, reversed_pairs=1)[0].text
+    assert "is 1 swapped pair of 36 (tied pairs put τ_b between the steps)" in text
 
 
 # --- the key takeaway ----------------------------------------------------------------------------------
@@ -218,23 +222,24 @@ def _transfer_noise(tau, frozen=(0.8, 1.0), adapted=(0.8, 1.0)):
                                 {"frozen": np.linspace(*frozen, 101), "adapted": np.linspace(*adapted, 101)})
 
 
-@pytest.mark.parametrize("tau, noise, verdict, pairs", [
-    (0.944, _transfer_noise(0.944), "survives adaptation: frozen against adapted τ_b 0.944", "1 swapped pair of 36"),
-    (0.611, _transfer_noise(0.611), "does not survive adaptation intact", "7 swapped pairs of 36"),
-    (0.6, _transfer_noise(0.6, (0.5, 0.55), (0.45, 0.5)), "survives adaptation: frozen against adapted τ_b 0.600 (about 7.2 swapped pairs of 36) lies above",
-     "about 7.2 swapped pairs of 36"),
-    (0.7, _transfer_noise(0.7, (0.5, 0.6), (0.8, 0.9)), "partly survives adaptation", "about 5.4 swapped pairs of 36"),
-    (0.944, pd.DataFrame(), "moves under adaptation", "1 swapped pair of 36"),
-    (1.0, _transfer_noise(1.0), "survives adaptation unchanged", "0 swapped pairs of 36"),
+@pytest.mark.parametrize("tau, reversed_pairs, noise, verdict, pairs", [
+    (0.944, 1, _transfer_noise(0.944), "survives adaptation: frozen against adapted τ_b 0.944", "1 swapped pair of 36"),
+    (0.611, 7, _transfer_noise(0.611), "does not survive adaptation intact", "7 swapped pairs of 36"),
+    (0.6, 7, _transfer_noise(0.6, (0.5, 0.55), (0.45, 0.5)),
+     "survives adaptation: frozen against adapted τ_b 0.600 (7 swapped pairs of 36) lies above", "7 swapped pairs of 36"),
+    (0.7, 5, _transfer_noise(0.7, (0.5, 0.6), (0.8, 0.9)), "partly survives adaptation", "5 swapped pairs of 36"),
+    (0.944, 1, pd.DataFrame(), "moves under adaptation", "1 swapped pair of 36"),
+    (1.0, 0, _transfer_noise(1.0), "survives adaptation unchanged", "0 swapped pairs of 36"),
 ])
-def test_transfer_takeaway_reads_the_tau_against_the_draws(tau, noise, verdict, pairs):
-    text = transfer.transfer_takeaway(tau, 9, noise, ["a", "b", "c"], ["a", "b", "c"])
+def test_transfer_takeaway_reads_the_tau_against_the_draws(tau, reversed_pairs, noise, verdict, pairs):
+    text = transfer.transfer_takeaway(tau, 9, noise, ["a", "b", "c"], ["a", "b", "c"], reversed_pairs=reversed_pairs)
     assert check_takeaway(text) == text and verdict in text and f"({pairs})" in text
     assert text.startswith("The frozen CRS ranking of the 9 candidates") and "ties put" not in text
     assert text.endswith("The top-3 sets are the same 3 encoders (a, b, c).")
 
 
 def test_transfer_takeaway_says_who_leaves_the_top_set():
-    text = transfer.transfer_takeaway(0.611, 9, _transfer_noise(0.611), ["a", "b", "c"], ["a", "b", "d"])
+    text = transfer.transfer_takeaway(0.611, 9, _transfer_noise(0.611), ["a", "b", "c"], ["a", "b", "d"],
+                                      reversed_pairs=7)
     assert text.endswith("The top-3 sets share 2 of 3 members (a, b); c leaves and d enters.")
     assert check_takeaway(text) == text
