@@ -7,6 +7,7 @@ that lists the valid ones), runs it in a fresh kernel and stores the executed
 copy under a cache key made of
 
 * the notebook's source (the cells' sources, not outputs or metadata),
+* the chapter's text file (``book/text/<chapter>.md``, :mod:`crsbench_lib.report.text`),
 * the effective parameters (declared defaults overlaid with the given values),
 * the content of the results file and of the standard file they name,
 * the package version and the code version (a hash of the library's sources).
@@ -222,8 +223,12 @@ def cache_key(
                       else default_results_path(str(parameters.get("profile", "default"))))
         beside = own_standard_beside(table_path)
         files["standard_path"] = _sha256(b"".join(file_sha256(p).encode() for p in [*shipped, *([beside] if beside else [])]))
+    from crsbench_lib.report.text import text_fingerprint
+
     payload = {
         "notebook": notebook_source_hash(notebook),
+        # The chapter's words (book/text/<chapter>.md, or $CRSBENCH_TEXT_DIR's): an edited sentence re-renders it.
+        "text": text_fingerprint(Path(notebook).stem),
         "parameters": parameters,
         "files": files,
         "package_version": __version__,

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -601,3 +602,68 @@ def pair_taus(taus: pd.DataFrame, comparison: str, first: str, second: str | Non
     rows = taus[(taus["comparison"] == comparison) & (taus["arm_a"].astype(str) == str(first))
                 & (taus["arm_b"].astype(str) == str(second))]
     return _finite(rows["kendall_tau"])
+
+
+def reference_rows(table: pd.DataFrame, rankings: Sequence[str] | None = None) -> list[Any]:
+    """The rows a verdict reads: the one-dose ``estimate against draw`` rows where the table has them, else the
+    two-dose ``bootstrap draw`` rows (issue 46, item 3: one measured ranking is judged against one dose of noise).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> table = noise_baseline_table({"x": 0.5}, {}, {"a": np.linspace(0.6, 0.9, 101)},
+    ...                              estimate_draw={"a": np.linspace(0.7, 0.95, 101)})
+    >>> [r.source for r in reference_rows(table)]
+    ['estimate against draw']
+    """
+    chosen = [r for r in table.itertuples(index=False) if r.source == ESTIMATE_DRAW
+              and (rankings is None or r.comparison in rankings)]
+    return chosen or [r for r in table.itertuples(index=False) if r.source == BOOTSTRAP_DRAW
+                      and (rankings is None or r.comparison in rankings)]
+
+
+def tau_against_draws(tau: float, table: pd.DataFrame, rankings: Sequence[str] | None = None) -> str:
+    """Where a τ_b falls against the bootstrap-draw rows of a noise table: "below", "inside", "above" or "between".
+
+    The one verdict the chapters' "Is this real?" lessons read from
+    :func:`crsbench_lib.scoring.retest.noise_baseline_table`, the same as
+    :func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise` prints: "inside" when the τ_b lies in the
+    central range of at least one ranking's draws (the run cannot tell it from
+    that ranking's noise), "below" or "above" when it lies beyond every range,
+    "between" when it lies below some and above others. "none" when the table
+    has no bootstrap row. The one-dose rows (point ranking against a draw) are
+    read where the table has them (:func:`reference_rows`).
+
+    Parameters
+    ----------
+    tau : float
+        The observed τ_b.
+    table : pandas.DataFrame
+        A noise baseline table.
+    rankings : sequence of str, optional
+        Only these rankings' bootstrap rows (the ``comparison`` column); default all.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from crsbench_lib.scoring.retest import noise_baseline_table
+    >>> table = noise_baseline_table({"x": 0.5}, {}, {"a": np.linspace(0.6, 0.9, 101), "b": np.linspace(0.4, 0.7, 101)})
+    >>> tau_against_draws(0.5, table), tau_against_draws(0.5, table, rankings=["a"]), tau_against_draws(0.95, table)
+    ('inside', 'below', 'above')
+    """
+    rows = reference_rows(table, rankings)
+    if not rows:
+        return "none"
+    value = float(tau)
+    if any(float(r.low) <= value <= float(r.high) for r in rows):
+        return "inside"
+    if all(value < float(r.low) for r in rows):
+        return "below"
+    if all(value > float(r.high) for r in rows):
+        return "above"
+    return "between"

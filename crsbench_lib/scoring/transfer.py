@@ -254,6 +254,88 @@ def transfer_summary(
     )
 
 
+@dataclass(frozen=True)
+class TransferFacts:
+    """Every number and verdict the transfer page's words state (its text file's context).
+
+    Attributes
+    ----------
+    n_encoders : int
+        Candidates ranked in both arms.
+    tau_b : float
+        Frozen against adapted Kendall tau-b.
+    reversed_pairs, n_pairs : int
+        Pairs the two arms order oppositely (counted), of all pairs.
+    verdict : str
+        Where tau_b lies against the noise of one ranking
+        (:func:`crsbench_lib.scoring.retest.tau_against_draws`): ``"inside"``,
+        ``"above"``, ``"below"``, ``"between"``; ``"unchanged"`` when tau_b is 1
+        (the order is kept whatever the noise); ``"none"`` without bootstrap draws.
+    top_k : int
+        Size of the compared top sets (0 when there are none).
+    top_frozen, top_adapted : tuple of str
+        The two top-k sets, best first.
+    shared, leaving, entering : tuple of str
+        Members of both sets (in frozen order), of the frozen set only, and of
+        the adapted set only.
+    """
+
+    n_encoders: int
+    tau_b: float
+    reversed_pairs: int
+    n_pairs: int
+    verdict: str
+    top_k: int
+    top_frozen: tuple[str, ...]
+    top_adapted: tuple[str, ...]
+    shared: tuple[str, ...]
+    leaving: tuple[str, ...]
+    entering: tuple[str, ...]
+
+
+def transfer_facts(summary: TransferSummary, noise: pd.DataFrame | None) -> TransferFacts:
+    """The transfer page's facts: its summary and the verdict of its tau_b against the page's noise table.
+
+    Parameters
+    ----------
+    summary : TransferSummary
+        :func:`transfer_summary` of the page.
+    noise : pandas.DataFrame or None
+        :func:`crsbench_lib.scoring.retest.noise_baseline_table` of the page.
+
+    Examples
+    --------
+    >>> summary = TransferSummary(1.0, 0, 0.01, 2, ("a", "b"), ("a", "b"), 2, 4, 0.01)
+    >>> facts = transfer_facts(summary, None)
+    >>> facts.verdict, facts.n_pairs, facts.shared
+    ('unchanged', 6, ('a', 'b'))
+    """
+    from crsbench_lib.scoring.retest import tau_against_draws
+
+    tau = float(summary.kendall_tau)
+    if tau >= 1.0:
+        verdict = "unchanged"
+    elif noise is None or not len(noise):
+        verdict = "none"
+    else:
+        verdict = tau_against_draws(tau, noise)
+    frozen, adapted = tuple(summary.top_k_frozen), tuple(summary.top_k_lora)
+    n = int(summary.n_encoders)
+    return TransferFacts(
+        n_encoders=n,
+        tau_b=tau,
+        reversed_pairs=int(summary.reversed_pairs),
+        n_pairs=n * (n - 1) // 2,
+        verdict=verdict,
+        top_k=max(len(frozen), len(adapted)),
+        top_frozen=frozen,
+        top_adapted=adapted,
+        shared=tuple(x for x in frozen if x in adapted),
+        leaving=tuple(x for x in frozen if x not in adapted),
+        entering=tuple(x for x in adapted if x not in frozen),
+    )
+
+
 def transfer_uncertainty(
     frozen_scores: pd.DataFrame,
     lora_scores: pd.DataFrame,

@@ -558,7 +558,7 @@ def _noise_clause(tau: float, noise: "pd.DataFrame | None", level: float) -> str
     >>> print(_noise_clause(0.906, one_dose, 0.95))
     , below the central 95 % of τ_b of a bootstrap draw against the estimate of the CRS ranking ([0.91, 0.99]): a reordering beyond noise.
     """
-    from crsbench_lib.report.sentences.noise import reference_rows, tau_against_draws
+    from crsbench_lib.scoring.retest import reference_rows, tau_against_draws
     from crsbench_lib.scoring.retest import ESTIMATE_DRAW
 
     verdict = "none" if noise is None else tau_against_draws(tau, noise)
@@ -619,7 +619,7 @@ def agreement_takeaway(
     noise : pandas.DataFrame, optional
         :func:`crsbench_lib.scoring.retest.noise_baseline_table` of the page; its bootstrap-draw rows
         decide whether the reordering lies beyond the rankings' own noise
-        (:func:`crsbench_lib.report.sentences.noise.tau_against_draws`, the verdict the page's noise sentence prints).
+        (:func:`crsbench_lib.scoring.retest.tau_against_draws`, the verdict the page's noise sentence prints).
     level : float
         Coverage of the bootstrap rows' central range.
 

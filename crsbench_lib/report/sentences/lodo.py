@@ -283,7 +283,7 @@ def _held_out_places(noise: "pd.DataFrame") -> tuple[list[str], list[float], lis
     Returns
     -------
     (list of str, list of float, list of float)
-        Per observed τ_b its place (:func:`crsbench_lib.report.sentences.noise.tau_against_draws`:
+        Per observed τ_b its place (:func:`crsbench_lib.scoring.retest.tau_against_draws`:
         "below", "inside", "above", "between" or "none"); the bootstrap-draw medians; the observed τ_b.
 
     Examples
@@ -294,7 +294,7 @@ def _held_out_places(noise: "pd.DataFrame") -> tuple[list[str], list[float], lis
     >>> _held_out_places(block)[0]
     ['below', 'inside']
     """
-    from crsbench_lib.report.sentences.noise import tau_against_draws
+    from crsbench_lib.scoring.retest import tau_against_draws
     from crsbench_lib.scoring.retest import AVERAGED, BOOTSTRAP_DRAW, OBSERVED
 
     places: list[str] = []

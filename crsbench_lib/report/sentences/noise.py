@@ -176,73 +176,6 @@ NOISE_LESSON = ("That a rank comparison means something only beside the test-ret
                 "finding of {world}.")
 
 
-def reference_rows(table: "object", rankings: "Sequence[str] | None" = None) -> list:
-    """The rows a verdict reads: the one-dose ``estimate against draw`` rows where the table has them, else the
-    two-dose ``bootstrap draw`` rows (issue 46, item 3: one measured ranking is judged against one dose of noise).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from crsbench_lib.scoring.retest import noise_baseline_table
-    >>> table = noise_baseline_table({"x": 0.5}, {}, {"a": np.linspace(0.6, 0.9, 101)},
-    ...                              estimate_draw={"a": np.linspace(0.7, 0.95, 101)})
-    >>> [r.source for r in reference_rows(table)]
-    ['estimate against draw']
-    """
-    from crsbench_lib.scoring.retest import BOOTSTRAP_DRAW, ESTIMATE_DRAW
-
-    chosen = [r for r in table.itertuples(index=False) if r.source == ESTIMATE_DRAW
-              and (rankings is None or r.comparison in rankings)]
-    return chosen or [r for r in table.itertuples(index=False) if r.source == BOOTSTRAP_DRAW
-                      and (rankings is None or r.comparison in rankings)]
-
-
-def tau_against_draws(tau: float, table: "object", rankings: "Sequence[str] | None" = None) -> str:
-    """Where a τ_b falls against the bootstrap-draw rows of a noise table: "below", "inside", "above" or "between".
-
-    The one verdict the chapters' "Is this real?" lessons read from
-    :func:`crsbench_lib.scoring.retest.noise_baseline_table`, the same as
-    :func:`describe_tau_against_noise` prints: "inside" when the τ_b lies in the
-    central range of at least one ranking's draws (the run cannot tell it from
-    that ranking's noise), "below" or "above" when it lies beyond every range,
-    "between" when it lies below some and above others. "none" when the table
-    has no bootstrap row. The one-dose rows (point ranking against a draw) are
-    read where the table has them (:func:`reference_rows`).
-
-    Parameters
-    ----------
-    tau : float
-        The observed τ_b.
-    table : pandas.DataFrame
-        A noise baseline table.
-    rankings : sequence of str, optional
-        Only these rankings' bootstrap rows (the ``comparison`` column); default all.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from crsbench_lib.scoring.retest import noise_baseline_table
-    >>> table = noise_baseline_table({"x": 0.5}, {}, {"a": np.linspace(0.6, 0.9, 101), "b": np.linspace(0.4, 0.7, 101)})
-    >>> tau_against_draws(0.5, table), tau_against_draws(0.5, table, rankings=["a"]), tau_against_draws(0.95, table)
-    ('inside', 'below', 'above')
-    """
-    rows = reference_rows(table, rankings)
-    if not rows:
-        return "none"
-    value = float(tau)
-    if any(float(r.low) <= value <= float(r.high) for r in rows):
-        return "inside"
-    if all(value < float(r.low) for r in rows):
-        return "below"
-    if all(value > float(r.high) for r in rows):
-        return "above"
-    return "between"
-
-
 def draw_ranges(table: "object", rankings: "Sequence[str] | None" = None) -> str:
     """The medians and central ranges of a noise table's bootstrap-draw rows, as a list for a sentence.
 
@@ -261,4 +194,4 @@ def draw_ranges(table: "object", rankings: "Sequence[str] | None" = None) -> str
                      for r in rows]) if rows else "no bootstrap draws"
 
 
-__all__ = ["NOISE_LESSON", "describe_tau_against_noise", "draw_ranges", "reference_rows", "tau_against_draws"]
+__all__ = ["NOISE_LESSON", "describe_tau_against_noise", "draw_ranges"]

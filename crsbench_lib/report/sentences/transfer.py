@@ -4,7 +4,10 @@ How far the frozen and adapted top-k sets agree (:func:`describe_overlap`),
 and how the LoRA arm's adapters trained (:func:`describe_adapter_training`).
 Whether adaptation reorders more than the ranking's own noise is read by the
 book's one shared sentence for every rank comparison,
-:func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise`.
+:func:`crsbench_lib.report.sentences.noise.describe_tau_against_noise`. The
+chapter's key takeaway is text a lecturer edits, ``book/text/transfer.md``,
+rendered from :func:`crsbench_lib.scoring.transfer.transfer_facts`
+(:mod:`crsbench_lib.report.text`).
 """
 
 from __future__ import annotations
@@ -225,7 +228,8 @@ def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: f
     'Kendall τ_b among 9 candidates moves in steps of 0.056 (one swapped pair of 36), so 0.944 is 1 sw'
     """
     from crsbench_lib.report.grammar import describe_difference, fmt
-    from crsbench_lib.report.sentences.noise import draw_ranges, tau_against_draws
+    from crsbench_lib.report.sentences.noise import draw_ranges
+    from crsbench_lib.scoring.retest import tau_against_draws
     from crsbench_lib.scoring.published import PUBLISHED
     from crsbench_lib.scoring.retest import SEED_REDRAW
 
@@ -297,71 +301,6 @@ def transfer_lessons(tau: float, n_encoders: int, noise: "pd.DataFrame", gain: f
                    "reorder more.")
     lessons.append(Lesson(WORLD, change + budget))
     return lessons
-
-#: How the takeaway reads each place of the frozen-against-adapted τ_b against the bootstrap draws
-#: (:func:`crsbench_lib.report.sentences.noise.tau_against_draws`): the verdict, and the clause that says why.
-_SURVIVAL: dict[str, tuple[str, str]] = {
-    "inside": ("survives adaptation", "lies within the agreement of two bootstrap draws of one ranking"),
-    "above": ("survives adaptation", "lies above the agreement of two bootstrap draws of one ranking"),
-    "below": ("does not survive adaptation intact",
-              "lies below the agreement of two bootstrap draws of one ranking"),
-    "between": ("partly survives adaptation", "lies between the two arms' bootstrap-draw ranges"),
-}
-
-
-def transfer_takeaway(tau: float, n_encoders: int, noise: "pd.DataFrame | None", top_frozen: Sequence[str],
-                      top_adapted: Sequence[str], *, reversed_pairs: int) -> str:
-    """The transfer chapter's key takeaway: does the frozen ranking survive adaptation, against its own noise.
-
-    The verdict is the page's (:func:`crsbench_lib.report.sentences.noise.tau_against_draws` on the
-    bootstrap-draw rows of the noise table): the ranking survives when the
-    frozen-against-adapted τ_b lies within (or above) the agreement of two
-    bootstrap draws of one ranking, and does not when it lies below it; a τ_b
-    of 1 keeps the order whatever the noise.
-
-    Parameters
-    ----------
-    tau : float
-        Frozen against adapted τ_b (full panel, rankings averaged over seeds).
-    n_encoders : int
-        Candidates ranked in both arms.
-    noise : pandas.DataFrame or None
-        :func:`crsbench_lib.scoring.retest.noise_baseline_table` of the page.
-    top_frozen, top_adapted : sequence of str
-        The two top-k sets (:func:`describe_overlap`).
-    reversed_pairs : int
-        The pairs the two arms order oppositely
-        (:attr:`crsbench_lib.scoring.transfer.TransferSummary.reversed_pairs`).
-
-    Returns
-    -------
-    str
-        Two sentences for :func:`crsbench_lib.report.takeaway.glue_takeaway`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from crsbench_lib.scoring.retest import noise_baseline_table
-    >>> noise = noise_baseline_table({"f vs a": 0.944}, {}, {"frozen": np.linspace(0.8, 1, 101)})
-    >>> transfer_takeaway(0.944, 9, noise, ["a", "b"], ["b", "a"], reversed_pairs=1)
-    'The frozen CRS ranking of the 9 candidates survives adaptation: frozen against adapted τ_b 0.944 (1 swapped pair of 36) lies within the agreement of two bootstrap draws of one ranking. The top-2 sets are the same 2 encoders (a, b).'
-    """
-    from crsbench_lib.report.grammar import fmt
-    from crsbench_lib.report.sentences.noise import tau_against_draws
-
-    n, value = int(n_encoders), float(tau)
-    overlap = " " + describe_overlap(top_frozen, top_adapted) if len(top_frozen) or len(top_adapted) else ""
-    head = f"The frozen CRS ranking of the {n} candidates"
-    measured = f"frozen against adapted τ_b {fmt(value, 3)} ({_swapped_pairs(reversed_pairs, value, n, ties_note=False)})"
-    if value >= 1:
-        return f"{head} survives adaptation unchanged: {measured}, whatever the noise.{overlap}"
-    where = tau_against_draws(value, noise) if noise is not None and len(noise) else "none"
-    if where not in _SURVIVAL:
-        return (f"{head} moves under adaptation by {measured}; this run has no bootstrap draws to tell that from "
-                f"re-measuring.{overlap}")
-    verdict, why = _SURVIVAL[where]
-    return f"{head} {verdict}: {measured} {why}.{overlap}"
-
 
 
 def transfer_exercise_top_k(ranks: "pd.DataFrame", k: int) -> str:

@@ -85,7 +85,8 @@ def test_the_gap_word_follows_the_printed_figures():
 
 # --- the verdict the "Is this real?" lessons read (issue 29) ------------------------------------------------
 
-from crsbench_lib.report.sentences.noise import draw_ranges, tau_against_draws  # noqa: E402
+from crsbench_lib.report.sentences.noise import draw_ranges  # noqa: E402
+from crsbench_lib.scoring.retest import tau_against_draws  # noqa: E402
 
 
 @given(tau=st.floats(-1, 1), low=st.floats(-1, 0.9), width=st.floats(0.01, 0.5))

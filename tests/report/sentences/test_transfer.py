@@ -222,6 +222,16 @@ def _transfer_noise(tau, frozen=(0.8, 1.0), adapted=(0.8, 1.0)):
                                 {"frozen": np.linspace(*frozen, 101), "adapted": np.linspace(*adapted, 101)})
 
 
+def _takeaway(tau, reversed_pairs, noise, top_frozen, top_adapted):
+    """The chapter's takeaway as the page renders it: its text file on the facts of the page's summary and noise."""
+    from crsbench_lib.report.text import render
+    from crsbench_lib.scoring.transfer import TransferSummary, transfer_facts
+
+    summary = TransferSummary(tau, reversed_pairs, 0.01, len(top_frozen), top_frozen, top_adapted,
+                              len(set(top_frozen) & set(top_adapted)), 9, 0.005)
+    return render("transfer", "takeaway", transfer_facts(summary, noise))
+
+
 @pytest.mark.parametrize("tau, reversed_pairs, noise, verdict, pairs", [
     (0.944, 1, _transfer_noise(0.944), "survives adaptation: frozen against adapted τ_b 0.944", "1 swapped pair of 36"),
     (0.611, 7, _transfer_noise(0.611), "does not survive adaptation intact", "7 swapped pairs of 36"),
@@ -232,14 +242,13 @@ def _transfer_noise(tau, frozen=(0.8, 1.0), adapted=(0.8, 1.0)):
     (1.0, 0, _transfer_noise(1.0), "survives adaptation unchanged", "0 swapped pairs of 36"),
 ])
 def test_transfer_takeaway_reads_the_tau_against_the_draws(tau, reversed_pairs, noise, verdict, pairs):
-    text = transfer.transfer_takeaway(tau, 9, noise, ["a", "b", "c"], ["a", "b", "c"], reversed_pairs=reversed_pairs)
+    text = _takeaway(tau, reversed_pairs, noise, ("a", "b", "c"), ("a", "b", "c"))
     assert check_takeaway(text) == text and verdict in text and f"({pairs})" in text
     assert text.startswith("The frozen CRS ranking of the 9 candidates") and "ties put" not in text
     assert text.endswith("The top-3 sets are the same 3 encoders (a, b, c).")
 
 
 def test_transfer_takeaway_says_who_leaves_the_top_set():
-    text = transfer.transfer_takeaway(0.611, 9, _transfer_noise(0.611), ["a", "b", "c"], ["a", "b", "d"],
-                                      reversed_pairs=7)
+    text = _takeaway(0.611, 7, _transfer_noise(0.611), ("a", "b", "c"), ("a", "b", "d"))
     assert text.endswith("The top-3 sets share 2 of 3 members (a, b); c leaves and d enters.")
     assert check_takeaway(text) == text

@@ -1,0 +1,177 @@
+"""A chapter's words as text (report.text): every branch renders from edge facts, and the guards refuse contradictions."""
+
+import dataclasses
+import itertools
+import shutil
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crsbench_lib.report import text
+from crsbench_lib.report.takeaway import MAX_WORDS
+from crsbench_lib.scoring.retest import noise_baseline_table
+from crsbench_lib.scoring.transfer import TransferFacts, TransferSummary, transfer_facts
+
+VERDICTS = ("unchanged", "inside", "above", "below", "between", "none")
+#: Top sets that cover: the same, one swapped, all different, a shorter adapted set, none.
+TOPS = [(("a", "b", "c"), ("a", "b", "c")), (("a", "b", "c"), ("a", "b", "d")), (("a", "b", "c"), ("d", "e", "f")),
+        (("a", "b", "c"), ("a", "b")), ((), ())]
+
+
+def _facts(verdict="inside", tau=0.944, reversed_pairs=1, n=9, tops=TOPS[0]) -> TransferFacts:
+    frozen, adapted = tops
+    return TransferFacts(
+        n_encoders=n, tau_b=tau, reversed_pairs=reversed_pairs, n_pairs=n * (n - 1) // 2, verdict=verdict,
+        top_k=max(len(frozen), len(adapted)), top_frozen=frozen, top_adapted=adapted,
+        shared=tuple(x for x in frozen if x in adapted), leaving=tuple(x for x in frozen if x not in adapted),
+        entering=tuple(x for x in adapted if x not in frozen))
+
+
+@pytest.mark.parametrize("verdict, tops", list(itertools.product(VERDICTS, TOPS)))
+def test_every_branch_of_the_transfer_takeaway_renders_and_says_what_its_facts_say(verdict, tops):
+    facts = _facts(verdict, tau=1.0 if verdict == "unchanged" else 0.7, reversed_pairs=0 if verdict == "unchanged" else 5,
+                   tops=tops)
+    out = text.render("transfer", "takeaway", facts)
+    assert len(out.split()) <= MAX_WORDS and "  " not in out and "\n" not in out
+    expected = {"unchanged": "survives adaptation unchanged", "inside": "lies within the agreement",
+                "above": "lies above the agreement", "below": "does not survive adaptation intact",
+                "between": "partly survives adaptation", "none": "no bootstrap draws"}[verdict]
+    assert expected in out
+    assert ("0 swapped pairs of 36" if verdict == "unchanged" else "5 swapped pairs of 36") in out
+    frozen, adapted = tops
+    if not frozen:
+        assert "top-" not in out
+    elif frozen == adapted:
+        assert out.endswith(f"The top-3 sets are the same 3 encoders ({', '.join(frozen)}).")
+    else:
+        assert "sets are the same" not in out and "sets share" in out
+        assert all(name in out.split("sets share", 1)[1] for name in set(frozen) ^ set(adapted))
+
+
+def test_one_pair_is_singular_and_the_facts_record_reads_the_noise_table():
+    noise = noise_baseline_table({"f vs a": 0.944}, {}, {"frozen": np.linspace(0.8, 1, 101)})
+    summary = TransferSummary(0.944, 1, 0.01, 2, ("a", "b"), ("b", "a"), 2, 9, 0.005)
+    facts = transfer_facts(summary, noise)
+    assert facts.verdict == "inside" and facts.n_pairs == 36 and facts.shared == ("a", "b")
+    assert text.render("transfer", "takeaway", facts) == (
+        "The frozen CRS ranking of the 9 candidates survives adaptation: frozen against adapted τ_b 0.944 "
+        "(1 swapped pair of 36) lies within the agreement of two bootstrap draws of one ranking. "
+        "The top-2 sets are the same 2 encoders (a, b).")
+    assert transfer_facts(summary, pd.DataFrame()).verdict == "none"
+    assert transfer_facts(dataclasses.replace(summary, kendall_tau=1.0, reversed_pairs=0), noise).verdict == "unchanged"
+
+
+@pytest.fixture()
+def text_copy(tmp_path):
+    shutil.copy(text.text_path("transfer"), tmp_path / "transfer.md")
+    return tmp_path
+
+
+def _edit(folder, old, new):
+    path = folder / "transfer.md"
+    source = path.read_text(encoding="utf-8")
+    assert old in source
+    path.write_text(source.replace(old, new, 1), encoding="utf-8")
+
+
+def test_a_lecturers_new_wording_renders_without_python(text_copy, monkeypatch):
+    _edit(text_copy, "lies within the agreement of two bootstrap draws of one ranking.",
+          "is as close as two re-measurements of one ranking get.")
+    monkeypatch.setenv(text.TEXT_DIR_VARIABLE, str(text_copy))
+    out = text.render("transfer", "takeaway", _facts("inside"))
+    assert "is as close as two re-measurements of one ranking get." in out
+
+
+def test_words_moved_into_the_wrong_branch_stop_the_render(text_copy):
+    # "survives adaptation unchanged" said for a ranking whose tau_b lies below its noise: a contradiction.
+    _edit(text_copy, "does not survive adaptation intact:", "survives adaptation unchanged:")
+    with pytest.raises(text.TextError, match=r"transfer\.md: piece 'takeaway' says 'survives adaptation unchanged', "
+                                             r"but verdict == \"unchanged\" is false"):
+        text.render("transfer", "takeaway", _facts("below"), folder=text_copy)
+    # The other branches still render: the guard judges the words against the facts of this render.
+    assert "unchanged" in text.render("transfer", "takeaway", _facts("unchanged", tau=1.0, reversed_pairs=0),
+                                      folder=text_copy)
+
+
+def test_a_takeaway_edited_past_sixty_words_or_without_a_number_is_refused(text_copy):
+    _edit(text_copy, "whatever the noise.", "whatever the noise" + " and so on" * 30 + ".")
+    with pytest.raises(text.TextError, match="at most 60 words"):
+        text.render("transfer", "takeaway", _facts("unchanged", tau=1.0, reversed_pairs=0), folder=text_copy)
+
+
+def test_an_unknown_fact_is_named_in_one_line(text_copy):
+    _edit(text_copy, "{{ n_encoders }} candidates", "{{ n_candidates }} candidates")
+    with pytest.raises(text.TextError) as caught:
+        text.render("transfer", "takeaway", _facts(), folder=text_copy)
+    message = str(caught.value)
+    assert "'n_candidates' is undefined" in message and "n_encoders" in message and "\n" not in message
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("no front matter\n{% block takeaway %}x 1{% endblock %}\n", "starts with front matter"),
+    ("---\npieces: [\n---\n{% block takeaway %}x 1{% endblock %}\n", "not YAML"),
+    ("---\npieces:\n  takeaway: {kind: takeaway}\n---\n{% block other %}x 1{% endblock %}\n", "not declared"),
+    ("---\npieces:\n  takeaway: {kind: takeaway}\n  extra: {}\n---\n{% block takeaway %}x 1{% endblock %}\n",
+     "piece 'extra' has no block"),
+    ("---\npieces:\n  takeaway: {kind: poem}\n---\n{% block takeaway %}x 1{% endblock %}\n", "kind must be one of"),
+    ("---\npieces:\n  takeaway: {claims: [{words: x}]}\n---\n{% block takeaway %}x 1{% endblock %}\n",
+     "needs 'words' and 'only_if'"),
+    ("---\npieces:\n  takeaway: {}\n---\n\n{% block takeaway %}{% if %}{% endblock %}\n", "demo.md:6:"),
+])
+def test_a_malformed_text_file_says_what_is_wrong_in_one_line(tmp_path, source, problem):
+    (tmp_path / "demo.md").write_text(source, encoding="utf-8")
+    with pytest.raises(text.TextError, match=problem) as caught:
+        text.render("demo", "takeaway", {}, folder=tmp_path)
+    assert "\n" not in str(caught.value)
+
+
+def test_unknown_chapter_piece_and_facts_type(tmp_path):
+    with pytest.raises(text.TextError, match="no text file"):
+        text.render("nothing_here", "takeaway", {}, folder=tmp_path)
+    with pytest.raises(text.TextError, match="no piece 'summary'"):
+        text.render("transfer", "summary", _facts())
+    with pytest.raises(text.TextError, match="dataclass record or a mapping"):
+        text.render("transfer", "takeaway", 3)
+    with pytest.raises(text.TextError, match="notebook name"):
+        text.text_path("../etc")
+
+
+@given(st.lists(st.sampled_from(["a", "b.", " ", "\n", "\n\n", "(", ")", ","]), max_size=40))
+def test_folded_text_has_single_spaces_and_no_stray_space_before_punctuation(parts):
+    out = text.fold_whitespace("".join(parts))
+    assert "  " not in out and out == out.strip()
+    assert " ." not in out and " ," not in out and " )" not in out and "( " not in out
+    assert "\n\n\n" not in out
+
+
+def test_the_chapter_cache_key_follows_its_text_file(text_copy, monkeypatch):
+    from crsbench_lib.report.notebooks import available_notebooks, cache_key
+
+    notebook = available_notebooks()["transfer"]
+    before = cache_key(notebook, {"profile": "quick"}, code="x")
+    monkeypatch.setenv(text.TEXT_DIR_VARIABLE, str(text_copy))
+    assert cache_key(notebook, {"profile": "quick"}, code="x") == before  # the same words, the same key
+    _edit(text_copy, "whatever the noise.", "whatever the noise, on these data.")
+    assert cache_key(notebook, {"profile": "quick"}, code="x") != before
+
+
+@pytest.mark.slow
+def test_a_chapter_rebuilt_from_an_edited_text_file_shows_the_new_words(book_inputs, text_copy, monkeypatch, tmp_path):
+    from crsbench_lib.report.notebooks import available_notebooks, execute_notebook, notebook_parameters
+
+    new_words = "on this page's own numbers, which a lecturer reworded"
+    source = (text_copy / "transfer.md").read_text(encoding="utf-8")
+    (text_copy / "transfer.md").write_text(
+        source.replace("{% block takeaway %}\n", "{% block takeaway %}\n" + new_words.capitalize() + ": ", 1),
+        encoding="utf-8")
+    monkeypatch.setenv(text.TEXT_DIR_VARIABLE, str(text_copy))
+    declared = notebook_parameters(available_notebooks()["transfer"])
+    params = {k: v for k, v in book_inputs.items() if k in declared}
+    result = execute_notebook("transfer", params, tmp_path / "transfer.ipynb", cache=book_inputs["cache"])
+    glued = [o for c in nbformat.read(result.output, as_version=4).cells if c.cell_type == "code"
+             for o in c.get("outputs", []) if "takeaway-transfer" in str(o.get("metadata", {}))]
+    assert glued and new_words.capitalize() in str(glued[0]["data"])
