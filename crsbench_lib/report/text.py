@@ -32,8 +32,18 @@ at the next render, not from a reader. Every block must be declared and every
 declared piece must be a block. A fact the text names that the record does not
 hold is an error too (never an empty string).
 
-Layout inside a piece is free: lines are joined, runs of spaces folded and a
-blank line keeps a paragraph break, so branches can sit on their own lines.
+Wording several chapters share lives once, in a partial whose name starts
+with an underscore (``book/text/_noise.md``: how a tau_b reads against the
+noise of one ranking), imported inside a piece with
+``{% from "_noise.md" import noise_clause %}``; a chapter's claims apply to the
+words the partial adds to its piece. Filters: ``fmt(digits)``,
+``plural("noun")``, ``and_list``, ``percent``, ``interval(high, digits)``,
+``number`` (``0.95 * 100`` as ``95``) and ``association`` (the book's words for
+a correlation's size, :data:`crsbench_lib.report.grammar.CORRELATION_SIZES`).
+
+Layout inside a piece is free: lines are joined, runs of spaces folded, and
+only a blank line the author writes breaks a paragraph, so branches can sit on
+their own lines.
 
 The text folder is ``book/text`` of the project, or ``$CRSBENCH_TEXT_DIR`` when
 set (a lecturer's own copy; :func:`text_dir`).
@@ -105,16 +115,37 @@ def _plural(count: Any, singular: str, plural: str | None = None) -> str:
     return f"{count} {singular if int(count) == 1 else (plural or singular + 's')}"
 
 
-def _environment() -> jinja2.Environment:
+class _TextLoader(jinja2.BaseLoader):
+    """Loads the shared partials a chapter's text imports (``{% from "_noise.md" import noise_clause %}``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Any]:
+        path = self.folder / template
+        if not re.fullmatch(r"_[a-z0-9_]+\.md", template) or not path.is_file():
+            raise jinja2.TemplateNotFound(template)
+        source = path.read_text(encoding="utf-8")
+        match = _FRONT_MATTER.match(source)
+        # The front matter becomes blank lines: outside every macro they print nothing, and line numbers still match.
+        body = "\n" * match.group(0).count("\n") + source[match.end():] if match else source
+        mtime = path.stat().st_mtime
+        return _silence_tag_lines(body), str(path), lambda: path.is_file() and path.stat().st_mtime == mtime
+
+
+def _environment(folder: Path | None = None) -> jinja2.Environment:
     # lstrip_blocks: a tag's indentation leaves nothing behind (:func:`_silence_tag_lines` does the same
     # for the newline of a line that holds only tags).
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False,
-                             lstrip_blocks=True)
+                             lstrip_blocks=True, loader=_TextLoader(folder) if folder is not None else None)
     env.filters.update({
         "fmt": grammar.fmt,
         "and_list": lambda items: grammar.and_list([str(i) for i in items]),
         "plural": _plural,
         "percent": grammar.percent,
+        "interval": lambda low, high, digits=3: grammar.format_interval(float(low), float(high), digits),
+        "number": lambda value: f"{float(value):g}",
+        "association": grammar.correlation_word,
     })
     return env
 
@@ -122,15 +153,22 @@ def _environment() -> jinja2.Environment:
 _TAG_LINE = re.compile(r"[ \t]*(\{%(?:(?!%\}).)*%\}[ \t]*)+")
 
 
-def _silence_tag_lines(body: str) -> str:
-    """The newline of every line that holds only ``{% ... %}`` tags, turned into a Jinja comment.
+#: What a blank line of a text file becomes while it renders: a paragraph break that survives folding.
+PARAGRAPH = "\x1d"
 
-    So a branch can sit on its own line without leaving a blank line (a paragraph
-    break) behind, while a tag at the end of a line of text keeps its newline (a
-    space once folded), unlike Jinja's ``trim_blocks``. The comment keeps the
-    newline in the source, so error line numbers still match the file.
+
+def _silence_tag_lines(body: str) -> str:
+    """A text file's body prepared for Jinja: tag-only lines leave nothing, blank lines become paragraph marks.
+
+    The newline of every line that holds only ``{% ... %}`` tags becomes a Jinja
+    comment, so a branch can sit on its own line, while a tag at the end of a
+    line of text keeps its newline (a space once folded), unlike Jinja's
+    ``trim_blocks``; the comment keeps the newline in the source, so error line
+    numbers still match the file. A blank line the author writes becomes
+    :data:`PARAGRAPH`, so that only the author's blank lines break paragraphs,
+    never the newlines that branches and macros leave behind.
     """
-    lines = body.split("\n")
+    lines = [PARAGRAPH if not line.strip() else line for line in body.split("\n")]
     ends = ["{#\n#}" if _TAG_LINE.fullmatch(line) else "\n" for line in lines[:-1]] + [""]
     return "".join(line + end for line, end in zip(lines, ends))
 
@@ -193,7 +231,7 @@ def _load(path: Path, digest: str) -> ChapterText:  # digest: a changed file is 
     pieces = _pieces(path, header)
     first_line = match.group(0).count("\n") + 1
     try:
-        template = _environment().from_string(_silence_tag_lines(source[match.end():]))
+        template = _environment(path.parent).from_string(_silence_tag_lines(source[match.end():]))
     except jinja2.TemplateSyntaxError as exc:
         raise TextError(f"{path}:{(exc.lineno or 1) + first_line - 1}: {exc.message}") from None
     blocks, declared = set(template.blocks), set(pieces)
@@ -223,14 +261,14 @@ def facts_mapping(facts: Any) -> dict[str, Any]:
 
 
 def fold_whitespace(text: str) -> str:
-    """Join a piece's lines into paragraphs: single spaces, blank lines kept as paragraph breaks.
+    """Join a rendered piece into paragraphs: single spaces, a paragraph break only at :data:`PARAGRAPH`.
 
     Examples
     --------
-    >>> fold_whitespace("  The ranking\\n survives ( 1 pair )\\n.\\n\\n\\nNext  paragraph. ")
+    >>> fold_whitespace("  The ranking\\n survives ( 1 pair )\\n.\\n\\n" + PARAGRAPH + "Next  paragraph. ")
     'The ranking survives (1 pair).\\n\\nNext paragraph.'
     """
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    paragraphs = [" ".join(p.split()) for p in text.split(PARAGRAPH)]
     joined = "\n\n".join(p for p in paragraphs if p)
     # An empty branch leaves a space before punctuation or inside a bracket.
     joined = re.sub(r" +([.,;:)])", r"\1", joined)
@@ -272,6 +310,11 @@ def render(chapter: str, piece: str, facts: Any, folder: str | os.PathLike[str] 
     except jinja2.UndefinedError as exc:
         raise TextError(f"{text.path}: piece {piece!r} names {exc.message}; the facts hold "
                         f"{', '.join(sorted(context))}") from None
+    except jinja2.TemplateNotFound as exc:
+        raise TextError(f"{text.path}: piece {piece!r} imports {exc.name!r}, which is not a shared text "
+                        f"(_<name>.md) in {text.path.parent}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise TextError(f"{exc.filename or text.path}:{exc.lineno}: {exc.message}") from None
     except (TypeError, ValueError) as exc:
         raise TextError(f"{text.path}: piece {piece!r} failed to render: {exc}") from None
     out = fold_whitespace(rendered)

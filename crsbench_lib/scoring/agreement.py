@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,9 @@ from crsbench_lib.scoring.resampling import (
     permutation_p_value,
 )
 from crsbench_lib.standard import AXES
+
+if TYPE_CHECKING:
+    from crsbench_lib.scoring.retest import NoiseVerdict
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,58 @@ def score_agreement(scores: pd.DataFrame) -> RankAgreement:
         raise SchemaError(f"scored table lacks column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
     indexed = scores.set_index("encoder")
     return rank_agreement(indexed["D"], indexed["crs"])
+
+
+@dataclass(frozen=True)
+class AgreementFacts:
+    """Every number and verdict the agreement page's takeaway states (its text file's context).
+
+    Attributes
+    ----------
+    n_candidates : int
+        Candidates ranked.
+    tau_b : float
+        Kendall's tau-b between the AUROC and the CRS rankings.
+    reversed_pairs, n_pairs : int
+        Pairs the two rankings order oppositely (counted), of all pairs.
+    leader_auroc, leader_crs : str
+        The first candidate under each ranking.
+    noise : NoiseVerdict
+        Where tau_b lies against each ranking's test-retest range
+        (:func:`crsbench_lib.scoring.retest.noise_verdict`).
+    """
+
+    n_candidates: int
+    tau_b: float
+    reversed_pairs: int
+    n_pairs: int
+    leader_auroc: str
+    leader_crs: str
+    noise: NoiseVerdict
+
+
+def agreement_facts(result: RankAgreement, leaders: tuple[str, str], noise: pd.DataFrame | None = None,
+                    level: float = 0.95) -> AgreementFacts:
+    """The agreement page's facts from its :class:`RankAgreement`, its two leaders and its noise table.
+
+    Examples
+    --------
+    >>> result = rank_agreement(np.array([0.9, 0.8, 0.7]), np.array([0.6, 0.7, 0.5]))
+    >>> facts = agreement_facts(result, ("0", "1"))
+    >>> facts.reversed_pairs, facts.n_pairs, facts.noise.verdict
+    (1, 3, 'none')
+    """
+    from crsbench_lib.scoring.retest import noise_verdict
+
+    return AgreementFacts(
+        n_candidates=int(result.n),
+        tau_b=float(result.tau_b),
+        reversed_pairs=int(result.reversed_pairs),
+        n_pairs=int(result.n_pairs),
+        leader_auroc=str(leaders[0]),
+        leader_crs=str(leaders[1]),
+        noise=noise_verdict(float(result.tau_b), noise, level),
+    )
 
 
 def check_floor_columns(scores: pd.DataFrame) -> None:

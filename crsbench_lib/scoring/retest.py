@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -667,3 +668,69 @@ def tau_against_draws(tau: float, table: pd.DataFrame, rankings: Sequence[str] |
     if all(value > float(r.high) for r in rows):
         return "above"
     return "between"
+
+
+@dataclass(frozen=True)
+class NoiseRange:
+    """One ranking's central range of test-retest tau_b, and where an observed tau_b lies against it.
+
+    ``place`` is ``"within"``, ``"below"`` or ``"above"`` the range ``[low, high]``.
+    """
+
+    ranking: str
+    low: float
+    high: float
+    place: str
+
+
+@dataclass(frozen=True)
+class NoiseVerdict:
+    """An observed tau_b against the noise of one ranking (the facts of the book's noise sentences).
+
+    Attributes
+    ----------
+    verdict : str
+        :func:`tau_against_draws`: ``"inside"``, ``"below"``, ``"above"``,
+        ``"between"`` or ``"none"`` (no bootstrap rows).
+    one_dose : bool
+        Whether the ranges are of one ranking's estimate against its draws
+        (one dose of noise) rather than between two draws (two doses).
+    level : float
+        Coverage of the central ranges.
+    groups : tuple of (str, tuple of NoiseRange)
+        The ranges grouped by place, in the order within, below, above; empty
+        places left out.
+    """
+
+    verdict: str
+    one_dose: bool
+    level: float
+    groups: tuple[tuple[str, tuple[NoiseRange, ...]], ...]
+
+
+def noise_verdict(tau: float, table: pd.DataFrame | None, level: float,
+                  rankings: Sequence[str] | None = None) -> NoiseVerdict:
+    """Where ``tau`` lies against each ranking's central range of a noise table, grouped for a sentence.
+
+    Examples
+    --------
+    >>> table = noise_baseline_table({"x": 0.9}, {}, {"a": np.linspace(0.94, 1.0, 101), "b": np.linspace(0.86, 0.98, 101)})
+    >>> found = noise_verdict(0.906, table, 0.95)
+    >>> found.verdict, [(place, [r.ranking for r in group]) for place, group in found.groups]
+    ('inside', [('within', ['b']), ('below', ['a'])])
+    """
+    if table is None or not len(table):
+        return NoiseVerdict("none", False, float(level), ())
+    rows = reference_rows(table, rankings)
+    verdict = tau_against_draws(tau, table, rankings)
+    if not rows:
+        return NoiseVerdict(verdict, False, float(level), ())
+    value = float(tau)
+
+    def place(row: Any) -> str:
+        return "within" if float(row.low) <= value <= float(row.high) else "below" if value < float(row.low) else "above"
+
+    ranges = [NoiseRange(str(r.comparison), float(r.low), float(r.high), place(r)) for r in rows]
+    groups = tuple((where, tuple(r for r in ranges if r.place == where)) for where in ("within", "below", "above")
+                   if any(r.place == where for r in ranges))
+    return NoiseVerdict(verdict, rows[0].source == ESTIMATE_DRAW, float(level), groups)

