@@ -522,6 +522,10 @@ def _joint_means(first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.
                 np.where(both, second, 0.0).sum(axis=0) / np.where(n > 0, n, np.nan))
 
 
+#: Differences of mean tau_b closer to zero than this are float noise around an exact tie.
+FLOAT_TIE = 1e-12
+
+
 def tau_difference(
     predictions: pd.DataFrame,
     first: str,
@@ -605,13 +609,16 @@ def tau_difference(
             drawn[name].append(weighted_kendall_tau_b(x, y, counts[:, columns]))
     tau_first, tau_second = _joint_means(np.array(point[first]), np.array(point[second]))
     draws = np.subtract(*_joint_means(np.vstack(drawn[first]), np.vstack(drawn[second])))
+    # Two means of tau_b (ratios of pair counts) that are equal in exact arithmetic can differ by ~1e-17 in
+    # floating point; such a difference is zero, not a sign (an interval end of 2.8e-18 read as "above zero").
+    draws = np.where(np.abs(draws) < FLOAT_TIE, 0.0, draws)
     low, high, n_valid = percentile_interval(draws, coverage)
     return TauDifference(
         first=first,
         second=second,
         tau_first=float(tau_first),
         tau_second=float(tau_second),
-        estimate=float(tau_first - tau_second),
+        estimate=0.0 if abs(tau_first - tau_second) < FLOAT_TIE else float(tau_first - tau_second),
         ci_low=low,
         ci_high=high,
         interval=coverage,

@@ -65,6 +65,8 @@ def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the hel
     --------
     >>> describe_predictors(0.4, 0.6)
     'AUROC predicts the held-out AUROC ranking better than the CRS (mean τ_b 0.600 against 0.400).'
+    >>> describe_predictors(0.5, 0.5, interval=(0.0, 0.0), statistic="τ_b")
+    'The CRS and AUROC predict the held-out AUROC ranking equally well (τ_b 0.500 for both; the difference is exactly 0 across the central 95 % of resamples).'
     >>> describe_predictors(0.84, 0.91, interval=(-0.15, 0.02), statistic="τ_b")
     'The data cannot tell whether the CRS or AUROC predicts the held-out AUROC ranking better (τ_b 0.840 for the CRS and 0.910 for AUROC; the difference (CRS minus AUROC) is -0.070, its 95 % interval [-0.150, 0.020] includes zero).'
     """
@@ -76,6 +78,10 @@ def describe_predictors(crs_tau: float, auroc_tau: float, target: str = "the hel
     elif interval is not None and not all(math.isfinite(float(end)) for end in interval):
         text = (f"the data cannot tell whether the CRS or AUROC predicts {target} better ({statistic} {fmt(c, 3)} "
                 f"for the CRS and {fmt(a, 3)} for AUROC; no resample defines both taus, so there is no interval).")
+    elif interval is not None and float(interval[0]) == 0.0 == float(interval[1]) and c == a:
+        # The central resamples all tie: no difference to test, and "cannot tell" would mislead.
+        text = (f"the CRS and AUROC predict {target} equally well ({statistic} {fmt(c, 3)} for both; the difference "
+                f"is exactly 0 across the central {level * 100:g} % of resamples).")
     elif interval is not None:
         low, high = interval
         # The sentence itself says when the data cannot tell; the interval need not repeat it.
@@ -167,7 +173,9 @@ def describe_new_domain_encoders(membership: "pd.DataFrame", families: Mapping[s
         counts: dict[str, int] = {}
         for name in new_any:
             counts[families.get(name, "unknown")] = counts.get(families.get(name, "unknown"), 0) + 1
-        sentences.append(f"Over all held-out datasets they are {and_list([f'{v} {k}' for k, v in counts.items()])}.")
+        by_family = and_list([f"{v} of the {k} family" for k, v in sorted(counts.items())])
+        sentences.append(f"Over all held-out datasets, {len(new_any)} distinct encoder{'s are' if len(new_any) != 1 else ' is'} "
+                         f"new to some held-out domain: {by_family}.")
     return " ".join(sentences)
 
 
@@ -270,6 +278,18 @@ def describe_new_domain_findings(summary: "pd.DataFrame", diffs: "Mapping[str, o
         second += (f"{draws}: a predictor is better only where its interval favours it, excluding zero on the side "
                    "of the point.")
     return first + second
+
+
+def _median_range(medians: list[float]) -> str:
+    """The bootstrap medians as a range, or one value when they agree at the shown precision.
+
+    Examples
+    --------
+    >>> _median_range([0.941, 0.944]), _median_range([0.91, 0.95])
+    ('median 0.94 on every dataset', 'medians 0.91 to 0.95')
+    """
+    low, high = fmt(min(medians), 2), fmt(max(medians), 2)
+    return f"median {low} on every dataset" if low == high else f"medians {low} to {high}"
 
 
 def _held_out_places(noise: "pd.DataFrame") -> tuple[list[str], list[float], list[float]]:
@@ -616,8 +636,7 @@ def lodo_lessons(crs_tau: float, auroc_tau: float, interval: tuple[float, float]
     total = len(measured)
     text = (f"Of the {total} held-out τ_b (each predictor on each held-out dataset, {fmt(min(observed), 3)} to "
             f"{fmt(max(observed), 3)}), {below} lie below the central {level * 100:g} % of two bootstrap draws of "
-            f"their held-out AUROC ranking (medians {fmt(min(medians), 2)} to {fmt(max(medians), 2)}), {inside} "
-            f"inside and {above} above.")
+            f"their held-out AUROC ranking ({_median_range(medians)}), {inside} inside and {above} above.")
     if below == total:
         text += (" A change of dataset costs either predictor more than re-measuring the held-out dataset does: both "
                  "predictions fall short of the agreement the held-out ranking's own noise allows, so there is room "
@@ -639,7 +658,8 @@ def lodo_exercise_arm(frozen_same: object, adapted: object | None, n_frozen: int
     ----------
     frozen_same : TauDifference
         :func:`crsbench_lib.scoring.lodo.tau_difference` of the frozen arm, on the
-        encoders that have an adapted arm (the like-for-like baseline).
+        encoders that have an adapted arm (the like-for-like baseline), scored
+        with the page's panel (so with every candidate adapted it is the page's).
     adapted : TauDifference or None
         The same on the adapted arm (None: the run has no such arm).
     n_frozen : int
@@ -682,8 +702,13 @@ def lodo_exercise_arm(frozen_same: object, adapted: object | None, n_frozen: int
             return "none"
         return "crs" if low > 0 and point > 0 else "auroc" if high < 0 and point < 0 else "none"
 
-    text = (f"In this build the {name} arm ranks {n} candidates (those with an adapted arm), not {int(n_frozen)}, so it "
-            f"is compared here with the frozen arm of the same {n}. Frozen, "
+    if n == int(n_frozen):
+        opening = (f"In this build the {name} arm ranks the same {n} candidates as this page, so the frozen numbers "
+                   "below are the page's. Frozen, ")
+    else:
+        opening = (f"In this build the {name} arm ranks {n} candidates (those with an adapted arm), not {int(n_frozen)}, "
+                   f"so it is compared here with the frozen arm of the same {n}. Frozen, ")
+    text = (opening
             + lower(describe_predictors(frozen_same.tau_first, frozen_same.tau_second,
                                         interval=(frozen_same.ci_low, frozen_same.ci_high)))
             + " Adapted, " + lower(describe_predictors(adapted.tau_first, adapted.tau_second,
@@ -695,6 +720,8 @@ def lodo_exercise_arm(frozen_same: object, adapted: object | None, n_frozen: int
              "predictor to trust for a new dataset." if before == after else
              f"The verdict changes with the arm (frozen: {words[before]}; adapted: {words[after]}): read it beside "
              "the two intervals, which are wide with so few candidates and datasets.")
+    if n == int(n_frozen):
+        return text + f" Rerunning the page with `arm` {arm} gives the adapted numbers above."
     return text + (f" Rerunning the page with `arm` {arm} gives the adapted numbers above; set them beside the "
                    f"same-encoder frozen numbers here, not beside this page's {int(n_frozen)} candidates, a different "
                    "set.")

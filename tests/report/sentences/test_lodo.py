@@ -36,6 +36,9 @@ def test_describe_predictors_with_an_interval_claims_only_what_it_excludes(crs, 
     elif low > 0 or low + width < 0:
         # The interval excludes zero on the other side from the point: no claim either way.
         assert text.startswith("The data cannot tell") and "better than" not in text and "other side" in text
+    elif low == 0 == width and crs == auroc:
+        # A degenerate interval at zero with equal taus: the central resamples all tie.
+        assert "equally well" in text and "exactly 0 across the central 95 %" in text and "better than" not in text
     else:
         # No claim when the interval contains zero, whatever the point values say.
         assert text.startswith("The data cannot tell whether") and "better than" not in text
@@ -85,7 +88,8 @@ def test_new_domain_encoders_with_none_new_and_with_families():
     assert "0 of 2 encoders never saw its domain;" in text and "no pair to rank" in text
     text = lodo.describe_new_domain_encoders(membership({"a": True, "b": True, "c": False}),
                                              families={"a": "classical", "b": "random", "c": "broad_ssl"})
-    assert text.endswith("Over all held-out datasets they are 1 classical and 1 random.")
+    assert text.endswith("Over all held-out datasets, 2 distinct encoders are new to some held-out domain: 1 of the "
+                         "classical family and 1 of the random family.")
 
 
 def summary_rows(one_seed_max: float, one_seed_min: float, retest_min: float = 0.7, retest_max: float = 0.8,
