@@ -63,7 +63,7 @@ def describe_registry_cohort(published: Sequence[str], newcomers: Sequence[str],
     Examples
     --------
     >>> describe_registry_cohort(["a", "b", "ref"], ["c", "a+lora"], ["ref"], 1)
-    "The registry ranks 5 entries: 3 published (the reference ref among them, as an entry, while every other page leaves references unranked) and 2 newcomers (1 LoRA-adapted). The insertion chapter ranks frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from this page's."
+    "The registry ranks 5 entries: 3 published (the reference ref among them, as an entry, while every other page leaves references unranked) and 2 newcomers (1 LoRA-adapted). The insertion chapter ranks the frozen candidates only, another cohort, so its cohort-renormalised displacement and its pair counts need not match this page's."
     >>> describe_registry_cohort(["a", "b"], ["c"], ["ref"], 0).split(". ")[0]
     'The registry ranks 3 entries: 2 published and 1 newcomer, candidates only (no reference encoder is an entry, as no page ranks one)'
     """
@@ -76,8 +76,8 @@ def describe_registry_cohort(published: Sequence[str], newcomers: Sequence[str],
             if references and not present else "")
     return (f"The registry ranks {len(published) + len(newcomers)} entries: {len(published)} published{refs} and "
             f"{len(newcomers)} newcomer{'s' if len(newcomers) != 1 else ''}{adapted}{only}. The insertion chapter "
-            "ranks frozen candidates only, so its cohort-renormalised displacement and its pair counts differ from "
-            "this page's.")
+            "ranks the frozen candidates only, another cohort, so its cohort-renormalised displacement and its pair "
+            "counts need not match this page's.")
 
 
 def describe_rank_changes(scheme: str, order_changes: int, n_pairs: int, positions_shifted: int, n_existing: int,

@@ -14,11 +14,27 @@ from crsbench_lib.report.grammar import and_list, fmt, format_interval, noise_si
 from crsbench_lib.report.sentences.lessons import world_name
 
 
-def _tau_range(row: object, bootstrap: bool) -> str:
+def _tau_range(row: object, bootstrap: bool, digits: int = 2) -> str:
     """A baseline row's spread: ``[low, high]`` (a percentile interval) or ``low to high`` (min and max of seed pairs)."""
-    low, high = fmt(float(row.low), 2), fmt(float(row.high), 2)
-    return format_interval(float(row.low), float(row.high), 2) if bootstrap else (
+    low, high = fmt(float(row.low), digits), fmt(float(row.high), digits)
+    return format_interval(float(row.low), float(row.high), digits) if bootstrap else (
         f"each {low}" if low == high else f"{low} to {high}")
+
+
+def range_digits(taus: "Sequence[float]", rows: "Sequence[object]") -> int:
+    """Decimals for the ranges beside observed τ_b: 3 when a τ_b and a range end print alike at 2, else 2.
+
+    A τ_b of 0.944 said to lie above a range printed ``[0.47, 0.94]`` reads as a
+    contradiction although 0.9444 > 0.9436; one more decimal shows the gap the verdict reads.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as Row
+    >>> range_digits([0.944], [Row(low=0.47, high=0.9436)]), range_digits([0.9], [Row(low=0.47, high=0.94)])
+    (3, 2)
+    """
+    ends = {fmt(float(end), 2) for r in rows for end in (r.low, r.high)}
+    return 3 if any(fmt(float(t), 2) in ends for t in taus) else 2
 
 
 def _base(name: str) -> "str | None":
@@ -88,6 +104,7 @@ def describe_tau_against_noise(table: "object", level: float = 0.95, simulated: 
     if not averaged:
         raise ValueError("noise baseline table: no observed τ_b between rankings averaged over seeds")
     share = f"{level * 100:g} %"
+    digits = range_digits([float(r.tau) for r in averaged], boots)
 
     def cap(words: str) -> str:
         return words[:1].upper() + words[1:]
@@ -139,7 +156,7 @@ def describe_tau_against_noise(table: "object", level: float = 0.95, simulated: 
     if boots:
         text += "Two independent bootstrap draws of the same ranking (seeds and test images resampled) agree at " + \
             and_list([f"a median τ_b of {fmt(float(r.tau), 2)} for {r.comparison} (central {share} of "
-                      f"{int(r.n_pairs)} draw pairs {_tau_range(r, True)})" for r in boots]) + ". "
+                      f"{int(r.n_pairs)} draw pairs {_tau_range(r, True, digits)})" for r in boots]) + ". "
     if seeds:
         text += "Two seeds scored one at a time agree at " + and_list(
             [f"a mean τ_b of {fmt(float(r.tau), 2)} for {r.comparison} ({_tau_range(r, False)} over "

@@ -151,3 +151,18 @@ def test_the_closing_lesson_names_the_world_of_the_run(simulated, world):
     text = describe_tau_against_noise(_noise(0.5, 0.4, 0.3), simulated=simulated)
     assert world_name(simulated) == world and text.endswith(f"a finding of {world}.")
     assert ("build's" in text) == (simulated is not False)
+
+
+def test_a_range_end_that_prints_like_the_tau_gets_a_third_decimal():
+    # tau 0.944 "above" a range printed [0.47, 0.94] reads as a contradiction; [0.470, 0.943] does not.
+    import numpy as np
+
+    from crsbench_lib.report.sentences.noise import describe_tau_against_noise
+    from crsbench_lib.scoring.retest import noise_baseline_table
+
+    table = noise_baseline_table({"before against after": 17 / 18}, {}, {"r": np.linspace(0.47, 0.9556, 101)})
+    text = describe_tau_against_noise(table, closing=False)
+    assert "lies above the central 95 %" in text and "0.943]" in text, text
+    far = describe_tau_against_noise(noise_baseline_table({"x": 0.99}, {}, {"r": np.linspace(0.47, 0.9556, 101)}),
+                                     closing=False)
+    assert "0.94]" in far
