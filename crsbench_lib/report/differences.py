@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 from crsbench_lib.scoring.rank_statistics import kendall_tau_b
 
@@ -196,10 +197,11 @@ def gap_bearings(scores: pd.DataFrame, ece_floor: pd.DataFrame, compared: pd.Dat
     * the AUROC-CRS Kendall τ: when one normalised axis is the lowest of every
       candidate, the CRS's floor term copies it; with discrimination as that axis
       the CRS follows AUROC by construction (the agreement chapter);
-    * the relative ECE reduction by calibration: the ECE floor (the ECE of a
-      perfectly calibrated predictor on as many test images) is a bias no
-      calibrator removes, so the larger its share of the clean ECE, the smaller a
-      relative reduction can be (the calibration chapter).
+    * the relative ECE reduction by calibration: the plug-in ECE carries a
+      finite-sample bias no calibrator removes (the debiased ECE removes it; the
+      ECE floor, a perfectly calibrated predictor's ECE on as many test images,
+      bounds it from above), so the smaller the debiased share of the clean
+      ECE, the smaller a relative reduction can be (the calibration chapter).
 
     Parameters
     ----------
@@ -207,7 +209,8 @@ def gap_bearings(scores: pd.DataFrame, ece_floor: pd.DataFrame, compared: pd.Dat
         Candidates' scores with ``s_D, s_C, s_L, s_R, crs``
         (:func:`crsbench_lib.scoring.crs.score_results`, references left out).
     ece_floor : pandas.DataFrame
-        :func:`crsbench_lib.report.world.calibration_floor` (``ece``, ``ece_floor`` per dataset).
+        :func:`crsbench_lib.report.world.calibration_floor` (``ece``, ``ece_floor`` and, when the run
+        has it, ``ece_debiased`` per dataset).
     compared : pandas.DataFrame
         :func:`crsbench_lib.report.comparison.published_comparison` (``quantity, study, this_build``).
     figures : PublishedFigures
@@ -227,8 +230,8 @@ def gap_bearings(scores: pd.DataFrame, ece_floor: pd.DataFrame, compared: pd.Dat
     ...                                       "calibration: min ECE reduction", "calibration: max ECE reduction"],
     ...                          "study": [0.6, 0.54, 0.77], "this_build": [1.0, 0.1, 0.3]})
     >>> rows = gap_bearings(scores, floor, compared)
-    >>> rows["measured here that bears on the gap"].tolist()[1]
-    'the ECE floor is 50 % of the mean clean ECE (0.025 of 0.050): a bias no calibrator removes, so a relative reduction is capped near 50 %'
+    >>> rows["measured here that bears on the gap"].tolist()[1]  # a run without a debiased ECE
+    'the ECE floor is 50 % of the mean clean ECE (0.025 of 0.050); it bounds the finite-sample bias no calibrator removes from above, so a relative reduction is capped at no less than 50 %'
     """
     from crsbench_lib.scoring.agreement import auroc_variance_share, floor_axis_counts
     from crsbench_lib.report.sentences.insertion import AXIS_NAMES
@@ -250,11 +253,21 @@ def gap_bearings(scores: pd.DataFrame, ece_floor: pd.DataFrame, compared: pd.Dat
     reductions = [q for q in ("calibration: min ECE reduction", "calibration: max ECE reduction") if q in values.index]
     if have_floor and reductions:
         ece, floor = float(ece_floor["ece"].mean()), float(ece_floor["ece_floor"].mean())
-        if ece > 0:
+        debiased = (float(ece_floor["ece_debiased"].mean()) if "ece_debiased" in ece_floor
+                    and ece_floor["ece_debiased"].notna().any() else float("nan"))
+        if ece > 0 and np.isfinite(debiased):
+            # Amendment 27: the floor bounds the finite-sample bias from above; the debiased ECE removes it.
+            share = max(debiased, 0.0) / ece
+            text = (f"the debiased ECE is {grammar.percent(share)} of the mean clean plug-in ECE "
+                    f"({grammar.fmt(debiased, 3)} of {grammar.fmt(ece, 3)}): the rest is finite-sample bias that no "
+                    f"calibrator removes, so a relative reduction of the plug-in ECE is capped near "
+                    f"{grammar.percent(share)} (the ECE floor, {grammar.fmt(floor, 3)}, only bounds that bias from above)")
+        elif ece > 0:
             share = floor / ece
             text = (f"the ECE floor is {grammar.percent(share)} of the mean clean ECE ({grammar.fmt(floor, 3)} of "
-                    f"{grammar.fmt(ece, 3)}): a bias no calibrator removes, so a relative reduction is capped near "
-                    f"{grammar.percent(1 - share)}")
+                    f"{grammar.fmt(ece, 3)}); it bounds the finite-sample bias no calibrator removes from above, so a "
+                    f"relative reduction is capped at no less than {grammar.percent(1 - share)}")
+        if ece > 0:
             low, high = values.loc[reductions[0]], values.loc[reductions[-1]]
             rows.append(("calibration: ECE reduction", f"{grammar.fmt(float(low['study']), 2)} to "
                          f"{grammar.fmt(float(high['study']), 2)}", f"{grammar.fmt(float(low['this_build']), 2)} to "

@@ -420,17 +420,18 @@ def class_margins(
 
 
 #: Columns of :func:`calibration_floor` and :func:`run_cost`.
-FLOOR_COLUMNS: tuple[str, ...] = ("dataset", "test_images", "ece", "ece_floor", "ece_excess")
+FLOOR_COLUMNS: tuple[str, ...] = ("dataset", "test_images", "ece", "ece_floor", "ece_excess", "ece_debiased")
 COST_COLUMNS: tuple[str, ...] = ("arm", "cells", "cpu_minutes")
 
 
 def calibration_floor(table: pd.DataFrame) -> pd.DataFrame:
-    """Per dataset: test size, mean clean ECE, the ECE floor of its predictions, and the excess.
+    """Per dataset: test size, mean clean ECE, the ECE floor of its predictions, the excess and the debiased ECE.
 
     The floor is the ECE a perfectly calibrated predictor with the same
     confidences would still measure on that many test images (the
-    ``ece_floor`` column); only the excess above it is miscalibration the
-    sample size does not explain. Means over encoders and seeds of the frozen
+    ``ece_floor`` column): it bounds the plug-in ECE's finite-sample bias
+    from above. ``ece_debiased`` (the axis C of a debiased standard) removes
+    the bias itself (NaN when the table has no such column). Means over encoders and seeds of the frozen
     arm's clean, uncalibrated rows at 100 % labels.
 
     Returns
@@ -443,7 +444,7 @@ def calibration_floor(table: pd.DataFrame) -> pd.DataFrame:
     >>> from crsbench_lib.results.synthetic import synthetic_results
     >>> table = synthetic_results(n_encoders=2, corruptions=("noise",), random_state=0)
     >>> list(calibration_floor(table).columns)
-    ['dataset', 'test_images', 'ece', 'ece_floor', 'ece_excess']
+    ['dataset', 'test_images', 'ece', 'ece_floor', 'ece_excess', 'ece_debiased']
     """
     rows = clean_rows(table, arm="frozen", calibration="none")
     grouped = rows.groupby("dataset", sort=True, observed=True)
@@ -452,6 +453,7 @@ def calibration_floor(table: pd.DataFrame) -> pd.DataFrame:
         "ece": grouped["ece"].mean(),
         "ece_floor": grouped["ece_floor"].mean() if "ece_floor" in rows else np.nan,
         "ece_excess": grouped["ece_excess"].mean() if "ece_excess" in rows else np.nan,
+        "ece_debiased": grouped["ece_debiased"].mean() if "ece_debiased" in rows else np.nan,
     })
     return out.reset_index()[list(FLOOR_COLUMNS)]
 

@@ -86,3 +86,20 @@ def test_gap_bearings_reads_the_floor_axis_and_the_ece_floor():
     assert other.startswith("calibration (C) is the lowest") and "copies AUROC" not in other
     # Nothing to measure: no rows.
     assert differences.gap_bearings(d_floor.iloc[:0], floor.assign(ece_floor=float("nan")), _compared()).empty
+
+
+def test_the_calibration_bearing_reads_the_debiased_ece_and_calls_the_floor_a_bound():
+    # Amendment 27: the floor bounds the finite-sample bias from above; the cap on a relative reduction is
+    # the debiased share, not one minus the floor's share.
+    import pandas as pd
+
+    from crsbench_lib.report.differences import gap_bearings
+
+    scores = pd.DataFrame({"s_D": [0.3, 0.5, 0.6], "s_C": [0.8, 0.9, 0.7], "s_L": [0.7, 0.8, 0.9],
+                           "s_R": [0.6, 0.7, 0.8], "crs": [0.4, 0.55, 0.62]})
+    floor = pd.DataFrame({"ece": [0.04, 0.06], "ece_floor": [0.02, 0.03], "ece_debiased": [0.03, 0.05]})
+    compared = pd.DataFrame({"quantity": ["calibration: min ECE reduction", "calibration: max ECE reduction"],
+                             "study": [0.54, 0.77], "this_build": [0.1, 0.3]})
+    text = gap_bearings(scores, floor, compared)["measured here that bears on the gap"].iloc[0]
+    assert "the debiased ECE is 80 % of the mean clean plug-in ECE (0.040 of 0.050)" in text
+    assert "capped near 80 %" in text and "only bounds that bias from above" in text
