@@ -181,13 +181,23 @@ def sensitivity_lessons(
         for axis, rows in anchor_sweep.groupby("axis", sort=False):
             values = rows["tau_auroc_crs"].astype(float)
             spans.append((axis, float(values.min()), float(values.max())))
-        widest = max(spans, key=lambda item: item[2] - item[1])
-        narrowest = min(spans, key=lambda item: item[2] - item[1])
+        # Axes whose printed spans are equally wide are named together ("least on C and D"), never one of them.
+        width = {axis: round(float(fmt(high, 3)) - float(fmt(low, 3)), 3) for axis, low, high in spans}
+        widest_axes = [a for a, *_ in spans if width[a] == max(width.values())]
+        narrowest_axes = [a for a, *_ in spans if width[a] == min(width.values())]
+        widest = (and_list(widest_axes), *next((lo, hi) for a, lo, hi in spans if a == widest_axes[0]))
+        narrowest = (and_list(narrowest_axes), *next((lo, hi) for a, lo, hi in spans if a == narrowest_axes[0]))
         tried = anchor_sweep[~anchor_sweep["is_default"].astype(bool)]
         changed = tried[tried["top_k_changed"].astype(bool)]
-        text = (f"Moving one worst anchor at a time moves the AUROC-CRS τ_b most on {widest[0]} ({fmt(widest[1], 3)} "
-                f"to {fmt(widest[2], 3)}) and least on {narrowest[0]} ({fmt(narrowest[1], 3)} to "
-                f"{fmt(narrowest[2], 3)}).")
+        if widest_axes == narrowest_axes:
+            text = (f"Moving one worst anchor at a time moves the AUROC-CRS τ_b equally on {widest[0]} "
+                    f"({fmt(widest[1], 3)} to {fmt(widest[2], 3)} for {widest_axes[0]}).")
+        else:
+            text = (f"Moving one worst anchor at a time moves the AUROC-CRS τ_b most on {widest[0]} "
+                    f"({fmt(widest[1], 3)} to {fmt(widest[2], 3)}"
+                    + (f" for {widest_axes[0]}" if len(widest_axes) > 1 else "") + f") and least on {narrowest[0]} "
+                    f"({fmt(narrowest[1], 3)} to {fmt(narrowest[2], 3)}"
+                    + (f" for {narrowest_axes[0]}" if len(narrowest_axes) > 1 else "") + ").")
         anchor_share = len(changed) / max(len(tried), 1)
         if changed.empty:
             text += f" No worst anchor tried changes the top {top_k}."

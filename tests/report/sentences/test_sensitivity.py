@@ -150,3 +150,20 @@ def test_takeaway_says_barely_when_the_top_k_moves_in_few_perturbations():
     often = sensitivity_takeaway(share_weights=RARE_CHANGE, share_leave_one_out=0.0, share_subsets=0.0, **common)
     assert "barely depends on" in rare and "< 1 %" in rare
     assert " depends on" in often and "barely" not in often
+
+
+def test_anchor_lesson_names_every_axis_that_moves_tau_equally():
+    rows = []
+    for axis, taus in (("C", (0.727, 0.818)), ("D", (0.727, 0.818)), ("R", (0.636, 0.727))):
+        for k, (worst, tau) in enumerate(zip((0.1, 0.2), taus)):
+            rows.append({"axis": axis, "worst": worst, "is_default": k == 1, "tau_auroc_crs": tau,
+                         "top_k": "a, b, c", "top_k_changed": False})
+    texts = " ".join(lesson.text for lesson in _lessons(sweep=pd.DataFrame(rows)))
+    # Three spans of one width: no axis is singled out as moving tau most or least.
+    assert "equally on C, D and R" in texts and "least on" not in texts
+    rows = [r for r in rows if r["axis"] != "R"] + [{"axis": "R", "worst": w, "is_default": k == 1, "tau_auroc_crs": t,
+                                                    "top_k": "a, b, c", "top_k_changed": False}
+                                                   for k, (w, t) in enumerate(zip((0.1, 0.2), (0.5, 0.9)))]
+    texts = " ".join(lesson.text for lesson in _lessons(sweep=pd.DataFrame(rows)))
+    assert "most on R (0.500 to 0.900) and least on C and D (0.727 to 0.818 for C)" in texts
+

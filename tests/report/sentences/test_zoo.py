@@ -79,6 +79,9 @@ def test_lora_exercise_same_or_different():
     assert "set in pretraining" in same
     smaller = zoo_exercise_lora_augmentation(frozen, _effect(loss_change=(-0.005, -0.004), plain_loss=(0.03, 0.03)))
     assert "smaller under adaptation in 2 of 2 pairs" in smaller and "recovers part of the robustness" in smaller
+    # Printed figures that do not move are not called a recovery ("from 0.039 to 0.039").
+    still = zoo_exercise_lora_augmentation(frozen, _effect(loss_change=(-0.005, -0.004), plain_loss=(0.0451, 0.0389)))
+    assert "recovers" not in still and "leaves the plain encoders' corruption loss where it was" in still
     absent = _effect().assign(in_results=False)
     assert "no augmentation pair has both arms" in zoo_exercise_lora_augmentation(frozen, absent)
 
