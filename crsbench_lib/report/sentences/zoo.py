@@ -115,7 +115,8 @@ def describe_below_baseline(
     for name in below:
         if _family_word(families.get(name)) != "pretrained":
             continue
-        gap = classical[best] - neural[name]
+        # The gap of the two printed figures, so that "trails by" agrees with the AUROCs the sentence shows.
+        gap = float(fmt(classical[best], digits)) - float(fmt(neural[name], digits))
         judged = (f", {noise_size_word(gap, noise)} beside the seed-to-seed spread of {fmt(noise, digits)}"
                   if noise is not None and noise > 0 else "")
         worse = ("a linear probe on raw pixels" if "pixels" in classical and neural[name] < classical["pixels"]
