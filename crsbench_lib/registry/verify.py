@@ -73,7 +73,7 @@ class VerifyReport:
         """A one-paragraph human-readable summary."""
         state = "OK" if self.ok else f"FAILED ({len(self.problems)} problem{'s' * (len(self.problems) != 1)})"
         return (
-            f"registry verify: {state}: {self.n_entries} entries recomputed under {self.n_standards} standards, "
+            f"registry verify: {state}: {self.n_entries} entries recomputed under {self.n_standards} standard{'s' * (self.n_standards != 1)}, "
             f"{self.n_log_records} log records chained; head {self.head_hash}"
         )
 

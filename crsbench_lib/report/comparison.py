@@ -46,6 +46,17 @@ LEAVE_SELF_OUT = "leave-self-out"
 COUNT_QUANTITIES: frozenset[str] = frozenset(
     {"encoders", "reversed pairs", "pairs", "weight draws: top-3 changes", "corruption cells"}
 )
+def quantity_subject(quantity: str) -> str:
+    """A compared quantity as the subject of "This build's ... is lower": a count becomes "count of <things>".
+
+    Examples
+    --------
+    >>> quantity_subject("encoders"), quantity_subject("Kendall tau (AUROC vs CRS, full panel)")
+    ('count of encoders', 'Kendall tau (AUROC vs CRS, full panel)')
+    """
+    return f"count of {quantity}" if quantity in COUNT_QUANTITIES else quantity
+
+
 LEADERS = 3  # the study reports its top three under each ranking
 NEWCOMERS = 3  # the insertion test inserts the three strongest encoders (highest clean AUROC)
 

@@ -172,7 +172,9 @@ def explain_differences(comparison: pd.DataFrame) -> list[str]:
         if pd.isna(row.this_build):
             sentences.append(f"{row.quantity}: this build has no such quantity (the arm or the cells are absent).")
             continue
-        text = grammar.compare_with_study(float(row.this_build), float(row.study), row.quantity)
+        from crsbench_lib.report.comparison import quantity_subject
+
+        text = grammar.compare_with_study(float(row.this_build), float(row.study), quantity_subject(str(row.quantity)))
         sentences.append(text)
     return sentences
 

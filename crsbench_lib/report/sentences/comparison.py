@@ -109,6 +109,7 @@ def describe_quantities(compared: "pd.DataFrame") -> list[str]:
     This build's τ_b (0.906) is higher than the study's (0.600).
     LoRA τ_b: this build has no such quantity (the arm or the cells are absent).
     """
+    from crsbench_lib.report.comparison import quantity_subject
     from crsbench_lib.report.grammar import compare_with_study
 
     lines = []
@@ -117,7 +118,7 @@ def describe_quantities(compared: "pd.DataFrame") -> list[str]:
         if not math.isfinite(ours):
             lines.append(f"{row.quantity}: this build has no such quantity (the arm or the cells are absent).")
             continue
-        text = compare_with_study(ours, float(row.study), str(row.quantity))
+        text = compare_with_study(ours, float(row.study), quantity_subject(str(row.quantity)))
         lines.append(text.replace(" is close to the study's ", " equals the study's ")
                      if _equal(ours, float(row.study)) else text)
     return lines

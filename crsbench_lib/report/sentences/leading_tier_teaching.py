@@ -296,7 +296,7 @@ def leading_tier_exercise_draws(
     else:
         moved = sorted(set(first) ^ set(full) | set(last) ^ set(full))
         text += (f" {and_list(moved)} {'moves' if len(moved) == 1 else 'move'} with the draws: "
-                 f"{'its gap' if len(moved) == 1 else 'their gaps'} to a rival sit at the edge of what the "
+                 f"{'its gap to a rival sits' if len(moved) == 1 else 'their gaps to a rival sit'} at the edge of what the "
                  "intervals resolve, so with fewer draws Monte-Carlo error alone decides membership there; "
                  "more draws, not another seed, settle it.")
     return text + (" P(rank 1) and the other shares move by Monte-Carlo error too: with "
