@@ -143,13 +143,14 @@ _WITHIN_HEADS: dict[str, str] = {
     "negative": _SUBJECT + "tends to lose less calibration",
     "unpinned": _SUBJECT + "also tends to lose more calibration, by an amount these cells do not pin down",
 }
-#: The takeaway's answer to the chapter's question, per :func:`within_case`.
+#: The takeaway's answer to the chapter's question, per :func:`within_case`: a clause that stands alone
+#: in the box (a reader sees the takeaway before the question).
 _ANSWERS: dict[str, str] = {
-    "unknown": "Not that the data can tell",
-    "partial": "Only partly",
-    "close": "Yes, closely",
-    "negative": "No, the reverse",
-    "unpinned": "Yes, by an amount these cells do not pin down",
+    "unknown": "Whether AUROC loss predicts calibration loss, the data cannot tell",
+    "partial": "AUROC loss only partly predicts calibration loss",
+    "close": "AUROC loss closely predicts calibration loss",
+    "negative": "Encoders that lose more AUROC lose less calibration",
+    "unpinned": "AUROC loss predicts calibration loss by an unpinned amount",
 }
 
 
@@ -648,7 +649,7 @@ def corruption_takeaway(mean_r: float, interval: tuple[float, float], n_encoders
     Examples
     --------
     >>> corruption_takeaway(0.359, (-0.296, 0.715), 6, 0.673, 9)
-    'Not that the data can tell: within a cell, across its 6 encoders, AUROC loss and ECE increase correlate at a mean r of 0.359 (95 % interval [-0.296, 0.715], test images resampled). The between-cell r of 0.673 over 9 cells says how strong the corruptions are, not which model is robust.'
+    'Whether AUROC loss predicts calibration loss, the data cannot tell: within a cell, across its 6 encoders, AUROC loss and ECE increase correlate at a mean r of 0.359 (95 % interval [-0.296, 0.715], test images resampled). The between-cell r of 0.673 over 9 cells says how strong the corruptions are, not which model is robust.'
     """
     r, between = finite(mean_r, "mean_r"), finite(between_r, "between_r")
     low, high = _interval(interval)

@@ -677,13 +677,13 @@ def registry_takeaway(n_published: int, n_identical: int, n_newcomers: int, summ
     >>> summary = pd.DataFrame({"n_published": [3], "max_abs_crs_displacement": [0.103], "n_scores_moved": [3]},
     ...                        index=pd.Index(["cohort-renormalised"], name="scheme"))
     >>> registry_takeaway(3, 3, 5, summary, True, 8)
-    'No: after 5 candidates arrived, 3 of 3 published CRS values are the same double as before, and `verify` recomputed all 8 entries without a difference. Cohort renormalisation would have moved 3 of them, by up to 0.103.'
+    'No newcomer rewrote a published score: after 5 candidates arrived, 3 of 3 published CRS values are the same double as before, and `verify` recomputed all 8 entries without a difference. Cohort renormalisation would have moved 3 of them, by up to 0.103.'
     """
     if n_identical == n_published:
-        text = (f"No: after {n_newcomers} candidates arrived, {n_identical} of {n_published} published CRS values are "
+        text = (f"No newcomer rewrote a published score: after {n_newcomers} candidates arrived, {n_identical} of {n_published} published CRS values are "
                 "the same double as before")
     else:
-        text = (f"Here yes, which the design forbids: after {n_newcomers} candidates arrived, only {n_identical} of "
+        text = (f"Newcomers rewrote published scores here, which the design forbids: after {n_newcomers} candidates arrived, only {n_identical} of "
                 f"{n_published} published CRS values are the same double as before")
     text += (f", and `verify` recomputed all {n_entries} entries without a difference." if verified else
              f", and `verify` found problems among the {n_entries} entries.")

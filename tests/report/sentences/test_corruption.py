@@ -159,8 +159,11 @@ def test_bad_input_is_refused():
 
 
 @pytest.mark.parametrize(("interval", "answer"), [
-    ((-0.296, 0.715), "Not that the data can tell"), ((0.303, 0.592), "Only partly"), ((0.75, 0.9), "Yes, closely"),
-    ((-0.6, -0.2), "No, the reverse"), ((0.4, 0.8), "Yes, by an amount these cells do not pin down"),
+    ((-0.296, 0.715), "Whether AUROC loss predicts calibration loss, the data cannot tell"),
+    ((0.303, 0.592), "AUROC loss only partly predicts calibration loss"),
+    ((0.75, 0.9), "AUROC loss closely predicts calibration loss"),
+    ((-0.6, -0.2), "Encoders that lose more AUROC lose less calibration"),
+    ((0.4, 0.8), "AUROC loss predicts calibration loss by an unpinned amount"),
 ])
 def test_takeaway_answers_from_the_within_cell_interval(interval, answer):
     from crsbench_lib.report.takeaway import check_takeaway

@@ -261,10 +261,10 @@ def test_registry_takeaway_follows_the_registry_and_renormalisation():
                             index=pd.Index(["fixed reference", "cohort-renormalised"], name="scheme"))
 
     held = insertion.registry_takeaway(17, 17, 13, summary(17, 0.0612), True, 30)
-    assert check_takeaway(held) == held and held.startswith("No: after 13 candidates arrived, 17 of 17")
+    assert check_takeaway(held) == held and held.startswith("No newcomer rewrote a published score: after 13 candidates arrived, 17 of 17")
     assert "all 30 entries without a difference" in held and "moved 17 of them, by up to 0.061" in held
     broken = insertion.registry_takeaway(17, 15, 13, summary(0, 0.0), False, 30)
-    assert check_takeaway(broken) == broken and broken.startswith("Here yes, which the design forbids")
+    assert check_takeaway(broken) == broken and broken.startswith("Newcomers rewrote published scores here, which the design forbids")
     assert "only 15 of 17" in broken and "found problems among the 30 entries" in broken
     assert "would not have moved any of them either" in broken
     alone = insertion.registry_takeaway(2, 2, 1, summary(0, 0.0).drop(index="cohort-renormalised"), True, 3)
