@@ -2,11 +2,13 @@
 
 Every chapter keeps its library calls in the page (collapsed), and its method
 section links to its part of this page, where each function the chapter calls
-is named with the first line of its documentation and, in a dropdown, the whole
-docstring (parameters, returns, examples, and the formula and reference where a
-metric has one). The page is generated from the notebooks' code, so it cannot
-drift from what the chapters run: ``book/api.md`` is written by
-:func:`write_api_page` and a test checks that it is up to date.
+is named with the first line of its documentation and, in a dropdown, its whole
+documentation rendered by Sphinx's autodoc (numpy-style docstrings through
+napoleon: parameters, returns, examples, and the formula and reference where a
+metric has one). The page is a build product, like the executed notebooks: the
+book build writes it from the notebooks' code (:func:`api_markdown`, staged by
+:func:`crsbench_lib.report.book.stage_book`), so it cannot drift from what the
+chapters run, and no copy of it is kept in the repository.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import json
 import os
 from pathlib import Path
 
-from crsbench_lib.atomic import atomic_write_text
 
 PACKAGE = "crsbench_lib"
 #: Where the numbers are computed: a chapter's calls into these modules are listed (its calls that lay out the
@@ -112,14 +113,13 @@ def _summary(value: object) -> str:
 
 
 def _entry(dotted: str, value: object) -> str:
-    doc = inspect.getdoc(value) or ""
     summary = _summary(value)
-    # A docstring is shown as written: a text block inside a dropdown, so a reader opens only what they need.
+    directive = "autoclass" if inspect.isclass(value) else "autofunction"
+    # The documentation is rendered by autodoc from the object itself, in a dropdown, so a reader opens only
+    # what they need; the reStructuredText block is what autodoc's directives expect.
     return (f"- `{dotted}`: {summary}\n\n"
             f"  :::{{admonition}} Documentation of `{dotted.rpartition('.')[2]}`\n"
-            f"  :class: dropdown\n\n  ```text\n"
-            + "\n".join(f"  {line}".rstrip() for line in doc.splitlines())
-            + "\n  ```\n  :::\n")
+            f"  :class: dropdown\n\n  ```{{eval-rst}}\n  .. {directive}:: {dotted}\n  ```\n  :::\n")
 
 
 def api_markdown(notebook_dir: str | os.PathLike[str], chapters: list[str]) -> str:
@@ -140,9 +140,9 @@ def api_markdown(notebook_dir: str | os.PathLike[str], chapters: list[str]) -> s
              "Every chapter computes its tables and figures by calling this package's functions; the calls are in",
              "the chapter's collapsed cells. Here, chapter by chapter, are the package functions that compute its",
              "numbers (the calls that lay out the page, phrase its findings or draw its figures stay in its cells),",
-             "with the first line of their documentation; open a dropdown for the whole docstring (parameters,",
+             "with the first line of their documentation; open a dropdown for the whole documentation (parameters,",
              "returns, an example, and a metric's formula and reference), or type `help(name)` in Python.",
-             "This page is generated from the chapters' code (`crsbench_lib.report.api_page`).", ""]
+             "The book build writes this page from the chapters' code (`crsbench_lib.report.api_page`).", ""]
     shown: dict[str, str] = {}  # function -> the chapter whose part shows its whole documentation
     for chapter in chapters:
         path = Path(notebook_dir) / f"{chapter}.ipynb"
@@ -160,10 +160,3 @@ def api_markdown(notebook_dir: str | os.PathLike[str], chapters: list[str]) -> s
                 shown[dotted] = title
                 lines.append(_entry(dotted, resolve(dotted)))
     return "\n".join(lines).rstrip() + "\n"
-
-
-def write_api_page(target: str | os.PathLike[str], notebook_dir: str | os.PathLike[str],
-                   chapters: list[str]) -> Path:
-    """Write :func:`api_markdown` to ``target`` (atomically); return its path."""
-    atomic_write_text(Path(target), api_markdown(notebook_dir, chapters))
-    return Path(target)

@@ -33,6 +33,8 @@ CONFIG_FILE = "_config.yml"
 TOC_FILE = "_toc.yml"
 BOOK_DIR = "book"
 NOTEBOOKS_DIR = "notebooks"
+#: The page "How each number is computed": generated into the staged book, never kept in ``book/``.
+API_PAGE = "book/api"
 BUILD_DIR = "_build"  # jupyter-book appends this to --path-output
 SOURCE_DIR = "source"
 HTML_DIR = "html"
@@ -211,6 +213,18 @@ def stage_book(
                 kept.add(page)
             else:
                 skipped.append(page)
+            continue
+        if page == API_PAGE:
+            # A build product, like the executed notebooks: written from the chapters' code at every build.
+            from crsbench_lib.report.api_page import api_markdown
+
+            chapters = [p.partition("/")[2] for p in _toc_files(toc) if p.startswith(f"{NOTEBOOKS_DIR}/")]
+            destination = target / f"{page}.md"
+            text = api_markdown(base / NOTEBOOKS_DIR, chapters)
+            if not destination.is_file() or destination.read_text(encoding="utf-8") != text:
+                atomic_write_text(destination, text)
+            wanted.add(destination)
+            kept.add(page)
             continue
         matches = [p for p in (base / f"{page}.md", base / f"{page}.ipynb") if p.is_file()]
         if not matches:
