@@ -21,7 +21,11 @@ _FIGURE = re.compile(r"```\{glue:figure\}\s+(?P<key>\S+)\n(?P<options>(?::[^\n]*
 _GLUE_MD = re.compile(r"\{glue:md\}`(?P<key>[^`:]+)(?::[^`]*)?`")
 _ROLE = re.compile(r"\{(?P<role>[a-z:]+)\}`(?P<text>[^`]*)`")
 _INDEX = re.compile(r"```\{index\}[^\n]*\n(?:[^\n]*\n)*?```\n?")
+_GLUE_MD_BLOCK = re.compile(r"```\{glue:md\}\s+(?P<key>\S+)\n(?::[^\n]*\n)*```")
+_BACKTICK_ADMONITION = re.compile(r"^````\{admonition\}\s*(?P<title>[^\n]*)\n(?::class:[^\n]*\n)?", re.M)
 _COLON_FENCE = re.compile(r"^:::\{admonition\}\s*(?P<title>[^\n]*)\n(?::class:[^\n]*\n)?", re.M)
+# A MyST target line, "(method-details-agreement)=": a label for Sphinx, nothing a reader should see.
+_TARGET = re.compile(r"^\([\w-]+\)=[ \t]*\n?", re.M)
 _EXERCISE = re.compile(r"````\{(?P<kind>exercise|solution)\}[^\n]*\n(?::[^\n]*\n)*\n?(?P<body>.*?)\n````", re.S)
 
 
@@ -65,11 +69,25 @@ def _figure_html(match: re.Match[str], glued: dict[str, dict[str, object]]) -> s
 
 
 def standalone_markdown(text: str, glued: dict[str, dict[str, object]]) -> str:
-    """One markdown cell's MyST rewritten for a plain Markdown renderer."""
+    """One markdown cell's MyST rewritten for a plain Markdown renderer.
+
+    Examples
+    --------
+    >>> standalone_markdown("(method-details-x)=\\n## Method details\\n", {})
+    '## Method details\\n'
+    >>> box = "````{admonition} Key takeaway\\n:class: important\\n\\n```{glue:md} t\\n:format: myst\\n```\\n````"
+    >>> standalone_markdown(box, {"t": {"text/markdown": "Ten of 12 advance."}}).strip()
+    '**Key takeaway**\\n\\n\\nTen of 12 advance.'
+    """
     text = _FIGURE.sub(lambda m: _figure_html(m, glued), text)
     text = _INDEX.sub("", text)
+    text = _TARGET.sub("", text)
     text = _EXERCISE.sub(lambda m: f"**{m.group('kind').capitalize()}.** {m.group('body').strip()}", text)
     text = _COLON_FENCE.sub(lambda m: f"**{m.group('title').strip()}**\n\n", text)
+    # The key-takeaway box: a four-backtick admonition holding glued markdown (the takeaway, the action line).
+    text = _BACKTICK_ADMONITION.sub(lambda m: f"**{m.group('title').strip()}**\n\n", text)
+    text = re.sub(r"^````\s*$", "", text, flags=re.M)
+    text = _GLUE_MD_BLOCK.sub(lambda m: str(glued.get(m.group("key"), {}).get("text/markdown", "")), text)
     text = re.sub(r"^:::\s*$", "", text, flags=re.M)
     text = _GLUE_MD.sub(lambda m: str(glued.get(m.group("key"), {}).get("text/markdown", "")), text)
     return _ROLE.sub(_role_text, text)

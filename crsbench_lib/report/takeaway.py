@@ -35,7 +35,12 @@ if TYPE_CHECKING:
 TAKEAWAY_TITLE = "Key takeaway"
 #: A takeaway a reader takes in at a glance: two sentences, not a paragraph.
 MAX_WORDS = 60
+#: What a team does with the finding, under the takeaway in its box: one or two sentences.
+MAX_ACTION_WORDS = 50
+#: The lead-in of the action line in the takeaway box.
+ACTION_LEAD = "What a team does with this:"
 _KEY_PREFIX = "takeaway-"
+_ACTION_PREFIX = "action-"
 _NUMBER = re.compile(r"\d")
 
 
@@ -44,6 +49,28 @@ def takeaway_key(chapter: str) -> str:
     if not chapter or not re.fullmatch(r"[a-z0-9_]+", chapter):
         raise ValueError(f"chapter must be a notebook name such as 'agreement', got {chapter!r}")
     return _KEY_PREFIX + chapter
+
+
+def action_key(chapter: str) -> str:
+    """The glue key of ``chapter``'s action line, e.g. ``action-agreement``."""
+    return _ACTION_PREFIX + takeaway_key(chapter).removeprefix(_KEY_PREFIX)
+
+
+def check_action(text: str) -> str:
+    """``text`` stripped, refused when empty or over :data:`MAX_ACTION_WORDS` words.
+
+    Examples
+    --------
+    >>> check_action(" Take the 3 tier members to deployment evaluation. ")
+    'Take the 3 tier members to deployment evaluation.'
+    """
+    stripped = str(text).strip()
+    if not stripped:
+        raise ValueError("an action line must not be empty")
+    words = len(stripped.split())
+    if words > MAX_ACTION_WORDS:
+        raise ValueError(f"an action line has at most {MAX_ACTION_WORDS} words, got {words}: {stripped[:60]!r}...")
+    return stripped
 
 
 def check_takeaway(text: str) -> str:
@@ -211,4 +238,19 @@ def glue_takeaway(chapter: str, text: str) -> str:
     lines = tuple(_MISFIT["lines"])  # type: ignore[arg-type]
     checked = check_takeaway(withheld_takeaway(str(_MISFIT["standard"]), len(lines)) if lines else text)
     glue(takeaway_key(chapter), Markdown(checked), display=False)
+    return checked
+
+
+def glue_action(chapter: str, text: str) -> str:
+    """Glue what a team does with the page's finding (checked) under :func:`action_key`; return it.
+
+    Shown in the takeaway box under the takeaway, after :data:`ACTION_LEAD`.
+    On a page whose table does not fit its standard no action is drawn.
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    lines = tuple(_MISFIT["lines"])  # type: ignore[arg-type]
+    checked = check_action("None: this page states no finding (see above)." if lines else text)
+    glue(action_key(chapter), Markdown(f"**{ACTION_LEAD}** {checked}"), display=False)
     return checked

@@ -17,7 +17,7 @@ matter (YAML between ``---`` lines), and checked every time a piece renders:
 
     pieces:
       takeaway:
-        kind: takeaway            # at most 60 words and states a number
+        kind: takeaway            # at most 60 words and states a number (an "action": at most 50 words)
         claims:                   # words that may appear only when the facts say so
           - words: survives adaptation
             only_if: verdict in ("inside", "above", "unchanged")
@@ -78,12 +78,12 @@ from crsbench_lib.errors import CRSBenchError
 from crsbench_lib.hashing import file_sha256
 from crsbench_lib.paths import project_root
 from crsbench_lib.report import grammar
-from crsbench_lib.report.takeaway import check_takeaway
+from crsbench_lib.report.takeaway import check_action, check_takeaway
 
 #: The environment variable naming a folder of text files to use instead of the project's.
 TEXT_DIR_VARIABLE = "CRSBENCH_TEXT_DIR"
 #: The kinds of piece and the check each gets after rendering.
-KINDS: tuple[str, ...] = ("takeaway", "text")
+KINDS: tuple[str, ...] = ("takeaway", "action", "text")
 _FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
 
 
@@ -315,13 +315,14 @@ def render(chapter: str, piece: str, facts: Any, folder: str | os.PathLike[str] 
                         f"(_<name>.md) in {text.path.parent}") from None
     except jinja2.TemplateSyntaxError as exc:
         raise TextError(f"{exc.filename or text.path}:{exc.lineno}: {exc.message}") from None
-    except (TypeError, ValueError) as exc:
-        raise TextError(f"{text.path}: piece {piece!r} failed to render: {exc}") from None
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        raise TextError(f"{text.path}: piece {piece!r} failed to render: {exc!r}") from None
     out = fold_whitespace(rendered)
     check_claims(text, text.pieces[piece], out, context)
-    if text.pieces[piece].kind == "takeaway":
+    checks = {"takeaway": check_takeaway, "action": check_action}
+    if text.pieces[piece].kind in checks:
         try:
-            out = check_takeaway(out)
+            out = checks[text.pieces[piece].kind](out)
         except ValueError as exc:
             raise TextError(f"{text.path}: piece {piece!r}: {exc}") from None
     return out

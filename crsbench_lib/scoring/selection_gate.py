@@ -33,6 +33,7 @@ evidence a screening benchmark leaves to the intended deployment setting.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -308,3 +309,48 @@ def _decision_order(decision: str) -> int:
 def deployment_evidence() -> pd.DataFrame:
     """What a screening benchmark cannot show: one row per item of :data:`DEPLOYMENT_EVIDENCE`."""
     return pd.DataFrame(DEPLOYMENT_EVIDENCE, columns=["evidence still needed", "why the benchmark cannot supply it"])
+
+
+@dataclass(frozen=True)
+class GateFacts:
+    """What the selection gate decided, for the words that say what a team does next.
+
+    Attributes
+    ----------
+    n_candidates : int
+        Candidates screened (references not counted).
+    advance, tier, clears : tuple of str
+        The candidates that advance, the leading tier and the candidates
+        clearing every threshold (best first).
+    idle_rules, binding_rules : tuple of str
+        The thresholds that stop no candidate, and those that stop one or more.
+    untrained_clearing : tuple of str
+        Encoders with no pretraining that clear every threshold (a sign the
+        thresholds are too lax for this cohort).
+    """
+
+    n_candidates: int
+    advance: tuple[str, ...]
+    tier: tuple[str, ...]
+    clears: tuple[str, ...]
+    idle_rules: tuple[str, ...]
+    binding_rules: tuple[str, ...]
+    untrained_clearing: tuple[str, ...]
+
+
+def gate_facts(advance: Sequence[str], tier: Sequence[str], clears: Sequence[str], n_candidates: int,
+               failures: pd.DataFrame, untrained_clearing: Sequence[str] = ()) -> GateFacts:
+    """The gate page's facts from its decision and :func:`threshold_failures`.
+
+    Examples
+    --------
+    >>> failures = pd.DataFrame({"rule": ["D >= 0.7", "C <= 0.1"], "failing": [1, 0]})
+    >>> gate_facts(["a"], ["a", "b"], ["a"], 2, failures).idle_rules
+    ('C <= 0.1',)
+    """
+    rules = failures[["rule", "failing"]].itertuples(index=False)
+    idle, binding = [], []
+    for rule, failing in rules:
+        (binding if int(failing) > 0 else idle).append(str(rule))
+    return GateFacts(int(n_candidates), tuple(map(str, advance)), tuple(map(str, tier)), tuple(map(str, clears)),
+                     tuple(idle), tuple(binding), tuple(map(str, untrained_clearing)))

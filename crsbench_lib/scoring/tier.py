@@ -259,3 +259,19 @@ def leader_comparisons(pairwise: pd.DataFrame, leader: str, others: Sequence[str
 
 
 __all__ = ["TIER_METHODS", "TierDecision", "best_confidence_set", "leader_comparisons"]
+
+
+@dataclass(frozen=True)
+class TierFacts:
+    """The leading tier as the words that say what a team does next read it.
+
+    Attributes
+    ----------
+    n_candidates : int
+        Candidates ranked (references not counted).
+    members : tuple of str
+        The leading tier, the point leader first.
+    """
+
+    n_candidates: int
+    members: tuple[str, ...]

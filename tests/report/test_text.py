@@ -244,3 +244,73 @@ def test_an_import_of_a_missing_shared_text_is_named(tmp_path):
                                       "{% from \"_gone.md\" import x %}{{ x() }} 1{% endblock %}\n", encoding="utf-8")
     with pytest.raises(text.TextError, match="imports '_gone.md'"):
         text.render("demo", "takeaway", {}, folder=tmp_path)
+
+
+# --- what a team does with the finding: the action pieces ------------------------------------------------
+
+def _actions():
+    from crsbench_lib.scoring.agreement import AgreementFacts
+    from crsbench_lib.scoring.retest import noise_verdict
+    from crsbench_lib.scoring.selection_gate import GateFacts
+    from crsbench_lib.scoring.tier import TierFacts
+
+    none = noise_verdict(0.7, None, 0.95)
+    many = tuple(f"candidate_{i}" for i in range(12))
+    return [
+        ("agreement", AgreementFacts(12, 0.7, 9, 66, "a", "b", none), "Before funding a for its AUROC"),
+        ("agreement", AgreementFacts(12, 0.7, 9, 66, "a", "a", none), "9 of 66 pairs reverse"),
+        ("agreement", AgreementFacts(12, 1.0, 0, 66, "a", "a", none), "would have chosen as the CRS does"),
+        ("leading_tier", TierFacts(12, ("a",)), "a is the candidate to fund"),
+        ("leading_tier", TierFacts(12, many), "take all of them (candidate_0,"),
+        ("selection_gate", GateFacts(12, ("a", "b"), ("a", "b"), ("a", "b"), ("C <= 0.05",), ("D >= 0.8",), ()),
+         "Take the 2 advancing candidates"),
+        ("selection_gate", GateFacts(12, ("a",), ("a",), ("a",), (), ("D",), ("cnn_random", "cnn_random_l")),
+         "cnn_random and cnn_random_l, with no pretraining, clear every threshold"),
+        ("selection_gate", GateFacts(12, (), ("a",), (), ("C <= 0.05", "L >= 0.5"), ("D",), ()),
+         "No candidate advances"),
+        *[("transfer", _facts(v), words) for v, words in
+          (("inside", "can shortlist on the frozen ranking"), ("unchanged", "can shortlist on the frozen ranking"),
+           ("below", "ranks after adapting"), ("between", "reads both arms"), ("none", "Rerun with bootstrap draws"))],
+    ]
+
+
+@pytest.mark.parametrize("chapter, facts, words", _actions())
+def test_every_branch_of_every_action_renders_within_its_guards(chapter, facts, words):
+    out = text.render(chapter, "action", facts)
+    assert words in out, out
+    assert len(out.split()) <= text_limits()["action"] and "{" not in out
+
+
+def text_limits():
+    from crsbench_lib.report.takeaway import MAX_ACTION_WORDS
+
+    return {"action": MAX_ACTION_WORDS}
+
+
+def test_an_action_that_names_idle_thresholds_only_when_some_are_idle(tmp_path):
+    from crsbench_lib.scoring.selection_gate import GateFacts
+
+    source = text.text_path("selection_gate").read_text(encoding="utf-8")
+    edited = source.replace("fixed before looking.\n{% else %}", "fixed before looking; the rest stopped no candidate.\n"
+                                                                  "{% else %}", 1)
+    assert edited != source
+    (tmp_path / "selection_gate.md").write_text(edited, encoding="utf-8")
+    facts = GateFacts(12, ("a",), ("a",), ("a",), (), ("D >= 0.8",), ())
+    with pytest.raises(text.TextError, match="says 'stopped no candidate'"):
+        text.render("selection_gate", "action", facts, folder=tmp_path)
+
+
+def test_glue_action_withholds_the_action_on_a_misfit_page(monkeypatch):
+    from crsbench_lib.report import takeaway
+
+    glued = {}
+    monkeypatch.setattr("myst_nb.glue", lambda key, value, display=False: glued.update({key: value.data}))
+    assert takeaway.glue_action("transfer", "Shortlist on the frozen ranking.") == "Shortlist on the frozen ranking."
+    assert glued["action-transfer"] == f"**{takeaway.ACTION_LEAD}** Shortlist on the frozen ranking."
+    takeaway.withhold_findings("crs-x", ("a problem",))
+    try:
+        assert takeaway.glue_action("transfer", "Shortlist.").startswith("None: this page states no finding")
+    finally:
+        takeaway.withhold_findings("", ())
+    with pytest.raises(ValueError, match="at most 50 words"):
+        takeaway.glue_action("transfer", "word " * 51)
