@@ -48,6 +48,7 @@ Missing pieces are handled as follows (and nowhere silently):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -527,3 +528,19 @@ def per_seed_axes(raw: pd.DataFrame) -> tuple[list[str], list[str], list[int], n
             f"axis {AXES[a]} of encoder '{encoders[e]}' on dataset '{datasets[d]}' is available for some seeds only"
         )
     return encoders, datasets, seeds, values
+
+
+@dataclass(frozen=True)
+class AxisLeaderFacts:
+    """Which candidate leads each axis (the four-axes page's action line).
+
+    Attributes
+    ----------
+    n_candidates : int
+        Candidates compared (references left out).
+    leaders : dict of str to str
+        Axis (``D``, ``C``, ``L``, ``R``) -> the candidate that leads it.
+    """
+
+    n_candidates: int
+    leaders: dict[str, str]

@@ -503,3 +503,32 @@ def insertion_noise_table(
         {NOISE_LABELS[s][1]: retest.loc[retest["scheme"] == s, "kendall_tau"] for s in SCHEMES},
         {NOISE_LABELS[s][1]: bootstrap_retest_taus(draws[s])["kendall_tau"] for s in SCHEMES},
         interval=interval)
+
+
+@dataclass(frozen=True)
+class InsertionFacts:
+    """What the insertion page's action line reads.
+
+    Attributes
+    ----------
+    n_newcomers, n_published : int
+        Candidates inserted, and existing (published) encoders.
+    max_fixed, max_cohort : float
+        Largest change of a published CRS under the fixed reference and under cohort renormalisation.
+    cohort_order_changes, n_pairs : int
+        Pairs of published encoders cohort renormalisation reorders, of all their pairs.
+    """
+
+    n_newcomers: int
+    n_published: int
+    max_fixed: float
+    max_cohort: float
+    cohort_order_changes: int
+    n_pairs: int
+
+
+def insertion_facts(result: InsertionResult, n_newcomers: int) -> InsertionFacts:
+    """The facts of the insertion page from its :class:`InsertionResult`."""
+    return InsertionFacts(int(n_newcomers), len(result.existing), float(result.max_abs_fixed_displacement),
+                          float(result.max_abs_cohort_displacement), int(result.cohort_order_changes),
+                          int(result.n_pairs))

@@ -483,3 +483,30 @@ __all__ = [
     "panel_perturbation",
     "weight_perturbation",
 ]
+
+
+@dataclass(frozen=True)
+class SensitivityFacts:
+    """What the sensitivity page's action line reads: how often the design choices change the top k.
+
+    Attributes
+    ----------
+    top_k : tuple of str
+        The default ranking's top k.
+    n_draws : int
+        Weight draws.
+    share_weights, share_loo, share_subsets : float
+        Shares of weight draws, leave-one-out panels and random sub-panels that change the top k.
+    """
+
+    top_k: tuple[str, ...]
+    n_draws: int
+    share_weights: float
+    share_loo: float
+    share_subsets: float
+
+
+def sensitivity_facts(weights: WeightPerturbation, panel: PanelPerturbation) -> SensitivityFacts:
+    """The facts of the sensitivity page from its weight and panel perturbations."""
+    return SensitivityFacts(tuple(map(str, weights.default_top_k)), len(weights.taus), float(weights.share_top_k_changed),
+                            float(panel.share_changed_leave_one_out), float(panel.share_changed_subsets))

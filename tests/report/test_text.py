@@ -1,6 +1,7 @@
 """A chapter's words as text (report.text): every branch renders from edge facts, and the guards refuse contradictions."""
 
 import dataclasses
+import json
 import itertools
 import shutil
 
@@ -248,6 +249,24 @@ def test_an_import_of_a_missing_shared_text_is_named(tmp_path):
 
 # --- what a team does with the finding: the action pieces ------------------------------------------------
 
+def _leaders(leaders):
+    from crsbench_lib.scoring.axes import AxisLeaderFacts
+
+    return AxisLeaderFacts(12, leaders)
+
+
+def _sensitivity(weights, loo, subsets):
+    from crsbench_lib.scoring.sensitivity import SensitivityFacts
+
+    return SensitivityFacts(("a", "b", "c"), 1000, weights, loo, subsets)
+
+
+def _insertion(fixed, cohort):
+    from crsbench_lib.scoring.insertion import InsertionFacts
+
+    return InsertionFacts(3, 9, fixed, cohort, 1, 36)
+
+
 def _actions():
     from crsbench_lib.scoring.agreement import AgreementFacts
     from crsbench_lib.scoring.retest import noise_verdict
@@ -268,6 +287,13 @@ def _actions():
          "cnn_random and cnn_random_l, with no pretraining, clear every threshold"),
         ("selection_gate", GateFacts(12, (), ("a",), (), ("C <= 0.05", "L >= 0.5"), ("D",), ()),
          "No candidate advances"),
+        ("four_axes", _leaders({"D": "a", "C": "b", "L": "a", "R": "c"}), "here a leads discrimination, b calibration"),
+        ("four_axes", _leaders({"D": "a", "C": "a", "L": "a", "R": "a"}), "a leads every axis here"),
+        ("sensitivity", _sensitivity(0.17, 0.0, 0.13), "changes in 17 % of weight draws, 0 % of leave-one-out panels"),
+        ("sensitivity", _sensitivity(0.0, 0.0, 0.0), "the default weights serve this choice"),
+        ("insertion", _insertion(0.0, 0.208), "would have rewritten published scores by up to 0.208"),
+        ("insertion", _insertion(0.0, 0.0), "without touching what was published."),
+        ("insertion", _insertion(0.01, 0.2), "Stop and find out why"),
         *[("transfer", _facts(v), words) for v, words in
           (("inside", "can shortlist on the frozen ranking"), ("unchanged", "can shortlist on the frozen ranking"),
            ("below", "ranks after adapting"), ("between", "reads both arms"), ("none", "Rerun with bootstrap draws"))],
@@ -314,3 +340,15 @@ def test_glue_action_withholds_the_action_on_a_misfit_page(monkeypatch):
         takeaway.withhold_findings("", ())
     with pytest.raises(ValueError, match="at most 50 words"):
         takeaway.glue_action("transfer", "word " * 51)
+
+
+def test_every_chapter_with_an_action_piece_glues_it_into_its_takeaway_box():
+    from crsbench_lib.paths import project_root
+
+    for path in sorted(text.text_dir().glob("[a-z]*.md")):
+        if "action" not in text.load_text(path.stem).pieces:
+            continue
+        cells = json.loads((project_root() / "notebooks" / f"{path.stem}.ipynb").read_text(encoding="utf-8"))["cells"]
+        sources = ["".join(c["source"]) for c in cells]
+        assert any(f"{{glue:md}} action-{path.stem}" in s and "{admonition} Key takeaway" in s for s in sources), path.stem
+        assert any(f'glue_action("{path.stem}", render("{path.stem}", "action",' in s for s in sources), path.stem
