@@ -474,8 +474,9 @@ def registry_lessons(n_published: int, n_identical: int, n_newcomers: int, large
     Returns
     -------
     list of Lesson
-        Two of the design (an insertion cannot rewrite a published score;
-        ``verify`` checks reproducibility, not validity), two of the world
+        Three of the design (an insertion cannot rewrite a published score;
+        ``verify`` checks reproducibility, not validity; a fixed anchor cannot
+        stretch, so a saturated one calls for a new version), two of the world
         (what renormalisation would have done here; how close the anchors are
         to saturating).
 
@@ -488,7 +489,7 @@ def registry_lessons(n_published: int, n_identical: int, n_newcomers: int, large
     >>> sat = pd.DataFrame({"standard_version": "v", "axis": list("DCLR"), "at_worst": 0, "at_best": 0, "saturated": 0, "n": 30})
     >>> lessons = registry_lessons(17, 17, 13, 0.0, summary, True, 30, sat)
     >>> [lesson.scope for lesson in lessons]
-    ['design', 'design', 'world', 'world']
+    ['design', 'design', 'design', 'world', 'world']
     >>> lessons[0].text.split(": ")[1]
     'here 17 of 17 published CRS values are the same double as before the 13 candidates arrived.'
     """
@@ -507,6 +508,9 @@ def registry_lessons(n_published: int, n_identical: int, n_newcomers: int, large
         f"the lesson above: here it {'found nothing to report on' if verified else 'found problems in'} {n_entries} "
         "entries. It proves a score reproducible, not valid: a score computed on the wrong data stays wrong, "
         "faithfully.")))
+    lessons.append(Lesson(DESIGN, (
+        "A fixed anchor cannot stretch: as stronger encoders arrive, the best anchors saturate first, and the remedy "
+        "is a new standard version, which leaves every entry under the old one as it is.")))
     if "cohort-renormalised" in summary.index:
         row = summary.loc["cohort-renormalised"]
         moved, n, pairs = int(row["n_scores_moved"]), int(row["n_published"]), int(row["n_pairs"])
@@ -523,13 +527,11 @@ def registry_lessons(n_published: int, n_identical: int, n_newcomers: int, large
     at_best = int(saturation["at_best"].sum()) if len(saturation) else 0
     at_worst = int(saturation["at_worst"].sum()) if len(saturation) else 0
     if not at_best and not at_worst:
-        text = ("No entry sits on an anchor of any axis: the fixed anchors still separate these candidates. A fixed "
-                "anchor cannot stretch, so as stronger encoders arrive the best anchors saturate first, and the "
-                "remedy is a new standard version, which leaves every entry under this one as it is.")
+        text = "No entry sits on an anchor of any axis: the fixed anchors still separate these candidates."
     else:
         spots = and_list_counts(saturation)
-        text = (f"Entries sit on anchors ({spots}): there the fixed standard no longer separates them. A fixed anchor "
-                "cannot stretch; the remedy is a new standard version, which leaves every entry under this one as it is.")
+        text = (f"Entries sit on anchors ({spots}): there the fixed standard no longer separates them, and a new "
+                "standard version is due.")
     lessons.append(Lesson(WORLD, text))
     return lessons
 
