@@ -19,6 +19,7 @@ import html
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from pandas.io.formats.style import Styler
 
@@ -57,6 +58,8 @@ def _text_cell(precision: int):
             return html.escape(value).replace("_", "_<wbr>")
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return "-"
+        if isinstance(value, (bool, np.bool_)):  # a yes/no figure in a column of mixed values, as a bool column
+            return "yes" if value else "no"
         if isinstance(value, float):
             rounded = round(value, precision) + 0.0
             return f"{rounded:.{precision}f}"
@@ -103,6 +106,9 @@ def show_table(frame: pd.DataFrame, caption: str | None = None, precision: int =
     True
     >>> "-0.000" in show_table(pd.DataFrame({"gain": [-0.0001]}))._repr_html_()
     False
+    >>> mixed = show_table(pd.DataFrame({"value": [0.5, True]}, dtype=object))._repr_html_()
+    >>> ">yes<" in mixed and ">True<" not in mixed
+    True
     """
     table = frame.copy()
     for column in table.columns:
