@@ -64,12 +64,17 @@ def check_action(text: str) -> str:
     >>> check_action(" Take the 3 tier members to deployment evaluation. ")
     'Take the 3 tier members to deployment evaluation.'
     """
+    return _short_text(text, "an action line", MAX_ACTION_WORDS)
+
+
+def _short_text(text: str, what: str, limit: int) -> str:
+    """``text`` stripped; ValueError naming ``what`` when it is empty or longer than ``limit`` words."""
     stripped = str(text).strip()
     if not stripped:
-        raise ValueError("an action line must not be empty")
+        raise ValueError(f"{what} must not be empty")
     words = len(stripped.split())
-    if words > MAX_ACTION_WORDS:
-        raise ValueError(f"an action line has at most {MAX_ACTION_WORDS} words, got {words}: {stripped[:60]!r}...")
+    if words > limit:
+        raise ValueError(f"{what} has at most {limit} words, got {words}: {stripped[:60]!r}...")
     return stripped
 
 
@@ -85,12 +90,7 @@ def check_takeaway(text: str) -> str:
     ...
     ValueError: a takeaway states a number of this build, got 'The CRS is better.'
     """
-    stripped = str(text).strip()
-    if not stripped:
-        raise ValueError("a takeaway must not be empty")
-    words = len(stripped.split())
-    if words > MAX_WORDS:
-        raise ValueError(f"a takeaway has at most {MAX_WORDS} words, got {words}: {stripped[:60]!r}...")
+    stripped = _short_text(text, "a takeaway", MAX_WORDS)
     if not _NUMBER.search(stripped):
         raise ValueError(f"a takeaway states a number of this build, got {stripped!r}")
     return stripped
